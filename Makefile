@@ -1,0 +1,50 @@
+# The two commands a newcomer needs: `make run` and `make test`.
+# Both bootstrap themselves: a pinned uv in .tools/, then the workspace in .venv/.
+SHELL := /bin/bash
+PYTHON ?= python3
+UV_VERSION := 0.13.8
+TOOLS := .tools
+UV := $(TOOLS)/bin/uv
+VENV := .venv
+PY := $(VENV)/bin/python
+export UV_PYTHON := $(shell command -v $(PYTHON))
+export UV_PYTHON_DOWNLOADS := never
+export UV_PROJECT_ENVIRONMENT := $(CURDIR)/$(VENV)
+
+.PHONY: run test test-unit test-component test-integration bench setup env clean
+
+$(UV):
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+# The environment is rebuilt whenever a pyproject or the lock changes.
+$(VENV)/.synced: $(UV) pyproject.toml $(wildcard libs/*/pyproject.toml services/*/pyproject.toml uv.lock)
+	$(UV) sync --all-packages --quiet
+	touch $@
+
+env: $(VENV)/.synced
+
+# Whole system locally: embedded NATS + PostgreSQL (or NATS_URL / DATABASE_URL),
+# migrations + streams, the four services as supervised processes. DEMO=1 adds sample mods.
+run: env
+	$(PY) -m indexium_devstack run $(if $(DEMO),--demo,)
+
+# Unit, component and integration tiers. Starts its own NATS + PostgreSQL unless
+# NATS_URL / DATABASE_URL are given. Exit 5 (no tests collected) fails.
+test: env
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-unit: env
+	$(PY) -m pytest -m unit $(PYTEST_ARGS)
+
+test-component: env
+	$(PY) -m pytest -m component $(PYTEST_ARGS)
+
+test-integration: env
+	$(PY) -m pytest -m integration $(PYTEST_ARGS)
+
+bench: env
+	$(PY) -m bench $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) $(TOOLS) .run

@@ -1,0 +1,1 @@
+"""Event contracts: subjects, stream and consumer configs, msgspec events"""

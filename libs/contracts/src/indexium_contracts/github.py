@@ -1,0 +1,148 @@
+"""The parts of GitHub's webhook payloads we read, as lenient msgspec Structs.
+
+GitHub adds fields all the time, so unknown fields are ignored (never
+``forbid_unknown_fields`` here). Fields GitHub may omit or null have defaults.
+Every example in ``shared/github-payloads`` decodes with these types (tested).
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Account(msgspec.Struct, frozen=True):
+    id: int
+    login: str
+    type: str | None = None
+
+
+class Installation(msgspec.Struct, frozen=True):
+    id: int
+    account: Account | None = None
+
+
+class Repository(msgspec.Struct, frozen=True):
+    id: int
+    name: str
+    full_name: str
+    owner: Account
+    private: bool = False
+    default_branch: str | None = None
+    description: str | None = None
+    html_url: str | None = None
+    homepage: str | None = None
+    topics: list[str] = []
+    archived: bool = False
+
+
+class InstallationRepository(msgspec.Struct, frozen=True):
+    """Installation events list repositories with only these few fields."""
+
+    id: int
+    name: str
+    full_name: str
+    private: bool = False
+
+
+class ReleaseAsset(msgspec.Struct, frozen=True):
+    id: int
+    name: str
+    browser_download_url: str
+    size: int = 0
+    content_type: str | None = None
+    state: str | None = None
+    label: str | None = None
+    download_count: int = 0
+    url: str | None = None
+    digest: str | None = None  # "sha256:<hex>", on assets uploaded since mid-2025
+    created_at: str | None = None
+    updated_at: str | None = None
+
+
+class Release(msgspec.Struct, frozen=True):
+    id: int
+    tag_name: str
+    draft: bool = False
+    prerelease: bool = False
+    name: str | None = None
+    body: str | None = None
+    html_url: str | None = None
+    created_at: str | None = None
+    published_at: str | None = None
+    author: Account | None = None
+    assets: list[ReleaseAsset] = []
+
+
+class ReleaseWebhook(msgspec.Struct, frozen=True):
+    action: str
+    release: Release
+    repository: Repository
+    sender: Account | None = None
+    installation: Installation | None = None
+
+
+class InstallationWebhook(msgspec.Struct, frozen=True):
+    action: str
+    installation: Installation
+    repositories: list[InstallationRepository] = []
+    sender: Account | None = None
+
+
+class InstallationRepositoriesWebhook(msgspec.Struct, frozen=True):
+    action: str
+    installation: Installation
+    repositories_added: list[InstallationRepository] = []
+    repositories_removed: list[InstallationRepository] = []
+    repository_selection: str | None = None
+    sender: Account | None = None
+
+
+class PushCommit(msgspec.Struct, frozen=True):
+    id: str
+    added: list[str] = []
+    removed: list[str] = []
+    modified: list[str] = []
+
+
+class PushWebhook(msgspec.Struct, frozen=True):
+    ref: str
+    repository: Repository
+    before: str | None = None
+    after: str | None = None
+    commits: list[PushCommit] = []
+    installation: Installation | None = None
+    sender: Account | None = None
+
+
+class RepositoryWebhook(msgspec.Struct, frozen=True):
+    action: str
+    repository: Repository
+    installation: Installation | None = None
+    sender: Account | None = None
+
+
+class PingWebhook(msgspec.Struct, frozen=True):
+    zen: str | None = None
+    hook_id: int | None = None
+
+
+# X-GitHub-Event value -> payload type. Events not listed are accepted and ignored.
+WEBHOOK_TYPES: dict[str, type[msgspec.Struct]] = {
+    "ping": PingWebhook,
+    "release": ReleaseWebhook,
+    "installation": InstallationWebhook,
+    "installation_repositories": InstallationRepositoriesWebhook,
+    "push": PushWebhook,
+    "repository": RepositoryWebhook,
+}
+
+_DECODERS = {event: msgspec.json.Decoder(t) for event, t in WEBHOOK_TYPES.items()}
+
+
+def decode_webhook(event: str, body: bytes) -> msgspec.Struct | None:
+    """Decode a webhook body for a known event; None for events we do not take.
+
+    Raises ``msgspec.DecodeError`` / ``msgspec.ValidationError`` on malformed bodies.
+    """
+    decoder = _DECODERS.get(event)
+    return None if decoder is None else decoder.decode(body)

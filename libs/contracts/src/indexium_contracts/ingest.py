@@ -1,0 +1,89 @@
+"""Stream INGEST: webhooks accepted by the ingest service, one message per delivery.
+
+Published by ingest with ``Nats-Msg-Id`` = ``X-GitHub-Delivery`` so a delivery
+posted twice inside the duplicate window is stored once. Consumed by the indexer
+(``release``); the other subjects are kept for the GitHub App work.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from . import github
+from .streams import ConsumerSpec, StreamSpec
+
+SUBJECT_PREFIX = "indexium.ingest"
+RELEASE = f"{SUBJECT_PREFIX}.release"
+INSTALLATION = f"{SUBJECT_PREFIX}.installation"
+INSTALLATION_REPOSITORIES = f"{SUBJECT_PREFIX}.installation_repositories"
+PUSH = f"{SUBJECT_PREFIX}.push"
+REPOSITORY = f"{SUBJECT_PREFIX}.repository"
+
+STREAM = StreamSpec(
+    name="INGEST",
+    subjects=(f"{SUBJECT_PREFIX}.>",),
+    description="GitHub webhook deliveries accepted by ingest",
+    max_age_s=7 * 24 * 3600,  # a week to recover from a long indexer outage
+    duplicate_window_s=120.0,
+    # Events carry only the typed fields we read, far smaller than GitHub's raw bodies;
+    # 1 MiB is nats-server's default max_payload.
+    max_msg_size=1024 * 1024,
+)
+
+INDEXER = ConsumerSpec(
+    stream=STREAM.name,
+    durable="indexer",
+    filter_subjects=(RELEASE,),
+    description="Indexer: read release jars with Range requests, upsert versions",
+    ack_wait_s=60.0,
+    max_deliver=50,  # ceiling only: retryable job failures are counted in job_attempts (3 max)
+    max_ack_pending=256,
+)
+
+
+class _Received(msgspec.Struct, frozen=True, tag_field="type"):
+    delivery_id: str
+    received_at: str  # RFC 3339 UTC, set by ingest when the request arrived
+
+
+class ReleaseReceived(_Received, frozen=True, tag="release_received.v1"):
+    webhook: github.ReleaseWebhook
+
+
+class InstallationReceived(_Received, frozen=True, tag="installation_received.v1"):
+    webhook: github.InstallationWebhook
+
+
+class InstallationRepositoriesReceived(
+    _Received, frozen=True, tag="installation_repositories_received.v1"
+):
+    webhook: github.InstallationRepositoriesWebhook
+
+
+class PushReceived(_Received, frozen=True, tag="push_received.v1"):
+    webhook: github.PushWebhook
+
+
+class RepositoryReceived(_Received, frozen=True, tag="repository_received.v1"):
+    webhook: github.RepositoryWebhook
+
+
+IngestEvent = (
+    ReleaseReceived
+    | InstallationReceived
+    | InstallationRepositoriesReceived
+    | PushReceived
+    | RepositoryReceived
+)
+
+# X-GitHub-Event -> (subject, event type)
+BY_GITHUB_EVENT: dict[str, tuple[str, type[_Received]]] = {
+    "release": (RELEASE, ReleaseReceived),
+    "installation": (INSTALLATION, InstallationReceived),
+    "installation_repositories": (INSTALLATION_REPOSITORIES, InstallationRepositoriesReceived),
+    "push": (PUSH, PushReceived),
+    "repository": (REPOSITORY, RepositoryReceived),
+}
+
+encoder = msgspec.msgpack.Encoder()
+decoder = msgspec.msgpack.Decoder(IngestEvent)

@@ -1,0 +1,1 @@
+"""PostgreSQL access: pool, numbered migrations, query modules (all SQL lives in ``queries``)."""

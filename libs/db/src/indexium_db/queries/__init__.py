@@ -1,0 +1,1 @@
+"""SQL query modules. Every function takes a connection first; callers own transactions."""

@@ -1,0 +1,151 @@
+"""Mods: identity by GitHub repository, slug assignment, card updates and the public roll-up."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+
+import asyncpg
+
+_SLUG_BAD = re.compile(r"[^a-z0-9_-]+")
+
+
+def slug_base(manifest_id: str) -> str:
+    """Lowercase, URL-safe, 2..64 chars; the manifest id is already close to this."""
+    base = _SLUG_BAD.sub("-", manifest_id.lower()).strip("-_")[:64]
+    if len(base) < 2:
+        base = (base + "-mod")[:64]
+    return base
+
+
+def slug_candidates(manifest_id: str, owner_login: str, repo_id: int) -> list[str]:
+    """Deterministic order: the id, then id-owner, then id-<repo id> (always unique)."""
+    base = slug_base(manifest_id)
+    owner = _SLUG_BAD.sub("-", owner_login.lower()).strip("-_")
+    out = [base]
+    if owner:
+        out.append(f"{base[: 63 - len(owner)]}-{owner}"[:64])
+    tail = f"-{repo_id}"
+    out.append(base[: 64 - len(tail)] + tail)
+    return out
+
+
+@dataclass(frozen=True)
+class Card:
+    """What a mod page shows; refreshed from the newest release's primary manifest."""
+
+    name: str
+    summary: str
+    description: str
+    authors: list[str]
+    licenses: list[str]
+    links: dict[str, str]
+    environment: str
+
+
+async def upsert_author(conn: asyncpg.Connection, github_id: int, login: str) -> None:
+    await conn.execute(
+        """INSERT INTO authors (github_id, login) VALUES ($1, $2)
+           ON CONFLICT (github_id) DO UPDATE SET login = EXCLUDED.login, updated_at = now()
+           WHERE authors.login IS DISTINCT FROM EXCLUDED.login""",
+        github_id, login,
+    )
+
+
+async def get_by_repo(conn: asyncpg.Connection, github_repo_id: int) -> asyncpg.Record | None:
+    return await conn.fetchrow(
+        "SELECT id, slug, last_published_at FROM mods WHERE github_repo_id = $1 FOR UPDATE",
+        github_repo_id,
+    )
+
+
+async def create(
+    conn: asyncpg.Connection,
+    *,
+    github_repo_id: int,
+    repo_full_name: str,
+    owner_id: int,
+    owner_login: str,
+    manifest_id: str,
+    default_branch: str,
+    categories: list[str],
+    card: Card,
+) -> asyncpg.Record:
+    """Insert a new mod with the first free slug candidate (slugs never change afterwards)."""
+    for slug in slug_candidates(manifest_id, owner_login, github_repo_id):
+        row = await conn.fetchrow(
+            """INSERT INTO mods (github_repo_id, repo_full_name, slug, manifest_id, name, summary,
+                   description, author_github_id, authors, licenses, links, environment,
+                   default_branch, categories)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+               ON CONFLICT DO NOTHING
+               RETURNING id, slug, last_published_at""",
+            github_repo_id, repo_full_name, slug, manifest_id, card.name[:128], card.summary,
+            card.description, owner_id, card.authors, card.licenses, card.links, card.environment,
+            default_branch, categories,
+        )
+        if row is not None:
+            return row
+        existing = await get_by_repo(conn, github_repo_id)
+        if existing is not None:  # a concurrent writer created it first
+            return existing
+    raise RuntimeError(f"no free slug for repository {github_repo_id}")  # unreachable: repo id is unique
+
+
+async def update_repository(
+    conn: asyncpg.Connection, mod_id: uuid.UUID, *, repo_full_name: str, default_branch: str,
+    categories: list[str],
+) -> None:
+    await conn.execute(
+        """UPDATE mods SET repo_full_name = $2, default_branch = $3, categories = $4, updated_at = now()
+           WHERE id = $1""",
+        mod_id, repo_full_name, default_branch, categories,
+    )
+
+
+async def update_card(conn: asyncpg.Connection, mod_id: uuid.UUID, card: Card) -> None:
+    await conn.execute(
+        """UPDATE mods SET name = $2, summary = $3, description = $4, authors = $5, licenses = $6,
+                  links = $7, environment = $8, updated_at = now()
+           WHERE id = $1""",
+        mod_id, card.name[:128], card.summary, card.description, card.authors, card.licenses,
+        card.links, card.environment,
+    )
+
+
+async def refresh_rollup(conn: asyncpg.Connection, mod_id: uuid.UUID) -> None:
+    """Recompute what listings read from the mod's public versions (same transaction as the change)."""
+    await conn.execute(
+        """
+        WITH pub AS (
+            SELECT v.* FROM mod_versions v
+            WHERE v.mod_id = $1 AND v.status = 'public' AND NOT v.hidden
+        ), latest AS (
+            SELECT version_number, published_at FROM pub
+            ORDER BY published_at DESC NULLS LAST, created_at DESC LIMIT 1
+        )
+        UPDATE mods m SET
+            listed = (SELECT count(*) > 0 FROM pub) AND NOT m.hidden,
+            latest_version = (SELECT version_number FROM latest),
+            last_published_at = (SELECT published_at FROM latest),
+            loaders = COALESCE((SELECT array_agg(DISTINCT l ORDER BY l) FROM pub, unnest(pub.loaders) l), '{}'),
+            game_versions = COALESCE((SELECT array_agg(DISTINCT g ORDER BY g) FROM pub, unnest(pub.game_versions) g), '{}'),
+            downloads = COALESCE((SELECT sum(f.download_count) FROM pub JOIN version_files f ON f.version_id = pub.id), 0),
+            updated_at = now()
+        WHERE m.id = $1
+        """,
+        mod_id,
+    )
+
+
+async def upsert_icon(
+    conn: asyncpg.Connection, mod_id: uuid.UUID, content_type: str, data: bytes, etag: str
+) -> None:
+    await conn.execute(
+        """INSERT INTO mod_icons (mod_id, content_type, data, etag) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (mod_id) DO UPDATE SET content_type = EXCLUDED.content_type,
+               data = EXCLUDED.data, etag = EXCLUDED.etag, updated_at = now()
+           WHERE mod_icons.etag IS DISTINCT FROM EXCLUDED.etag""",
+        mod_id, content_type, data, etag,
+    )

@@ -1,0 +1,110 @@
+"""Versions and their files, written by the indexer in one transaction per release."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+import asyncpg
+
+
+@dataclass(frozen=True)
+class FileRow:
+    github_asset_id: int
+    filename: str
+    url: str
+    size: int
+    content_type: str | None
+    github_digest: str | None
+    sidecar_url: str | None
+    loaders: list[str]
+    game_versions: list[str]
+    manifests: list[dict]
+    is_primary: bool
+    download_count: int
+
+
+async def upsert_version(
+    conn: asyncpg.Connection,
+    *,
+    mod_id: uuid.UUID,
+    version_number: str,
+    github_release_id: int,
+    tag_name: str,
+    name: str,
+    changelog: str,
+    version_type: str,
+    published_at: datetime | None,
+    status: str,
+    game_versions: list[str],
+    loaders: list[str],
+    suspicious: bool = False,
+) -> uuid.UUID:
+    """Idempotent: the same release indexed twice updates one row (the owner's ON CONFLICT rule).
+
+    Re-indexing un-hides a version (the release was published again) but never
+    downgrades a scan decision: a quarantined or rejected version stays so.
+    """
+    return await conn.fetchval(
+        """INSERT INTO mod_versions (mod_id, version_number, github_release_id, tag_name, name,
+               changelog, version_type, published_at, status, game_versions, loaders, suspicious)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+           ON CONFLICT (mod_id, version_number) DO UPDATE SET
+               github_release_id = EXCLUDED.github_release_id,
+               tag_name = EXCLUDED.tag_name,
+               name = EXCLUDED.name,
+               changelog = EXCLUDED.changelog,
+               version_type = EXCLUDED.version_type,
+               published_at = EXCLUDED.published_at,
+               game_versions = EXCLUDED.game_versions,
+               loaders = EXCLUDED.loaders,
+               status = CASE WHEN mod_versions.status IN ('quarantined', 'rejected')
+                             THEN mod_versions.status ELSE EXCLUDED.status END,
+               suspicious = mod_versions.suspicious OR EXCLUDED.suspicious,
+               hidden = false,
+               hidden_reason = NULL,
+               updated_at = now()
+           RETURNING id""",
+        mod_id, version_number, github_release_id, tag_name, name, changelog, version_type,
+        published_at, status, game_versions, loaders, suspicious,
+    )
+
+
+async def replace_files(conn: asyncpg.Connection, version_id: uuid.UUID, files: list[FileRow]) -> list[uuid.UUID]:
+    """Upsert the release's jar files and drop files whose assets left the release."""
+    ids = []
+    for f in files:
+        ids.append(await conn.fetchval(
+            """INSERT INTO version_files (version_id, github_asset_id, filename, url, size, content_type,
+                   github_digest, sidecar_url, loaders, game_versions, manifests, is_primary, download_count)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+               ON CONFLICT (version_id, github_asset_id) DO UPDATE SET
+                   filename = EXCLUDED.filename, url = EXCLUDED.url, size = EXCLUDED.size,
+                   content_type = EXCLUDED.content_type, github_digest = EXCLUDED.github_digest,
+                   sidecar_url = EXCLUDED.sidecar_url, loaders = EXCLUDED.loaders,
+                   game_versions = EXCLUDED.game_versions, manifests = EXCLUDED.manifests,
+                   is_primary = EXCLUDED.is_primary, download_count = EXCLUDED.download_count,
+                   updated_at = now()
+               RETURNING id""",
+            version_id, f.github_asset_id, f.filename, f.url, f.size, f.content_type, f.github_digest,
+            f.sidecar_url, f.loaders, f.game_versions, f.manifests, f.is_primary, f.download_count,
+        ))
+    await conn.execute(
+        "DELETE FROM version_files WHERE version_id = $1 AND NOT (github_asset_id = ANY($2::bigint[]))",
+        version_id, [f.github_asset_id for f in files],
+    )
+    return ids
+
+
+async def hide_release(
+    conn: asyncpg.Connection, github_repo_id: int, github_release_id: int, reason: str
+) -> list[asyncpg.Record]:
+    """Hide (never delete) every version made from a release; returns what was hidden."""
+    return await conn.fetch(
+        """UPDATE mod_versions v SET hidden = true, hidden_reason = $3, updated_at = now()
+           FROM mods m
+           WHERE v.mod_id = m.id AND m.github_repo_id = $1 AND v.github_release_id = $2 AND NOT v.hidden
+           RETURNING v.id, v.mod_id, v.version_number, m.slug""",
+        github_repo_id, github_release_id, reason,
+    )

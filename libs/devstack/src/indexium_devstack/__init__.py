@@ -1,0 +1,1 @@
+"""Local stack: embedded NATS and PostgreSQL, GitHub-shaped test server, demo"""

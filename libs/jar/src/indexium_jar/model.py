@@ -1,0 +1,73 @@
+"""The one normalized model every manifest parser produces.
+
+A jar yields one :class:`ModRecord` per loader manifest it carries (a multi-loader
+build gives several, and their ids may differ). Parsers never raise on bad input:
+problems they can live with become ``warnings`` on the record; problems that make
+a manifest unusable become a :class:`ManifestProblem` in :class:`ParseResult`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+Loader = Literal[
+    "fabric", "quilt", "forge", "neoforge", "bukkit", "paper", "bungeecord", "velocity", "liteloader"
+]
+Environment = Literal["client", "server", "both"]
+DependencyKind = Literal["required", "optional", "incompatible", "embedded"]
+
+
+class Person(msgspec.Struct, frozen=True, omit_defaults=True):
+    name: str
+    role: str | None = None
+    contact: dict[str, str] = {}
+
+
+class Dependency(msgspec.Struct, frozen=True, omit_defaults=True):
+    mod_id: str
+    kind: DependencyKind
+    # The range exactly as the manifest wrote it (a Fabric predicate, a Maven range, ...);
+    # None when the manifest gave no constraint.
+    version_range: str | None = None
+    side: Environment = "both"
+
+
+class GameVersions(msgspec.Struct, frozen=True, omit_defaults=True):
+    # Where the information came from, e.g. "depends.minecraft", "MANIFEST.MF:Fabric-Minecraft-Version",
+    # "dependencies.minecraft.versionRange", "mcmod.info:mcversion", "loaderVersion"; None when unknown.
+    source: str | None = None
+    # The predicate/range as written (a JSON-encoded list when the manifest gave an array).
+    raw: str | None = None
+    # Concrete Minecraft versions the predicate admits, from the shipped versions table, newest first.
+    versions: tuple[str, ...] = ()
+
+
+class ModRecord(msgspec.Struct, frozen=True, omit_defaults=True):
+    loader: Loader
+    manifest_path: str  # the entry the record came from, e.g. "fabric.mod.json"
+    mod_id: str
+    version: str
+    name: str | None = None
+    description: str | None = None  # newlines kept as written
+    authors: tuple[Person, ...] = ()
+    licenses: tuple[str, ...] = ()
+    links: dict[str, str] = {}  # homepage, sources, issues, ... (absolute URLs only)
+    icon: str | None = None  # path inside the jar of the best icon (largest when a size map is given)
+    environment: Environment = "both"
+    game_versions: GameVersions = GameVersions()
+    dependencies: tuple[Dependency, ...] = ()
+    nested_jars: tuple[str, ...] = ()  # paths of jar-in-jar entries
+    warnings: tuple[str, ...] = ()
+
+
+class ManifestProblem(msgspec.Struct, frozen=True):
+    manifest_path: str
+    code: str  # machine code, e.g. "invalid_json", "missing_id", "template_leak"
+    message: str  # safe human text
+
+
+class ParseResult(msgspec.Struct, frozen=True):
+    records: tuple[ModRecord, ...]
+    problems: tuple[ManifestProblem, ...] = ()

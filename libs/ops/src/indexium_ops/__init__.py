@@ -1,0 +1,1 @@
+"""Operator commands: setup (migrations + streams), dead letters"""

@@ -1,0 +1,1 @@
+"""Shared service plumbing: settings, logging, metrics, NATS helpers, app factory"""

@@ -1,0 +1,83 @@
+"""NATS helpers: connect with sane reconnect settings, and the setup step's ensure_streams."""
+
+from __future__ import annotations
+
+import nats
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+from nats.js.errors import NotFoundError
+
+from indexium_contracts.streams import ConsumerSpec, StreamSpec
+
+from . import logs
+
+log = logs.get(__name__)
+
+
+async def connect(url: str, *, name: str) -> Client:
+    async def on_error(exc: Exception) -> None:
+        log.warning("nats_error", error=str(exc))
+
+    async def on_disconnect() -> None:
+        log.warning("nats_disconnected")
+
+    async def on_reconnect() -> None:
+        log.info("nats_reconnected")
+
+    return await nats.connect(
+        servers=[u.strip() for u in url.split(",") if u.strip()],
+        name=name,
+        max_reconnect_attempts=-1,  # a service outlives NATS restarts; readiness reports the gap
+        reconnect_time_wait=0.5,
+        connect_timeout=5,
+        error_cb=on_error,
+        disconnected_cb=on_disconnect,
+        reconnected_cb=on_reconnect,
+    )
+
+
+async def ensure_streams(
+    js: JetStreamContext,
+    streams: tuple[StreamSpec, ...],
+    consumers: tuple[ConsumerSpec, ...],
+    *,
+    replicas: int = 1,
+) -> list[str]:
+    """Create or update every stream and durable consumer. Run by the setup step only."""
+    done = []
+    for spec in streams:
+        config = spec.config(replicas=replicas)
+        try:
+            await js.stream_info(spec.name)
+            await js.update_stream(config)
+            done.append(f"stream {spec.name} updated")
+        except NotFoundError:
+            await js.add_stream(config)
+            done.append(f"stream {spec.name} created")
+    for spec in consumers:
+        await js.add_consumer(spec.stream, spec.config())  # create-or-update for durables
+        done.append(f"consumer {spec.stream}/{spec.durable} ensured")
+    return done
+
+
+def connected_check(nc: Client):
+    """A readiness check: the connection is up (it reconnects by itself when it is not)."""
+
+    async def check() -> bool:
+        return nc.is_connected
+
+    return check
+
+
+async def close(nc: Client) -> None:
+    """Drain (deliver what is buffered) when connected; just close when NATS is away."""
+    try:
+        if nc.is_connected:
+            await nc.drain()
+            return
+    except Exception as exc:
+        log.warning("nats_drain_failed", error=str(exc))
+    try:
+        await nc.close()
+    except Exception as exc:  # the transport is already gone: nothing left to flush
+        log.debug("nats_close_failed", error=str(exc))

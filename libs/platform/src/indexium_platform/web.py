@@ -1,0 +1,180 @@
+"""The aiohttp app every service is built on: health, readiness, metrics, error envelope, canonical log line.
+
+A service's ``create_app(settings)`` calls :func:`base_app`, adds its routes and
+its resources as ``cleanup_ctx`` entries, and registers readiness checks with
+:func:`add_readiness_check`. :func:`run` owns the process lifetime: SIGTERM/SIGINT
+flip readiness to false, stop new work and close resources within the grace period.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+
+import msgspec
+import structlog
+from aiohttp import web
+
+from . import logs
+from .metrics import ServiceMetrics
+
+ReadinessCheck = Callable[[], Awaitable[bool]]
+
+METRICS = web.AppKey("metrics", ServiceMetrics)
+READINESS = web.AppKey("readiness", dict)  # name -> ReadinessCheck
+SHUTTING_DOWN = web.AppKey("shutting_down", asyncio.Event)
+SERVICE = web.AppKey("service", str)
+
+log = logs.get(__name__)
+_json = msgspec.json.Encoder()
+
+
+def error_response(
+    status: int, code: str, description: str, headers: dict[str, str] | None = None
+) -> web.Response:
+    """The stable error envelope: a machine code and safe text, never internal detail."""
+    return web.Response(
+        status=status,
+        body=_json.encode({"error": code, "description": description}),
+        content_type="application/json",
+        headers=headers,
+    )
+
+
+class ApiError(Exception):
+    """Raise from a handler to answer with the error envelope."""
+
+    def __init__(self, status: int, code: str, description: str, headers: dict[str, str] | None = None):
+        super().__init__(description)
+        self.status, self.code, self.description, self.headers = status, code, description, headers
+
+
+def json_response(data: object, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(
+        status=status, body=_json.encode(data), content_type="application/json", headers=headers
+    )
+
+
+_HTTP_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "payload_too_large",
+               415: "unsupported_media_type"}
+
+
+@web.middleware
+async def _edge_middleware(request: web.Request, handler):
+    """Metrics by route template, one canonical log line, errors as the envelope."""
+    metrics = request.app[METRICS]
+    started = time.perf_counter()
+    route = request.match_info.route.resource
+    template = route.canonical if route is not None else "unmatched"
+    request_id = request.headers.get("X-Request-Id") or uuid.uuid4().hex
+    structlog.contextvars.bind_contextvars(request_id=request_id)
+    status = 500
+    try:
+        try:
+            response = await handler(request)
+        except ApiError as exc:
+            response = error_response(exc.status, exc.code, exc.description, exc.headers)
+        except web.HTTPException as exc:
+            if exc.status >= 400 and exc.content_type != "application/json":
+                code = _HTTP_CODES.get(exc.status, "http_error")
+                response = error_response(exc.status, code, exc.reason, dict(exc.headers) or None)
+                response.headers.pop("Content-Length", None)
+            else:
+                raise
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception:
+            log.exception("unhandled_error", route=template)
+            response = error_response(500, "internal_error", "Something went wrong on our side.")
+        status = response.status
+        response.headers["X-Request-Id"] = request_id
+        return response
+    except web.HTTPException as exc:
+        status = exc.status
+        raise
+    finally:
+        elapsed = time.perf_counter() - started
+        metrics.http_requests.labels(template, request.method, str(status)).inc()
+        metrics.http_latency.labels(template, request.method).observe(elapsed)
+        if template not in ("/healthz", "/readyz", "/metrics"):
+            # The canonical line: no client address, ever (telemetry's privacy promise).
+            log.info("request", method=request.method, route=template, status=status,
+                     duration_ms=round(elapsed * 1000, 2))
+        structlog.contextvars.unbind_contextvars("request_id")
+
+
+async def _healthz(request: web.Request) -> web.Response:
+    return json_response({"status": "ok", "service": request.app[SERVICE]})
+
+
+async def _readyz(request: web.Request) -> web.Response:
+    app = request.app
+    if app[SHUTTING_DOWN].is_set():
+        app[METRICS].ready.set(0)
+        return json_response({"status": "shutting_down"}, status=503)
+    results: dict[str, bool] = {}
+    for name, check in app[READINESS].items():
+        try:
+            results[name] = bool(await asyncio.wait_for(check(), timeout=2.0))
+        except Exception:
+            results[name] = False
+    ok = all(results.values())
+    app[METRICS].ready.set(1 if ok else 0)
+    return json_response({"status": "ready" if ok else "not_ready", "checks": results},
+                         status=200 if ok else 503)
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    body, content_type = request.app[METRICS].render()
+    return web.Response(body=body, headers={"Content-Type": content_type})
+
+
+async def _mark_shutting_down(app: web.Application) -> None:
+    app[SHUTTING_DOWN].set()
+
+
+def base_app(service: str, metrics: ServiceMetrics, *, client_max_size: int = 1024**2) -> web.Application:
+    app = web.Application(middlewares=[_edge_middleware], client_max_size=client_max_size)
+    app[SERVICE] = service
+    app[METRICS] = metrics
+    app[READINESS] = {}
+    app[SHUTTING_DOWN] = asyncio.Event()
+    app.on_shutdown.append(_mark_shutting_down)
+    app.router.add_get("/healthz", _healthz)
+    app.router.add_get("/readyz", _readyz)
+    app.router.add_get("/metrics", _metrics)
+    return app
+
+
+def add_readiness_check(app: web.Application, name: str, check: ReadinessCheck) -> None:
+    app[READINESS][name] = check
+
+
+def run(app: web.Application, *, host: str, port: int, shutdown_grace_s: float) -> None:
+    """Serve until SIGTERM/SIGINT, then shut down gracefully and return (exit 0)."""
+    log.info("listening", host=host, port=port)
+    web.run_app(
+        app,
+        host=host,
+        port=port,
+        access_log=None,  # the middleware writes the canonical line without client addresses
+        shutdown_timeout=shutdown_grace_s,
+        handle_signals=True,
+        print=None,
+    )
+    log.info("stopped")
+
+
+def serve(name: str, settings_cls, create_app: Callable[..., web.Application]) -> None:
+    """A service's whole ``main``: settings (fail fast, naming every bad variable), logs, app, run."""
+    from .settings import SettingsError, load
+
+    try:
+        settings = load(settings_cls)
+    except SettingsError as exc:
+        raise SystemExit(f"{name}: {exc}") from None
+    logs.configure(name, fmt=settings.log_format, level=settings.log_level)
+    run(create_app(settings), host=settings.host, port=settings.port,
+        shutdown_grace_s=settings.shutdown_grace_s)

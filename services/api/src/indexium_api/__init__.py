@@ -1,0 +1,1 @@
+"""Public API for launchers and the web UI"""

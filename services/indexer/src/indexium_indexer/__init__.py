@@ -1,0 +1,1 @@
+"""Indexer service: reads release jars with Range requests, writes PostgreSQL"""

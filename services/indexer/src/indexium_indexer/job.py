@@ -1,0 +1,219 @@
+"""Index one release webhook: read every mod jar's manifests, write one transaction, report events.
+
+Pure orchestration: the consumer (``worker.py``) decides ack/nak/dead-letter from
+what this raises. Nothing here acks or publishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+
+import aiohttp
+import asyncpg
+import msgspec
+
+from indexium_contracts import github, versions as version_events
+from indexium_contracts.ingest import ReleaseReceived
+from indexium_db.queries import deliveries, mods, versions
+from indexium_jar.errors import JarReadError
+from indexium_jar.model import ModRecord
+from indexium_jar.remote import DownloadPolicy
+
+from . import assets
+from .jarread import JarMetadata, read_metadata
+
+INDEX_ACTIONS = {"published", "released", "prereleased", "edited"}
+HIDE_ACTIONS = {"unpublished", "deleted"}
+_SUMMARY_MAX = 240
+_json = msgspec.json.Encoder()
+
+
+class PermanentJobError(Exception):
+    """The job can never succeed as it is: dead-letter it with this category."""
+
+    def __init__(self, category: str, message: str):
+        super().__init__(message)
+        self.category = category
+
+
+@dataclass
+class JobResult:
+    outcome: str  # indexed | hidden | ignored
+    events: list[version_events.VersionEvent]
+    requests: int = 0
+    bytes_fetched: int = 0
+
+
+def parse_time(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+
+
+def _summary(description: str) -> str:
+    first = description.strip().split("\n\n", 1)[0].replace("\n", " ").strip()
+    return first if len(first) <= _SUMMARY_MAX else first[: _SUMMARY_MAX - 1].rstrip() + "…"
+
+
+def _card(record: ModRecord, repo: github.Repository) -> mods.Card:
+    description = record.description or repo.description or ""
+    links = dict(record.links)
+    if repo.html_url:
+        links.setdefault("sources", repo.html_url)
+    return mods.Card(
+        name=(record.name or record.mod_id).strip()[:128] or record.mod_id,
+        summary=_summary(description),
+        description=description,
+        authors=[p.name for p in record.authors],
+        licenses=list(record.licenses),
+        links=links,
+        environment=record.environment,
+    )
+
+
+def _file_row(asset: github.ReleaseAsset, md: JarMetadata, sidecar: str | None, primary: bool) -> versions.FileRow:
+    loaders = sorted({r.loader for r in md.records})
+    game_versions = sorted({v for r in md.records for v in r.game_versions.versions})
+    return versions.FileRow(
+        github_asset_id=asset.id,
+        filename=asset.name,
+        url=asset.browser_download_url,
+        size=asset.size,
+        content_type=asset.content_type,
+        github_digest=asset.digest,
+        sidecar_url=sidecar,
+        loaders=loaders,
+        game_versions=game_versions,
+        manifests=[msgspec.to_builtins(r) for r in md.records],
+        is_primary=primary,
+        download_count=asset.download_count,
+    )
+
+
+class ReleaseIndexer:
+    def __init__(self, pool: asyncpg.Pool, session: aiohttp.ClientSession, policy: DownloadPolicy,
+                 *, publish_before_scan: bool, jar_concurrency: int = 4):
+        self._pool, self._session, self._policy = pool, session, policy
+        self._publish_before_scan = publish_before_scan
+        self._jar_slots = asyncio.Semaphore(jar_concurrency)
+
+    async def handle(self, event: ReleaseReceived) -> JobResult:
+        hook = event.webhook
+        if hook.action in HIDE_ACTIONS:
+            return await self._hide(event)
+        if hook.action not in INDEX_ACTIONS or hook.release.draft:
+            await self._record(event, "ignored")
+            return JobResult("ignored", [])
+        jars = assets.mod_jars(hook.release.assets)
+        if not jars:
+            await self._record(event, "ignored")
+            return JobResult("ignored", [])
+        read = await asyncio.gather(*(self._read(a) for a in jars))
+        return await self._write(event, list(zip(jars, read)))
+
+    async def _read(self, asset: github.ReleaseAsset) -> JarMetadata | JarReadError:
+        async with self._jar_slots:
+            try:
+                return await read_metadata(self._session, asset.browser_download_url, self._policy)
+            except JarReadError as exc:
+                if exc.retryable:
+                    raise
+                return exc
+
+    async def _write(self, event: ReleaseReceived, read: list) -> JobResult:
+        hook = event.webhook
+        release, repo = hook.release, hook.repository
+        good = [(a, md) for a, md in read if isinstance(md, JarMetadata) and md.records]
+        failed = [(a, md) for a, md in read if isinstance(md, JarReadError)]
+        if not good:
+            if failed:
+                asset, exc = failed[0]
+                raise PermanentJobError(exc.code, f"{asset.name}: {exc}")
+            problems = [p for _, md in read for p in md.problems]
+            detail = "; ".join(f"{p.manifest_path}: {p.code}" for p in problems[:5]) or "no manifest found"
+            raise PermanentJobError("no_manifest", f"no mod manifest in any jar ({detail})")
+        # A corrupt jar next to good ones: index what we can, hold the version for review.
+        suspicious = any(exc.code == "corrupt_zip" for _, exc in failed)
+        sidecars = assets.sidecars(release.assets)
+        rows = [_file_row(a, md, sidecars.get(a.name), i == 0) for i, (a, md) in enumerate(good)]
+        primary = good[0][1].records[0]
+        card = _card(primary, repo)
+        icon = next((md.icon for _, md in good if md.icon), None)
+        published_at = parse_time(release.published_at) or parse_time(release.created_at)
+        status = "quarantined" if suspicious else ("public" if self._publish_before_scan else "pending_scan")
+        version_number = release.tag_name.strip()
+        async with self._pool.acquire() as conn, conn.transaction():
+            await mods.upsert_author(conn, repo.owner.id, repo.owner.login)
+            mod = await mods.get_by_repo(conn, repo.id)
+            if mod is None:
+                mod = await mods.create(
+                    conn, github_repo_id=repo.id, repo_full_name=repo.full_name, owner_id=repo.owner.id,
+                    owner_login=repo.owner.login, manifest_id=primary.mod_id,
+                    default_branch=repo.default_branch or "main", categories=list(repo.topics), card=card,
+                )
+            else:
+                await mods.update_repository(
+                    conn, mod["id"], repo_full_name=repo.full_name,
+                    default_branch=repo.default_branch or "main", categories=list(repo.topics),
+                )
+                newest = mod["last_published_at"]
+                if newest is None or published_at is None or published_at >= newest:
+                    await mods.update_card(conn, mod["id"], card)
+            version_id = await versions.upsert_version(
+                conn, mod_id=mod["id"], version_number=version_number, github_release_id=release.id,
+                tag_name=release.tag_name, name=release.name or release.tag_name,
+                changelog=release.body or "", version_type=assets.version_type(release.tag_name, release.prerelease),
+                published_at=published_at, status=status,
+                game_versions=sorted({g for r in rows for g in r.game_versions}),
+                loaders=sorted({l for r in rows for l in r.loaders}), suspicious=suspicious,
+            )
+            file_ids = await versions.replace_files(conn, version_id, rows)
+            if icon is not None:
+                await mods.upsert_icon(conn, mod["id"], icon[0], icon[1], _etag(icon[1]))
+            await mods.refresh_rollup(conn, mod["id"])
+            visible = await conn.fetchval(
+                "SELECT status = 'public' AND NOT hidden FROM mod_versions WHERE id = $1", version_id
+            )
+            await self._record(event, "indexed", conn=conn)
+        files = [
+            version_events.FileRef(file_id=str(fid), filename=r.filename, url=r.url, size=r.size,
+                                   digest=r.github_digest, sidecar_url=r.sidecar_url)
+            for fid, r in zip(file_ids, rows)
+        ]
+        indexed = version_events.VersionIndexed(
+            mod_id=str(mod["id"]), slug=mod["slug"], version_id=str(version_id),
+            version_number=version_number, visible=bool(visible), files=files,
+        )
+        return JobResult(
+            "indexed", [indexed],
+            requests=sum(md.requests for _, md in read if isinstance(md, JarMetadata)),
+            bytes_fetched=sum(md.bytes_fetched for _, md in read if isinstance(md, JarMetadata)),
+        )
+
+    async def _hide(self, event: ReleaseReceived) -> JobResult:
+        hook = event.webhook
+        reason = f"release {hook.action}"
+        async with self._pool.acquire() as conn, conn.transaction():
+            hidden = await versions.hide_release(conn, hook.repository.id, hook.release.id, reason)
+            for mod_id in {r["mod_id"] for r in hidden}:
+                await mods.refresh_rollup(conn, mod_id)
+            await self._record(event, "hidden", conn=conn)
+        events = [
+            version_events.VersionHidden(mod_id=str(r["mod_id"]), slug=r["slug"], version_id=str(r["id"]),
+                                         version_number=r["version_number"], reason=reason)
+            for r in hidden
+        ]
+        return JobResult("hidden", events)
+
+    async def _record(self, event: ReleaseReceived, outcome: str, conn=None) -> None:
+        args = (event.delivery_id, "release", event.webhook.action, parse_time(event.received_at), outcome)
+        if conn is not None:
+            await deliveries.record(conn, *args)
+            return
+        async with self._pool.acquire() as c:
+            await deliveries.record(c, *args)
+
+
+def _etag(data: bytes) -> str:
+    return '"' + hashlib.sha256(data).hexdigest()[:32] + '"'

@@ -1,0 +1,18 @@
+"""Indexer metrics (all prefixed indexium_indexer_)."""
+
+from indexium_platform.metrics import ServiceMetrics
+
+
+class IndexerMetrics:
+    def __init__(self, base: ServiceMetrics):
+        # outcome: indexed|hidden|ignored|retry|outage|dead_lettered
+        self.jobs = base.counter("jobs_total", "Release jobs by outcome.", ("outcome",))
+        self.dead_letters = base.counter(
+            "dead_letters_total", "Jobs dead-lettered, by reason category.", ("category",)
+        )
+        self.job_seconds = base.histogram("job_duration_seconds", "Time to handle one release job.")
+        self.range_requests = base.histogram(
+            "range_requests_per_job", "HTTP requests made to read a release's jars.",
+            buckets=(1, 2, 3, 4, 6, 8, 12, 16, 32),
+        )
+        self.bytes_fetched = base.counter("bytes_fetched_total", "Bytes fetched from asset hosts.")

@@ -1,0 +1,1 @@
+"""Ingest service: GitHub webhooks to JetStream"""

@@ -1,0 +1,38 @@
+"""The ingest app factory: webhooks in, JetStream out. Needs NATS only (no PostgreSQL)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from indexium_platform import logs, natsutil
+from indexium_platform.metrics import ServiceMetrics
+from indexium_platform.web import add_readiness_check, base_app, serve
+
+from . import routes
+from .metrics import IngestMetrics
+from .settings import Settings
+
+NAME = "ingest"
+
+
+def create_app(settings: Settings) -> web.Application:
+    metrics = ServiceMetrics(NAME)
+    # The body limit is enforced by the handler (413 with our envelope), so let aiohttp read more.
+    app = base_app(NAME, metrics, client_max_size=settings.max_body_bytes + 1)
+    app[routes.SETTINGS] = settings
+    app[routes.METRICS] = IngestMetrics(metrics)
+
+    async def nats_ctx(app: web.Application):
+        nc = await natsutil.connect(settings.nats_url, name=f"indexium-{NAME}")
+        app[routes.JS] = nc.jetstream()
+        add_readiness_check(app, "nats", natsutil.connected_check(nc))
+        yield
+        await natsutil.close(nc)
+
+    app.cleanup_ctx.append(nats_ctx)
+    routes.setup(app)
+    return app
+
+
+def main() -> None:
+    serve(NAME, Settings, create_app)

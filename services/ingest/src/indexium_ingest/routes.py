@@ -1,0 +1,95 @@
+"""POST /webhooks/github: verify, decode, publish to JetStream, answer 202 only after the PubAck."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import msgspec
+import structlog
+from aiohttp import web
+from nats.js import JetStreamContext
+
+from indexium_contracts import github, ingest
+from indexium_platform import logs
+from indexium_platform.web import ApiError, json_response
+
+from .metrics import IngestMetrics
+from .settings import Settings
+from .signature import verify
+
+SETTINGS = web.AppKey("settings", Settings)
+JS = web.AppKey("js", JetStreamContext)
+METRICS = web.AppKey("ingest_metrics", IngestMetrics)
+
+log = logs.get(__name__)
+_MAX_DELIVERY_ID = 128
+
+
+async def _read_body(request: web.Request, limit: int) -> bytes:
+    if request.content_length is not None and request.content_length > limit:
+        raise ApiError(413, "payload_too_large", f"Webhook bodies are limited to {limit} bytes.")
+    body = bytearray()
+    async for chunk in request.content.iter_chunked(64 * 1024):
+        body += chunk
+        if len(body) > limit:
+            raise ApiError(413, "payload_too_large", f"Webhook bodies are limited to {limit} bytes.")
+    return bytes(body)
+
+
+async def github_webhook(request: web.Request) -> web.Response:
+    settings, metrics = request.app[SETTINGS], request.app[METRICS]
+    received_at = datetime.now(UTC)
+    event = request.headers.get("X-GitHub-Event", "")
+    delivery_id = request.headers.get("X-GitHub-Delivery", "")
+    body = await _read_body(request, settings.max_body_bytes)
+
+    if not verify(settings.webhook_secrets, body, request.headers.get("X-Hub-Signature-256")):
+        metrics.webhooks.labels(event="-", outcome="bad_signature").inc()
+        raise ApiError(401, "bad_signature", "X-Hub-Signature-256 is missing or does not match.")
+    if not event:
+        raise ApiError(400, "missing_event", "X-GitHub-Event header is required.")
+    if not delivery_id or len(delivery_id) > _MAX_DELIVERY_ID:
+        raise ApiError(400, "missing_delivery", "X-GitHub-Delivery header is required.")
+    structlog.contextvars.bind_contextvars(delivery_id=delivery_id, github_event=event)
+    label = event if event in github.WEBHOOK_TYPES else "other"
+
+    try:
+        payload = github.decode_webhook(event, body)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        metrics.webhooks.labels(event=label, outcome="malformed").inc()
+        raise ApiError(400, "malformed_payload", f"The {event} payload could not be read: {exc}")
+
+    if event == "ping":
+        metrics.webhooks.labels(event=label, outcome="pong").inc()
+        return json_response({"status": "pong"})
+    route = ingest.BY_GITHUB_EVENT.get(event)
+    if payload is None or route is None:
+        metrics.webhooks.labels(event=label, outcome="ignored").inc()
+        return json_response({"status": "ignored", "event": event}, status=202)
+
+    subject, event_type = route
+    message = ingest.encoder.encode(
+        event_type(delivery_id=delivery_id, received_at=received_at.isoformat(), webhook=payload)
+    )
+    if len(message) > ingest.STREAM.max_msg_size:
+        metrics.webhooks.labels(event=label, outcome="too_large").inc()
+        raise ApiError(413, "payload_too_large", "The event is larger than we can queue.")
+    try:
+        ack = await request.app[JS].publish(
+            subject, message, timeout=settings.publish_timeout_s,
+            headers={"Nats-Msg-Id": delivery_id},
+        )
+    except Exception as exc:
+        # Never 202 what JetStream did not store: GitHub does not retry by itself, and
+        # a 503 shows up as a failed delivery that can be redelivered.
+        metrics.webhooks.labels(event=label, outcome="unavailable").inc()
+        log.warning("publish_failed", error=str(exc) or type(exc).__name__)
+        raise ApiError(503, "queue_unavailable", "The queue is unavailable; please redeliver.",
+                       headers={"Retry-After": "5"})
+    outcome = "duplicate" if ack.duplicate else "accepted"
+    metrics.webhooks.labels(event=label, outcome=outcome).inc()
+    return json_response({"status": outcome, "event": event, "delivery": delivery_id}, status=202)
+
+
+def setup(app: web.Application) -> None:
+    app.router.add_post("/webhooks/github", github_webhook)

@@ -1,0 +1,1 @@
+"""Telemetry service: active-server counts"""

