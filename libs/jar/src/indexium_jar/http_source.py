@@ -1,0 +1,316 @@
+"""Byte ranges of one file over HTTP (aiohttp), with the download rules enforced.
+
+* Redirects are followed by hand so that every hop's host is checked against the
+  policy (and, for hosts admitted by a wildcard, its resolved addresses) before
+  anything is sent to it, and so that ``Authorization`` never leaves the original host.
+  (The address check runs before aiohttp connects and resolves again; a DNS answer
+  that changes in between is not caught. Pin resolution in the session's connector
+  if that matters.)
+* The URL reached after redirects is reused for later ranges. A 403 there usually
+  means the signed CDN URL expired: the chain is resolved again from the original
+  URL, once.
+* A server that ignores ``Range`` (200) is tolerated for files up to
+  ``no_range_cap``; the whole body then serves every later read from memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import re
+import socket
+import time
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+
+import aiohttp
+from yarl import URL
+
+from .errors import (
+    AssetChanged,
+    AssetNotFound,
+    DownloadHostNotAllowed,
+    FetchLimitExceeded,
+    FetchTimeout,
+    HttpError,
+    JarReadError,
+    NetworkError,
+    RangeNotSupportedTooLarge,
+    TooManyRedirects,
+)
+from .policy import DownloadPolicy, is_public_address
+
+_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
+
+
+@dataclass
+class FetchStats:
+    requests: int = 0  # HTTP requests sent, redirect hops included
+    bytes_fetched: int = 0  # body bytes received
+    redirects: int = 0
+
+
+@dataclass(frozen=True)
+class _Want:
+    """The range asked for: a suffix of ``suffix`` bytes, or ``[start, end)``."""
+
+    header: str
+    suffix: int = 0
+    start: int = 0
+    end: int = 0
+
+    def expected(self, total: int) -> tuple[int, int]:
+        if self.suffix:
+            return max(0, total - self.suffix), total
+        return self.start, min(self.end, total)
+
+
+@dataclass
+class _Reply:
+    status: int
+    url: URL
+    start: int = 0
+    data: bytes = b""
+    location: URL | None = None
+    retry_after: float | None = None
+
+
+class HttpRangeSource:
+    """A ``RangeSource`` (see :mod:`indexium_jar.remote`) over one HTTP(S) URL."""
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        url: str,
+        policy: DownloadPolicy,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        # Session-wide credentials would be sent on every hop, defeating the rule below.
+        if getattr(session, "auth", None) is not None or "Authorization" in session.headers:
+            raise ValueError("pass Authorization in headers=, not on the session")
+        self._session = session
+        self._policy = policy
+        self._origin = URL(url)
+        self._headers = {
+            k: v for k, v in (headers or {}).items() if k.lower() not in ("range", "accept-encoding")
+        }
+        # Ranges address the stored bytes; a compressed transfer would shift them.
+        self._headers["Accept-Encoding"] = "identity"
+        self._resolved: URL | None = None
+        self._reresolved = False
+        self._reresolve_lock = asyncio.Lock()
+        self._public_hosts: set[tuple[str, int | None]] = set()
+        self._whole: bytes | None = None
+        self._etag: str | None = None
+        self.size: int | None = None
+        self.stats = FetchStats()
+
+    async def fetch_tail(self, length: int) -> tuple[int, int, bytes]:
+        start, data = await self._get(_Want(f"bytes=-{length}", suffix=length))
+        assert self.size is not None
+        return self.size, start, data
+
+    async def fetch(self, start: int, end: int) -> tuple[int, bytes]:
+        if self._whole is not None:
+            return 0, self._whole
+        return await self._get(_Want(f"bytes={start}-{end - 1}", start=start, end=end))
+
+    # --- status handling ----------------------------------------------------------------
+
+    async def _get(self, want: _Want) -> tuple[int, bytes]:
+        reply = await self._request(want)
+        if reply.status in (404, 416):
+            # Some servers answer a Range they dislike this way: ask once for the whole file.
+            reply = await self._request(None)
+            if reply.status in (404, 410, 416):
+                raise AssetNotFound("the file was not found")
+        if reply.status == 206:
+            return reply.start, reply.data
+        if reply.status == 200:
+            self._whole = reply.data
+            return 0, reply.data
+        if reply.status in (404, 410):
+            raise AssetNotFound("the file was not found")
+        raise HttpError(reply.status, retry_after=reply.retry_after)
+
+    async def _request(self, want: _Want | None) -> _Reply:
+        start = self._resolved or self._origin
+        reply = await self._follow(start, want)
+        if reply.status == 403 and start != self._origin:
+            # The signed URL expired. The first request to notice resolves the chain
+            # again (once per file); concurrent ones wait and use the fresh URL.
+            async with self._reresolve_lock:
+                if self._resolved == start and not self._reresolved:
+                    self._reresolved = True
+                    self._resolved = None
+                    reply = await self._follow(self._origin, want)
+                    start = self._origin
+                    if reply.status in (200, 206):
+                        self._resolved = reply.url
+            if start != self._origin and self._resolved not in (None, start):
+                reply = await self._follow(self._resolved, want)
+        if reply.status in (200, 206):
+            self._resolved = reply.url
+        return reply
+
+    async def _follow(self, url: URL, want: _Want | None) -> _Reply:
+        for _hop in range(self._policy.max_redirects + 1):
+            await self._check_host(url)
+            reply = await self._exchange(url, want)
+            if reply.location is None:
+                return reply
+            self.stats.redirects += 1
+            url = reply.location
+        raise TooManyRedirects(f"more than {self._policy.max_redirects} redirects")
+
+    # --- one HTTP exchange --------------------------------------------------------------
+
+    def _headers_for(self, url: URL, want: _Want | None) -> dict[str, str]:
+        headers = dict(self._headers)
+        same_origin = (url.host, url.port) == (self._origin.host, self._origin.port) and not (
+            self._origin.scheme == "https" and url.scheme != "https"
+        )
+        if not same_origin:
+            headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+        if want is not None:
+            headers["Range"] = want.header
+        return headers
+
+    async def _exchange(self, url: URL, want: _Want | None) -> _Reply:
+        self.stats.requests += 1
+        try:
+            async with asyncio.timeout(self._policy.timeout):
+                async with self._session.get(
+                    url, headers=self._headers_for(url, want), allow_redirects=False, raise_for_status=False
+                ) as resp:
+                    return await self._read_reply(url, resp, want)
+        except JarReadError:
+            raise
+        except TimeoutError:
+            raise FetchTimeout(f"no complete answer from {url.host} in {self._policy.timeout} s") from None
+        except (aiohttp.ClientError, OSError) as exc:
+            raise NetworkError(f"{type(exc).__name__} talking to {url.host}") from None
+
+    async def _read_reply(self, url: URL, resp: aiohttp.ClientResponse, want: _Want | None) -> _Reply:
+        status = resp.status
+        if status in _REDIRECT_STATUSES and "Location" in resp.headers:
+            try:
+                target = url.join(URL(resp.headers["Location"]))
+            except ValueError:
+                raise HttpError(status, "invalid Location header") from None
+            return _Reply(status, url, location=target)
+        if status == 206 and want is not None:
+            return await self._read_partial(url, resp, want)
+        if status == 200:
+            return await self._read_whole(url, resp)
+        if status == 206:
+            raise HttpError(status, "partial content to a request without Range")
+        return _Reply(status, url, retry_after=parse_retry_after(resp.headers.get("Retry-After")))
+
+    async def _read_partial(self, url: URL, resp: aiohttp.ClientResponse, want: _Want) -> _Reply:
+        match = _CONTENT_RANGE.fullmatch(resp.headers.get("Content-Range", "").strip())
+        if match is None:
+            raise HttpError(206, "missing or invalid Content-Range")
+        first, last, total = (int(g) for g in match.groups())
+        self._same_file(total, resp.headers.get("ETag"))
+        start, end = want.expected(total)
+        if (first, last + 1) != (start, end):
+            raise HttpError(206, "Content-Range does not match the requested range")
+        self._charge(end - start)
+        data = await _read_at_most(resp, end - start + 1)
+        self.stats.bytes_fetched += len(data)
+        if len(data) != end - start:
+            raise NetworkError("body length differs from Content-Range")
+        return _Reply(206, url, start=start, data=data)
+
+    async def _read_whole(self, url: URL, resp: aiohttp.ClientResponse) -> _Reply:
+        cap = self._policy.no_range_cap
+        declared = resp.content_length
+        if declared is not None and declared > cap:
+            raise RangeNotSupportedTooLarge(f"server ignores Range and the file exceeds {cap} bytes")
+        budget = self._policy.max_fetch_bytes - self.stats.bytes_fetched
+        data = await _read_at_most(resp, min(cap, budget) + 1)
+        self.stats.bytes_fetched += len(data)
+        if len(data) > cap:
+            raise RangeNotSupportedTooLarge(f"server ignores Range and the file exceeds {cap} bytes")
+        if len(data) > budget:
+            raise FetchLimitExceeded("fetch budget exhausted")
+        if declared is not None and len(data) != declared:
+            raise NetworkError("body shorter than Content-Length")
+        self._same_file(len(data), resp.headers.get("ETag"))
+        return _Reply(200, url, data=data)
+
+    def _charge(self, length: int) -> None:
+        if self.stats.bytes_fetched + length > self._policy.max_fetch_bytes:
+            raise FetchLimitExceeded("fetch budget exhausted")
+
+    def _same_file(self, size: int, etag: str | None) -> None:
+        strong = etag if etag and not etag.startswith("W/") else None
+        if self.size is None:
+            self.size, self._etag = size, strong
+        elif size != self.size or (strong and self._etag and strong != self._etag):
+            raise AssetChanged("the file changed while being read")
+
+    # --- host policy --------------------------------------------------------------------
+
+    async def _check_host(self, url: URL) -> None:
+        host, port = url.host, url.port
+        if url.scheme not in ("http", "https") or not host:
+            raise DownloadHostNotAllowed("only http(s) URLs with a host are fetched")
+        rule = self._policy.match_host(host, port)
+        if rule is None:
+            raise DownloadHostNotAllowed(f"host {host} is not allowed")
+        if rule == "explicit" or (host, port) in self._public_hosts:
+            return
+        addresses = await self._resolve(host, port)
+        if not addresses or not all(is_public_address(a) for a in addresses):
+            raise DownloadHostNotAllowed(f"host {host} resolves to a non-public address")
+        self._public_hosts.add((host, port))
+
+    async def _resolve(self, host: str, port: int | None) -> list[str]:
+        if _is_ip_literal(host):
+            return [host]
+        try:
+            async with asyncio.timeout(self._policy.timeout):
+                infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except TimeoutError:
+            raise FetchTimeout(f"resolving {host} timed out") from None
+        except OSError as exc:
+            raise NetworkError(f"cannot resolve {host}: {type(exc).__name__}") from None
+        return [str(info[4][0]) for info in infos]
+
+
+def _is_ip_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return False
+    return True
+
+
+async def _read_at_most(resp: aiohttp.ClientResponse, limit: int) -> bytes:
+    """Read the body, stopping after ``limit`` bytes (the caller decides if that is too many)."""
+    buf = bytearray()
+    while len(buf) < limit:
+        chunk = await resp.content.read(min(64 * 1024, limit - len(buf)))
+        if not chunk:
+            break
+        buf += chunk
+    return bytes(buf)
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """``Retry-After`` as seconds from now: delta-seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())

@@ -1,0 +1,81 @@
+"""Byte spans of one remote file already fetched, and planning what to fetch next. Pure."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable
+
+Range = tuple[int, int]  # [start, end)
+
+
+class SpanStore:
+    """Fetched bytes of one file as sorted, non-overlapping, non-touching spans.
+
+    Spans that overlap or touch are merged, so any range fetched in pieces can be
+    handed to the pure parser as one contiguous window.
+    """
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []
+        self._data: list[bytes] = []
+
+    def add(self, start: int, data: bytes) -> None:
+        if not data:
+            return
+        end = start + len(data)
+        # Spans [lo, hi) touch or overlap the new one.
+        lo = bisect_right(self._starts, start) - 1
+        if lo < 0 or self._starts[lo] + len(self._data[lo]) < start:
+            lo += 1
+        hi = bisect_right(self._starts, end)
+        if lo == hi:
+            self._starts.insert(lo, start)
+            self._data.insert(lo, bytes(data))
+            return
+        new_start = min(start, self._starts[lo])
+        new_end = max(end, self._starts[hi - 1] + len(self._data[hi - 1]))
+        merged = bytearray(new_end - new_start)
+        for s, d in zip(self._starts[lo:hi], self._data[lo:hi], strict=True):
+            merged[s - new_start : s - new_start + len(d)] = d
+        merged[start - new_start : end - new_start] = data
+        self._starts[lo:hi] = [new_start]
+        self._data[lo:hi] = [bytes(merged)]
+
+    def window(self, pos: int) -> tuple[int, bytes]:
+        """The span containing ``pos`` as ``(offset, data)``, or ``(pos, b"")``."""
+        i = bisect_right(self._starts, pos) - 1
+        if i >= 0 and pos < self._starts[i] + len(self._data[i]):
+            return self._starts[i], self._data[i]
+        return pos, b""
+
+    def missing(self, start: int, end: int) -> list[Range]:
+        """Parts of ``[start, end)`` not held yet."""
+        gaps: list[Range] = []
+        pos = start
+        i = max(0, bisect_right(self._starts, start) - 1)
+        while pos < end and i < len(self._starts):
+            s, e = self._starts[i], self._starts[i] + len(self._data[i])
+            if s >= end:
+                break
+            if e > pos:
+                if s > pos:
+                    gaps.append((pos, s))
+                pos = max(pos, e)
+            i += 1
+        if pos < end:
+            gaps.append((pos, end))
+        return gaps
+
+    def spans(self) -> list[Range]:
+        return [(s, s + len(d)) for s, d in zip(self._starts, self._data, strict=True)]
+
+
+def coalesce(ranges: Iterable[Range], gap: int) -> list[Range]:
+    """Merge ranges whose distance is below ``gap``: one request instead of several."""
+    merged: list[list[int]] = []
+    for start, end in sorted(r for r in ranges if r[1] > r[0]):
+        if merged and start - merged[-1][1] < gap:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [(s, e) for s, e in merged]

@@ -1,0 +1,356 @@
+"""Pure ZIP parsing over byte windows of a file: no I/O, no trust in the numbers.
+
+The reader sees a file only through windows ``(buf, buf_offset)``. When a window is
+missing bytes a function raises :class:`NeedMoreBytes` naming the exact range, so a
+range reader can fetch just that and call again.
+
+Every number read from the file is checked before it is used as an index or an
+allocation size; malformed input ends as a :class:`JarReadError` subclass, never as
+``IndexError``/``struct.error``/``zlib.error``. Inflating is bounded by the smaller of
+the declared size and ``max_size`` (no unbounded ``decompress()`` of untrusted data).
+
+Facts from the spec that shaped this module (docs: manifest-formats.md section 2):
+sizes come from the central directory because data descriptors (flag bit 3) leave
+zeros in the local header, and the data start comes from the LOCAL header because its
+extra field often differs in length from the central one.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import msgspec
+
+from .errors import (
+    CorruptZip,
+    CrcMismatch,
+    EncryptedEntry,
+    EntryTooLarge,
+    NeedMoreBytes,
+    UnsupportedCompression,
+)
+
+EOCD_SIG = 0x06054B50
+ZIP64_LOCATOR_SIG = 0x07064B50
+ZIP64_EOCD_SIG = 0x06064B50
+CENTRAL_SIG = 0x02014B50
+LOCAL_SIG = 0x04034B50
+
+_EOCD = struct.Struct("<IHHHHIIH")  # 22 bytes
+_ZIP64_LOCATOR = struct.Struct("<IIQI")  # 20 bytes
+_ZIP64_EOCD = struct.Struct("<IQHHIIQQQQ")  # 56 bytes (+ extensible data we ignore)
+_CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")  # 46 bytes
+_LOCAL = struct.Struct("<IHHHHHIIIHH")  # 30 bytes
+
+EOCD_SIZE = _EOCD.size
+MAX_COMMENT = 0xFFFF
+# The EOCD of an archive with a maximal comment starts this far from the end.
+MAX_EOCD_DISTANCE = EOCD_SIZE + MAX_COMMENT  # 65_557
+LOCAL_HEADER_SIZE = _LOCAL.size
+DEFAULT_MARGIN = 1024  # room for a local extra field longer than the central one
+
+STORED = 0
+DEFLATED = 8
+_METHOD_NAMES = {
+    1: "shrink",
+    6: "implode",
+    9: "deflate64",
+    12: "bzip2",
+    14: "lzma",
+    93: "zstd",
+    95: "xz",
+    99: "aes",
+}
+_FLAG_ENCRYPTED = 0x0001
+_FLAG_UTF8 = 0x0800
+_U16_MAX = 0xFFFF
+_U32_MAX = 0xFFFFFFFF
+
+
+class CentralDirectoryInfo(msgspec.Struct, frozen=True):
+    cd_offset: int  # absolute position of the central directory in the file
+    cd_size: int
+    entry_count: int  # as declared; advisory (see parse_central_directory)
+    comment: bytes
+    # Bytes prepended to the archive (a stub); add to every local header offset.
+    # Always 0 in the surveyed jars, but java.util.zip and CPython both allow it.
+    base_offset: int = 0
+    zip64: bool = False
+
+
+class ZipEntry(msgspec.Struct, frozen=True):
+    name: str
+    method: int
+    flags: int
+    crc32: int
+    compressed_size: int
+    uncompressed_size: int
+    local_header_offset: int  # absolute, base_offset already added
+    name_size: int  # length of the encoded name in bytes
+
+    @property
+    def is_dir(self) -> bool:
+        return self.name.endswith("/")
+
+
+# --- end of central directory ---------------------------------------------------------------
+
+
+def locate_eocd(tail: bytes, tail_offset: int, file_size: int) -> CentralDirectoryInfo:
+    """Find the central directory from the last bytes of the file.
+
+    ``tail`` must be the bytes ``[tail_offset, file_size)``. Raises
+    :class:`NeedMoreBytes` when a zip64 end record lies before the tail (the caller
+    fetches it, prepends it to the tail and calls again), :class:`CorruptZip` when no
+    plausible end record exists.
+    """
+    if tail_offset < 0 or tail_offset + len(tail) != file_size:
+        raise ValueError("tail must end at file_size")
+    # Newest candidate first. A signature inside the comment is rejected because its
+    # comment length would not end at the end of the file, or because the central
+    # directory it points to does not start with a central header.
+    candidates = []
+    pos = len(tail) - EOCD_SIZE
+    lowest = max(0, len(tail) - MAX_EOCD_DISTANCE)
+    sig = EOCD_SIG.to_bytes(4, "little")
+    while pos >= lowest:
+        pos = tail.rfind(sig, lowest, pos + 4)
+        if pos < 0:
+            break
+        candidates.append(pos)
+        pos -= 1
+    exact = [p for p in candidates if p + EOCD_SIZE + _EOCD.unpack_from(tail, p)[7] == len(tail)]
+    exact_set = set(exact)
+    for p in exact:
+        info = _interpret_eocd(tail, tail_offset, p, verify_cd=False)
+        if info is not None:
+            return info
+    # Bytes appended after the archive (java.util.zip tolerates this when the central
+    # directory checks out): accept only a candidate we can verify inside the tail.
+    for p in candidates:
+        if p not in exact_set and p + EOCD_SIZE + _EOCD.unpack_from(tail, p)[7] <= len(tail):
+            info = _interpret_eocd(tail, tail_offset, p, verify_cd=True)
+            if info is not None:
+                return info
+    raise CorruptZip("end of central directory not found")
+
+
+def _interpret_eocd(tail: bytes, tail_offset: int, p: int, *, verify_cd: bool) -> CentralDirectoryInfo | None:
+    _sig, _disk, _cd_disk, _disk_count, count, cd_size, cd_offset, comment_len = _EOCD.unpack_from(tail, p)
+    comment = tail[p + EOCD_SIZE : p + EOCD_SIZE + comment_len]
+    eocd_abs = tail_offset + p
+    cd_end = eocd_abs
+    zip64 = False
+    z64 = _read_zip64(tail, tail_offset, p)
+    if z64 is not None:
+        z64_pos, z_count, z_size, z_offset = z64
+        # Like java.util.zip: use the zip64 values only where they agree with the
+        # classic record or the classic field holds the "see zip64" sentinel.
+        if (
+            (z_size == cd_size or cd_size == _U32_MAX)
+            and (z_offset == cd_offset or cd_offset == _U32_MAX)
+            and (z_count == count or count == _U16_MAX)
+        ):
+            count, cd_size, cd_offset, cd_end, zip64 = z_count, z_size, z_offset, z64_pos, True
+    # The central directory ends where the end record starts, so its real position
+    # does not depend on cd_offset; a difference is a prepended stub.
+    cd_start = cd_end - cd_size
+    base = cd_start - cd_offset
+    if cd_start < 0 or base < 0:
+        return None
+    if cd_size and cd_start >= tail_offset:
+        if int.from_bytes(tail[cd_start - tail_offset : cd_start - tail_offset + 4], "little") != CENTRAL_SIG:
+            return None
+    elif verify_cd and (cd_size or count):
+        return None
+    return CentralDirectoryInfo(cd_start, cd_size, count, comment, base, zip64)
+
+
+def _read_zip64(tail: bytes, tail_offset: int, p: int) -> tuple[int, int, int, int] | None:
+    """Return (record position, count, cd size, cd offset), or None when not zip64."""
+    loc = p - _ZIP64_LOCATOR.size
+    if loc < 0:
+        # The locator would start before the tail. Only worth fetching when the
+        # classic record says "see zip64".
+        _sig, _d, _cd, _dc, count, size, offset, _c = _EOCD.unpack_from(tail, p)
+        if tail_offset > 0 and (count == _U16_MAX or _U32_MAX in (size, offset)):
+            raise NeedMoreBytes(max(0, tail_offset + loc - _ZIP64_EOCD.size), tail_offset)
+        return None
+    lsig, _disk, z64_pos, disks = _ZIP64_LOCATOR.unpack_from(tail, loc)
+    if lsig != ZIP64_LOCATOR_SIG:
+        return None
+    if disks > 1:
+        raise CorruptZip("multi-disk archives are not supported")
+    # The locator's offset (java.util.zip), else "right before the locator" (CPython),
+    # which survives a prepended stub. Both must end before the locator.
+    limit = tail_offset + loc
+    missing = None
+    for pos in (z64_pos, limit - _ZIP64_EOCD.size):
+        if pos < 0 or pos + _ZIP64_EOCD.size > limit:
+            continue
+        if pos < tail_offset:
+            missing = pos if missing is None else missing
+            continue
+        rec = _ZIP64_EOCD.unpack_from(tail, pos - tail_offset)
+        if rec[0] == ZIP64_EOCD_SIG:
+            _sig, _rec_size, _made, _need, _disk, _cd_disk, _disk_count, count, size, offset = rec
+            return pos, count, size, offset
+    if missing is not None:
+        raise NeedMoreBytes(missing, missing + _ZIP64_EOCD.size)
+    return None
+
+
+# --- central directory ----------------------------------------------------------------------
+
+
+def parse_central_directory(data: bytes, count_hint: int, *, base_offset: int = 0) -> list[ZipEntry]:
+    """Parse every central-directory record in ``data`` (exactly the directory's bytes).
+
+    The byte size, not ``count_hint``, decides how many records there are, as in
+    java.util.zip and CPython: writers that exceed 65,535 entries without zip64 wrap
+    the 16-bit count, and Java still opens those jars. Duplicate names are kept, in
+    directory order.
+    """
+    del count_hint  # advisory only, see above
+    data = bytes(data)
+    entries: list[ZipEntry] = []
+    pos = 0
+    end = len(data)
+    while pos < end:
+        if pos + _CENTRAL.size > end:
+            raise CorruptZip("truncated central directory")
+        (sig, _made, _need, flags, method, _time, _date, crc, csize, usize, nlen, elen, clen,
+         _disk, _iattr, _eattr, offset) = _CENTRAL.unpack_from(data, pos)  # fmt: skip
+        if sig != CENTRAL_SIG:
+            raise CorruptZip("bad central directory record")
+        name_at = pos + _CENTRAL.size
+        next_pos = name_at + nlen + elen + clen
+        if next_pos > end:
+            raise CorruptZip("truncated central directory")
+        raw_name = data[name_at : name_at + nlen]
+        if _U32_MAX in (csize, usize, offset):
+            usize, csize, offset = _apply_zip64_extra(
+                data[name_at + nlen : name_at + nlen + elen], usize, csize, offset
+            )
+        # Invalid UTF-8 becomes U+FFFD rather than failing the whole jar; such a name
+        # cannot be a manifest we look up anyway.
+        name = raw_name.decode("utf-8", "replace") if flags & _FLAG_UTF8 else raw_name.decode("cp437")
+        entries.append(ZipEntry(name, method, flags, crc, csize, usize, offset + base_offset, nlen))
+        pos = next_pos
+    return entries
+
+
+def _apply_zip64_extra(extra: bytes, usize: int, csize: int, offset: int) -> tuple[int, int, int]:
+    """Replace 0xFFFFFFFF fields with their 64-bit values from extra block 0x0001.
+
+    The block holds, in this order, only the fields whose 32-bit value is the sentinel.
+    """
+    pos = 0
+    while pos + 4 <= len(extra):
+        tag, size = struct.unpack_from("<HH", extra, pos)
+        body = extra[pos + 4 : pos + 4 + size]
+        if tag == 0x0001:
+            values = []
+            for i in range(0, len(body) - 7, 8):
+                values.append(int.from_bytes(body[i : i + 8], "little"))
+            fields = [usize, csize, offset]
+            for i, value in enumerate(fields):
+                if value == _U32_MAX:
+                    if not values:
+                        raise CorruptZip("zip64 extra field too short")
+                    fields[i] = values.pop(0)
+            return fields[0], fields[1], fields[2]
+        pos += 4 + size
+    raise CorruptZip("zip64 sizes without a zip64 extra field")
+
+
+# --- entry data -----------------------------------------------------------------------------
+
+
+def local_data_span(
+    entry: ZipEntry, margin: int = DEFAULT_MARGIN, file_size: int | None = None
+) -> tuple[int, int]:
+    """Estimate the byte range ``[start, end)`` holding the entry's local header and data.
+
+    The local extra field is unknown until the local header is read; ``margin``
+    covers it in practice (a second, exact pass is needed only when it does not).
+    """
+    start = entry.local_header_offset
+    end = start + LOCAL_HEADER_SIZE + entry.name_size + entry.compressed_size + margin
+    if file_size is not None:
+        end = min(end, file_size)
+    return start, max(start, end)
+
+
+def max_compressed_size(uncompressed_size: int) -> int:
+    """A generous upper bound on a plausible DEFLATE size.
+
+    zlib never expands by more than stored-block overhead, but a naive encoder using
+    fixed Huffman codes can reach 9 bits per byte; a quarter on top covers both.
+    """
+    return uncompressed_size + (uncompressed_size >> 2) + 1024
+
+
+def check_entry(entry: ZipEntry, max_size: int) -> None:
+    """Reject, before fetching anything, an entry we could not or should not extract."""
+    if entry.flags & _FLAG_ENCRYPTED:
+        raise EncryptedEntry(f"entry {entry.name!r} is encrypted")
+    if entry.method not in (STORED, DEFLATED):
+        kind = _METHOD_NAMES.get(entry.method, f"method {entry.method}")
+        raise UnsupportedCompression(f"entry {entry.name!r} uses {kind}")
+    if entry.uncompressed_size > max_size:
+        raise EntryTooLarge(f"entry {entry.name!r} is {entry.uncompressed_size} bytes, limit {max_size}")
+    if entry.method == STORED and entry.compressed_size != entry.uncompressed_size:
+        raise CorruptZip(f"stored entry {entry.name!r} has two different sizes")
+    if entry.compressed_size > max_compressed_size(entry.uncompressed_size):
+        raise CorruptZip(f"entry {entry.name!r} has an implausible compressed size")
+
+
+def extract(entry: ZipEntry, buf: bytes, buf_offset: int, max_size: int) -> bytes:
+    """Return the entry's uncompressed bytes, read from the window ``buf`` at ``buf_offset``."""
+    check_entry(entry, max_size)
+    header_at = entry.local_header_offset
+    header = _window(buf, buf_offset, header_at, header_at + LOCAL_HEADER_SIZE)
+    if header is None:
+        raise NeedMoreBytes(*local_data_span(entry))
+    sig, _need, _flags, _method, _time, _date, _crc, _csize, _usize, nlen, elen = _LOCAL.unpack(header)
+    if sig != LOCAL_SIG:
+        raise CorruptZip(f"bad local header for {entry.name!r}")
+    data_at = header_at + LOCAL_HEADER_SIZE + nlen + elen
+    data_end = data_at + entry.compressed_size
+    compressed = _window(buf, buf_offset, data_at, data_end)
+    if compressed is None:
+        raise NeedMoreBytes(header_at, data_end)
+    if entry.method == STORED:
+        data = bytes(compressed)
+    else:
+        data = _inflate(compressed, entry.uncompressed_size, entry.name)
+    if zlib.crc32(data) != entry.crc32:
+        raise CrcMismatch(f"CRC-32 mismatch in {entry.name!r}")
+    return data
+
+
+def _inflate(compressed: memoryview, size: int, name: str) -> bytes:
+    inflater = zlib.decompressobj(-zlib.MAX_WBITS)  # raw DEFLATE, no zlib header
+    try:
+        # size + 1 so a stream longer than declared shows itself; size <= max_size
+        # was checked, so this bounds the allocation.
+        data = inflater.decompress(compressed, size + 1)
+    except zlib.error:
+        raise CorruptZip(f"invalid DEFLATE data in {name!r}") from None
+    if len(data) > size:
+        raise CorruptZip(f"{name!r} inflates to more than its declared size")
+    if not inflater.eof:
+        raise CorruptZip(f"truncated DEFLATE data in {name!r}")
+    if len(data) != size:
+        raise CorruptZip(f"{name!r} inflates to less than its declared size")
+    return data
+
+
+def _window(buf: bytes, buf_offset: int, start: int, end: int) -> memoryview | None:
+    lo = start - buf_offset
+    hi = end - buf_offset
+    if lo < 0 or hi > len(buf):
+        return None
+    return memoryview(buf)[lo:hi]
