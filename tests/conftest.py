@@ -19,7 +19,7 @@ import nats
 import pytest
 
 from indexium_contracts import registry
-from indexium_db import migrate
+from indexium_db import migrate, pool
 from indexium_devstack.embedded import EmbeddedNats, EmbeddedPostgres
 from indexium_platform import natsutil
 
@@ -143,6 +143,6 @@ async def database_url(pg_server, template_db) -> str:
 
 @pytest.fixture
 async def db(database_url):
-    conn = await asyncpg.connect(database_url)
+    conn = await pool.connect(database_url)
     yield conn
     await conn.close()

@@ -28,3 +28,10 @@ async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> asy
 async def ping(pool: asyncpg.Pool) -> bool:
     async with pool.acquire(timeout=2) as conn:
         return await conn.fetchval("SELECT 1") == 1
+
+
+async def connect(dsn: str) -> asyncpg.Connection:
+    """A single connection with the same codecs as the pools (tools and tests)."""
+    conn = await asyncpg.connect(dsn)
+    await _init_connection(conn)
+    return conn
