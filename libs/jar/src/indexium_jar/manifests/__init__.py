@@ -1,0 +1,127 @@
+"""Mod-jar manifests → normalized :class:`~indexium_jar.model.ModRecord` s.
+
+The indexer fetches the entries named in :data:`WANTED_NAMES` and calls :func:`parse_jar`.
+Every parser is pure over bytes and never raises: an unusable manifest becomes a
+:class:`~indexium_jar.model.ManifestProblem`, a tolerable oddity a warning on its record.
+A jar yields one record per loader manifest (multi-loader builds give several, and their
+ids may differ, e.g. walljump-fabric / walljump-quilt / walljump).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import msgspec
+
+from indexium_jar.gameversions import VersionTable, default_table
+from indexium_jar.manifests import fabric, forge_toml, jarjar, litemod, mcmod, plugins, quilt
+from indexium_jar.manifests._common import Jar, Output, problem
+from indexium_jar.manifests.manifest_mf import parse_manifest
+from indexium_jar.model import ManifestProblem, ModRecord, ParseResult
+
+MANIFEST_PATH = "META-INF/MANIFEST.MF"
+
+# Parsers in the order their records are reported.
+_PARSERS: tuple[tuple[str, Callable[[bytes, Jar], Output]], ...] = (
+    (fabric.PATH, fabric.parse),
+    (quilt.PATH_JSON5, lambda d, j: quilt.parse(d, j, quilt.PATH_JSON5)),
+    (quilt.PATH_JSON, lambda d, j: quilt.parse(d, j, quilt.PATH_JSON)),
+    (forge_toml.FORGE_PATH, lambda d, j: forge_toml.parse(d, j, forge_toml.FORGE_PATH)),
+    (forge_toml.NEOFORGE_PATH, lambda d, j: forge_toml.parse(d, j, forge_toml.NEOFORGE_PATH)),
+    (mcmod.PATH, mcmod.parse),
+    (plugins.BUKKIT_PATH, lambda d, j: plugins.parse_bukkit(d, j, plugins.BUKKIT_PATH)),
+    (plugins.PAPER_PATH, lambda d, j: plugins.parse_bukkit(d, j, plugins.PAPER_PATH)),
+    (plugins.BUNGEE_PATH, plugins.parse_bungee),
+    (plugins.VELOCITY_PATH, plugins.parse_velocity),
+    (litemod.PATH, litemod.parse),
+)
+
+#: Every jar entry the indexer should fetch for :func:`parse_jar`.
+WANTED_NAMES: frozenset[str] = frozenset([path for path, _ in _PARSERS] + [MANIFEST_PATH, jarjar.PATH])
+
+_LIBRARY_TYPES = ("LIBRARY", "GAMELIBRARY")  # FML ModFile: not a mod, loaded as a library
+
+
+def parse_jar(files: Mapping[str, bytes], entry_names: Sequence[str] = (), table: VersionTable | None = None) -> ParseResult:
+    """Parse every manifest present in ``files`` (entry path → bytes).
+
+    ``entry_names`` lists all entries of the jar (to find nested jars); ``table`` overrides
+    the shipped Minecraft versions table.
+    """
+    jar = Jar(manifest=parse_manifest(files[MANIFEST_PATH]) if MANIFEST_PATH in files else {},
+              table=table or default_table())
+    records: list[ModRecord] = []
+    problems: list[ManifestProblem] = []
+    for path, parser in _PARSERS:
+        if path not in files or (path == quilt.PATH_JSON and quilt.PATH_JSON5 in files):
+            continue  # quilt.mod.json5 wins over quilt.mod.json (ClasspathModCandidateFinder)
+        try:
+            output = parser(files[path], jar)
+        except Exception as exc:  # a bug of ours must not lose the jar
+            output = [problem(path, "parser_error", f"{type(exc).__name__}: {exc}")]
+        records += [o for o in output if isinstance(o, ModRecord)]
+        problems += [o for o in output if isinstance(o, ManifestProblem)]
+    records, problems = _jar_level_notes(files, jar, records, problems)
+    records, problems = _attach_nested(files, entry_names or tuple(files), records, problems)
+    return ParseResult(records=tuple(records), problems=tuple(problems))
+
+
+def _add_warnings(record: ModRecord, *notes: str) -> ModRecord:
+    return msgspec.structs.replace(record, warnings=record.warnings + tuple(notes))
+
+
+def _jar_level_notes(files: Mapping[str, bytes], jar: Jar, records: list[ModRecord],
+                     problems: list[ManifestProblem]) -> tuple[list[ModRecord], list[ManifestProblem]]:
+    toml_loaders = ("forge", "neoforge")
+    has_toml = any(r.loader in toml_loaders and r.manifest_path != mcmod.PATH for r in records)
+    if has_toml and any(r.manifest_path == mcmod.PATH for r in records):
+        # A leftover mcmod.info in a 1.13+ jar is never read by FML; the toml is the truth.
+        records = [r for r in records if r.manifest_path != mcmod.PATH]
+        records = [_add_warnings(r, "mcmod.info also present (ignored by FML 1.13+)")
+                   if r.loader in toml_loaders else r for r in records]
+    if records:
+        # An empty mods.toml beside a real manifest is noise, not a broken jar.
+        empty = [p for p in problems if p.code == "empty_manifest"]
+        problems = [p for p in problems if p.code != "empty_manifest"]
+        records = [_add_warnings(r, *(p.message for p in empty)) if empty else r for r in records]
+    if quilt.PATH_JSON5 in files and quilt.PATH_JSON in files:
+        records = [_add_warnings(r, "quilt.mod.json ignored: quilt.mod.json5 takes precedence")
+                   if r.loader == "quilt" else r for r in records]
+    mod_type = (jar.attribute("FMLModType") or "").strip().upper()
+    if mod_type in _LIBRARY_TYPES:
+        note = f"MANIFEST.MF FMLModType={mod_type}: FML loads this jar as a library, not a mod"
+        forge_like = [r for r in records if r.loader in toml_loaders]
+        if forge_like:
+            records = [_add_warnings(r, note) if r.loader in toml_loaders else r for r in records]
+        else:
+            problems.append(problem(MANIFEST_PATH, "library", note))
+    return records, problems
+
+
+def _attach_nested(files: Mapping[str, bytes], entry_names: Sequence[str], records: list[ModRecord],
+                   problems: list[ManifestProblem]) -> tuple[list[ModRecord], list[ManifestProblem]]:
+    jarjar_paths, embedded, jarjar_notes = [], [], []
+    if jarjar.PATH in files:
+        jarjar_paths, embedded, jarjar_notes, failure = jarjar.parse(files[jarjar.PATH])
+        if failure:
+            problems.append(failure)
+    loom_entries = jarjar.entries_in(entry_names, jarjar.FABRIC_DIR)
+    jarjar_entries = jarjar.entries_in(entry_names, jarjar.JARJAR_DIR)
+    out = []
+    for r in records:
+        if r.loader in ("fabric", "quilt"):
+            nested = _unique([*r.nested_jars, *loom_entries])
+            r = msgspec.structs.replace(r, nested_jars=nested)
+        elif r.loader in ("forge", "neoforge"):
+            nested = _unique([*r.nested_jars, *jarjar_paths, *jarjar_entries])
+            r = msgspec.structs.replace(r, nested_jars=nested, dependencies=r.dependencies + tuple(embedded),
+                                        warnings=r.warnings + tuple(jarjar_notes))
+        out.append(r)
+    return out, problems
+
+
+def _unique(items: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+__all__ = ["WANTED_NAMES", "MANIFEST_PATH", "parse_jar", "parse_manifest"]

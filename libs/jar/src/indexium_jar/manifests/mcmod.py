@@ -1,0 +1,101 @@
+"""mcmod.info (Forge ≤1.12), read as leniently as FML's ``MetadataCollection`` does.
+
+FML parses it with a lenient Gson ``JsonParser`` through ``new InputStreamReader(is)``,
+i.e. the *platform* charset (often cp1252 on Windows) and tolerant syntax; on a parse
+error it logs and ignores the file. We record that case as a problem instead of
+dropping it silently. ``mcversion`` is a launcher/site convention, not an FML field.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import json5
+
+from indexium_jar.manifests import _common as c
+from indexium_jar.manifests._gamever import from_named_version
+from indexium_jar.model import Dependency, GameVersions, ModRecord
+
+PATH = "mcmod.info"
+_DEP = re.compile(r"\s*([^@\s]+)\s*(?:@\s*(\S.*?))?\s*")  # "Forge@[10.13.2.1230,)"
+
+
+def _decode(data: bytes) -> tuple[str, list[str]]:
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff"), []
+    except UnicodeDecodeError:
+        pass
+    try:
+        return data.decode("cp1252"), [f"{PATH} is not UTF-8; decoded as cp1252 (FML uses the platform charset)"]
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), [f"{PATH} is not UTF-8; decoded as latin-1 (FML uses the platform charset)"]
+
+
+def _loads_lenient(text: str) -> Any:
+    """Strict-ish JSON accepting raw newlines in strings, then JSON5 for comments/quotes/commas."""
+    try:
+        return c.loads_gson_strict(text)[0]
+    except ValueError:
+        return json5.loads(text)
+
+
+def parse(data: bytes, jar: c.Jar) -> c.Output:
+    text, warnings = _decode(data)
+    try:
+        root = _loads_lenient(text)
+    except Exception as exc:  # FML logs and ignores the file; we record it
+        return [c.problem(PATH, "invalid_json", f"{PATH} could not be parsed (FML ignores it too): {exc}")]
+    if isinstance(root, list):
+        entries = root
+    elif isinstance(root, dict) and isinstance(root.get("modList"), list):
+        entries = root["modList"]  # {"modListVersion": 2, "modList": [...]}
+    elif isinstance(root, dict) and "modid" in root:
+        entries, warnings = [root], warnings + ["root is a single mod object, not an array; read anyway"]
+    else:
+        return [c.problem(PATH, "no_mods", f"{PATH} lists no mods")]
+    out: c.Output = [_mod(e, jar, warnings) if isinstance(e, dict) else
+                     c.problem(PATH, "invalid_manifest", "a modList entry is not an object") for e in entries]
+    return out or [c.problem(PATH, "no_mods", f"{PATH} lists no mods")]
+
+
+def _mod(entry: dict[str, Any], jar: c.Jar, shared: list[str]):
+    mod_id = entry.get("modid")
+    if bad := c.check_id(PATH, mod_id, None, "modid"):
+        return bad
+    warnings = list(shared)
+    version = entry.get("version")
+    if not isinstance(version, str) or not version.strip():
+        warnings.append("no version")  # the real one lives in the @Mod annotation
+        version = ""
+    warnings += c.version_warnings(version)
+    names = c.string_list(entry.get("authorList"))
+    if not names and (names := c.string_list(entry.get("authors"))):
+        warnings.append("'authors' is not read by FML (it reads 'authorList'); used anyway")
+    deps = _dependencies(entry.get("requiredMods"), "required") + _dependencies(entry.get("dependencies"), "optional")
+    game, notes = _game_versions(entry.get("mcversion"), jar)
+    return ModRecord(
+        loader="forge", manifest_path=PATH, mod_id=mod_id.strip(), version=version,
+        name=c.text(entry.get("name")), description=c.text(entry.get("description")),
+        authors=c.people_from_names(names),
+        links=c.links_from({"homepage": entry.get("url"), "update_json": entry.get("updateJSON") or entry.get("updateUrl")}),
+        icon=c.text(entry.get("logoFile")), game_versions=game, dependencies=tuple(deps),
+        warnings=tuple(warnings + notes),
+    )
+
+
+def _dependencies(items: Any, kind: str) -> list[Dependency]:
+    """``requiredMods`` are hard requirements; ``dependencies`` only order loading (``after``)."""
+    out = []
+    for item in c.string_list(items):
+        if m := _DEP.fullmatch(item):
+            out.append(Dependency(mod_id=m.group(1), kind=kind, version_range=m.group(2)))  # type: ignore[arg-type]
+    return out
+
+
+def _game_versions(mcversion: Any, jar: c.Jar) -> tuple[GameVersions, list[str]]:
+    if not isinstance(mcversion, str) or not mcversion.strip():
+        return GameVersions(), []
+    if leak := c.template_leak(mcversion):
+        return GameVersions(source="mcmod.info:mcversion", raw=mcversion), [f"mcversion contains the unexpanded template {leak}"]
+    return from_named_version(mcversion, "mcmod.info:mcversion", jar.table)
