@@ -58,9 +58,10 @@ async def nats_server(tmp_path):
     if external:
         nc = await nats.connect(external)
         js = nc.jetstream()
-        for spec in registry.STREAMS:
+        names = [s.name for s in registry.STREAMS] + [f"KV_{b.name}" for b in registry.BUCKETS]
+        for name in names:
             try:
-                await js.delete_stream(spec.name)
+                await js.delete_stream(name)
             except Exception:
                 pass
         await nc.drain()
@@ -75,7 +76,7 @@ async def nats_server(tmp_path):
 async def nats_url(nats_server) -> str:
     """JetStream with Indexium's streams and consumers set up (as the setup step does)."""
     nc = await nats.connect(nats_server.url)
-    await natsutil.ensure_streams(nc.jetstream(), registry.STREAMS, registry.CONSUMERS)
+    await natsutil.ensure_all(nc.jetstream())
     await nc.drain()
     return nats_server.url
 

@@ -130,9 +130,8 @@ async def test_503_when_jetstream_cannot_take_it(nats_server):
     if nats_server.server is None:
         pytest.skip("needs an embedded NATS this test can stop")
     nc = await nats.connect(nats_server.url)
-    from indexium_contracts import registry
     from indexium_platform import natsutil
-    await natsutil.ensure_streams(nc.jetstream(), registry.STREAMS, registry.CONSUMERS)
+    await natsutil.ensure_all(nc.jetstream())
     await nc.drain()
     async with TestClient(TestServer(create_app(settings(nats_server.url)))) as c:
         nats_server.server.stop()
@@ -150,3 +149,36 @@ async def test_health_ready_metrics(client):
     metrics = await (await client.get("/metrics")).text()
     assert 'indexium_ingest_webhooks_total{event="ping",outcome="pong"} 1.0' in metrics
     assert 'indexium_ingest_http_requests_total{method="POST",route="/webhooks/github",status="200"}' in metrics
+
+
+async def test_a_redelivery_after_the_jetstream_window_publishes_nothing(client, nats_url):
+    """GitHub redelivers hours later with the same id; the KV record catches it."""
+    assert (await post(client, "release", release_body(), delivery="late")).status == 202
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    # Simulate the duplicate window having passed: JetStream no longer remembers the id.
+    info = await js.stream_info(ingest.STREAM.name)
+    import dataclasses
+    await js.update_stream(dataclasses.replace(info.config, duplicate_window=0.1))
+    await nc.drain()
+    import asyncio
+    await asyncio.sleep(0.3)
+    resp = await post(client, "release", release_body(), delivery="late")
+    assert resp.status == 202 and (await resp.json())["status"] == "duplicate"
+    assert len(await stream_messages(nats_url, ingest.RELEASE)) == 1
+
+
+async def test_a_delivery_answered_503_is_not_remembered(nats_server):
+    """If we could not store it, GitHub's redelivery must go through later."""
+    if nats_server.server is None:
+        pytest.skip("needs an embedded NATS this test can stop")
+    from indexium_ingest.deliveries import DeliveryLog, key_for
+    from indexium_platform import natsutil
+    nc = await nats.connect(nats_server.url)
+    await natsutil.ensure_all(nc.jetstream())
+    log = DeliveryLog(nc.jetstream())
+    assert not await log.seen("never-stored")
+    await log.remember("stored", 1)
+    assert await log.seen("stored")
+    assert key_for("weird id/with spaces").startswith("h_")
+    await nc.drain()

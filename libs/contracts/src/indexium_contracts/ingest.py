@@ -10,7 +10,7 @@ from __future__ import annotations
 import msgspec
 
 from . import github
-from .streams import ConsumerSpec, StreamSpec
+from .streams import BucketSpec, ConsumerSpec, StreamSpec
 
 SUBJECT_PREFIX = "indexium.ingest"
 RELEASE = f"{SUBJECT_PREFIX}.release"
@@ -28,6 +28,15 @@ STREAM = StreamSpec(
     # Events carry only the typed fields we read, far smaller than GitHub's raw bodies;
     # 1 MiB is nats-server's default max_payload.
     max_msg_size=1024 * 1024,
+)
+
+# JetStream's duplicate window is minutes; GitHub redelivers the same X-GitHub-Delivery up to
+# 3 days later. Ingest records every delivery it stored here and publishes nothing for a
+# delivery already recorded. 4 days = GitHub's 3-day redelivery limit plus a day of margin.
+DELIVERIES = BucketSpec(
+    name="ingest_deliveries",
+    description="X-GitHub-Delivery ids already stored on INGEST (long-window dedupe)",
+    ttl_s=4 * 24 * 3600,
 )
 
 INDEXER = ConsumerSpec(

@@ -56,3 +56,22 @@ class ConsumerSpec(msgspec.Struct, frozen=True):
             max_ack_pending=self.max_ack_pending,
             filter_subjects=list(self.filter_subjects),
         )
+
+
+class BucketSpec(msgspec.Struct, frozen=True):
+    """A JetStream key-value bucket (a stream underneath) created by the setup step."""
+
+    name: str
+    description: str
+    ttl_s: float  # every key expires this long after its last write
+    history: int = 1
+
+    def config(self, *, replicas: int) -> api.KeyValueConfig:
+        return api.KeyValueConfig(
+            bucket=self.name,
+            description=self.description,
+            history=self.history,
+            ttl=self.ttl_s,
+            storage=api.StorageType.FILE,
+            replicas=replicas,
+        )

@@ -9,7 +9,6 @@ import sys
 import asyncpg
 import msgspec
 
-from indexium_contracts import registry
 from indexium_db import migrate
 from indexium_db.queries import deadletters
 from indexium_platform import natsutil
@@ -33,9 +32,7 @@ async def setup(settings: Settings) -> list[str]:
         await conn.close()
     nc = await natsutil.connect(settings.nats_url, name="indexium-setup")
     try:
-        done += await natsutil.ensure_streams(
-            nc.jetstream(), registry.STREAMS, registry.CONSUMERS, replicas=settings.stream_replicas
-        )
+        done += await natsutil.ensure_all(nc.jetstream(), replicas=settings.stream_replicas)
     finally:
         await nc.drain()
     return done

@@ -7,7 +7,7 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
-from indexium_contracts.streams import ConsumerSpec, StreamSpec
+from indexium_contracts.streams import BucketSpec, ConsumerSpec, StreamSpec
 
 from . import logs
 
@@ -40,11 +40,16 @@ async def ensure_streams(
     js: JetStreamContext,
     streams: tuple[StreamSpec, ...],
     consumers: tuple[ConsumerSpec, ...],
+    buckets: tuple[BucketSpec, ...] = (),
     *,
     replicas: int = 1,
 ) -> list[str]:
-    """Create or update every stream and durable consumer. Run by the setup step only."""
+    """Create or update every stream, durable consumer and KV bucket. Run by the setup step only."""
     done = []
+    for spec in buckets:
+        # create_key_value is create-or-update for an unchanged config; a changed TTL updates it.
+        await js.create_key_value(spec.config(replicas=replicas))
+        done.append(f"kv bucket {spec.name} ensured")
     for spec in streams:
         config = spec.config(replicas=replicas)
         try:
@@ -58,6 +63,14 @@ async def ensure_streams(
         await js.add_consumer(spec.stream, spec.config())  # create-or-update for durables
         done.append(f"consumer {spec.stream}/{spec.durable} ensured")
     return done
+
+
+async def ensure_all(js: JetStreamContext, *, replicas: int = 1) -> list[str]:
+    """Everything in the contracts registry: what the setup step and test fixtures create."""
+    from indexium_contracts import registry
+
+    return await ensure_streams(js, registry.STREAMS, registry.CONSUMERS, registry.BUCKETS,
+                                replicas=replicas)
 
 
 def connected_check(nc: Client):

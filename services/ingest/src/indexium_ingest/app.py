@@ -9,6 +9,7 @@ from indexium_platform.metrics import ServiceMetrics
 from indexium_platform.web import add_readiness_check, base_app, serve
 
 from . import routes
+from .deliveries import DeliveryLog
 from .metrics import IngestMetrics
 from .settings import Settings
 
@@ -25,6 +26,7 @@ def create_app(settings: Settings) -> web.Application:
     async def nats_ctx(app: web.Application):
         nc = await natsutil.connect(settings.nats_url, name=f"indexium-{NAME}")
         app[routes.JS] = nc.jetstream()
+        app[routes.DELIVERIES] = DeliveryLog(app[routes.JS])
         add_readiness_check(app, "nats", natsutil.connected_check(nc))
         yield
         await natsutil.close(nc)

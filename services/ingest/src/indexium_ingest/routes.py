@@ -13,12 +13,14 @@ from indexium_contracts import github, ingest
 from indexium_platform import logs
 from indexium_platform.web import ApiError, json_response
 
+from .deliveries import DeliveryLog
 from .metrics import IngestMetrics
 from .settings import Settings
 from .signature import verify
 
 SETTINGS = web.AppKey("settings", Settings)
 JS = web.AppKey("js", JetStreamContext)
+DELIVERIES = web.AppKey("deliveries", DeliveryLog)
 METRICS = web.AppKey("ingest_metrics", IngestMetrics)
 
 log = logs.get(__name__)
@@ -67,6 +69,10 @@ async def github_webhook(request: web.Request) -> web.Response:
         metrics.webhooks.labels(event=label, outcome="ignored").inc()
         return json_response({"status": "ignored", "event": event}, status=202)
 
+    if await request.app[DELIVERIES].seen(delivery_id):
+        # A redelivery after JetStream's duplicate window: stored long ago, publish nothing.
+        metrics.webhooks.labels(event=label, outcome="duplicate").inc()
+        return json_response({"status": "duplicate", "event": event, "delivery": delivery_id}, status=202)
     subject, event_type = route
     message = ingest.encoder.encode(
         event_type(delivery_id=delivery_id, received_at=received_at.isoformat(), webhook=payload)
@@ -86,6 +92,7 @@ async def github_webhook(request: web.Request) -> web.Response:
         log.warning("publish_failed", error=str(exc) or type(exc).__name__)
         raise ApiError(503, "queue_unavailable", "The queue is unavailable; please redeliver.",
                        headers={"Retry-After": "5"})
+    await request.app[DELIVERIES].remember(delivery_id, ack.seq)
     outcome = "duplicate" if ack.duplicate else "accepted"
     metrics.webhooks.labels(event=label, outcome=outcome).inc()
     return json_response({"status": outcome, "event": event, "delivery": delivery_id}, status=202)
