@@ -44,7 +44,7 @@ INDEXER = ConsumerSpec(
     durable="indexer",
     filter_subjects=(RELEASE,),
     description="Indexer: read release jars with Range requests, upsert versions",
-    ack_wait_s=60.0,
+    ack_wait_s=30.0,  # a crashed worker's jobs go to another replica after this; heartbeats every 10 s
     max_deliver=50,  # ceiling only: retryable job failures are counted in job_attempts (3 max)
     max_ack_pending=256,
 )
