@@ -42,6 +42,7 @@ class Harness:
     services: dict[str, int] = field(default_factory=lambda: {"ingest": 1, "indexer": 1})
     env_extra: dict[str, str] = field(default_factory=dict)
     nats_url_override: str | None = None
+    stream_replicas: int = 1
 
     def __post_init__(self):
         self.gh = FakeGitHub()
@@ -64,8 +65,8 @@ class Harness:
             await migrate.migrate(conn)
         finally:
             await conn.close()
-        nc = await nats.connect(self.nats_url)
-        await natsutil.ensure_all(nc.jetstream())
+        nc = await nats.connect(self.nats_url.split(","))
+        await natsutil.ensure_all(nc.jetstream(), replicas=self.stream_replicas)
         await nc.drain()
         for name, count in self.services.items():
             for i in range(count):

@@ -8,6 +8,7 @@ processes, each restarted when it dies; Ctrl-C stops everything cleanly.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import threading
@@ -80,6 +81,19 @@ class LocalStack:
         for proc in self.services:
             proc.wait_ready(timeout=60)
             self.say(f"{proc.spec.name:<10} {proc.url}  (log {proc.log_path})")
+        self.write_state()
+
+    def write_state(self) -> None:
+        """``.run/state.json``: where everything listens and each service's pid (for tools and tests)."""
+        state = {
+            "nats_url": self.env["NATS_URL"],
+            "database_url": self.env["DATABASE_URL"],
+            "services": {p.spec.name: {"url": p.url, "pid": p.proc.pid, "restarts": p.restarts}
+                         for p in self.services},
+        }
+        tmp = self.root / "state.json.tmp"
+        tmp.write_text(json.dumps(state, indent=2))
+        tmp.replace(self.root / "state.json")
 
     def supervise(self) -> None:
         """Restart a service that died, with a growing pause, until asked to stop."""
@@ -96,6 +110,7 @@ class LocalStack:
                     return
                 proc.restarts += 1
                 proc.start()
+                self.write_state()
 
     def stop(self) -> None:
         self._stop.set()
