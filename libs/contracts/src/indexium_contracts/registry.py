@@ -1,7 +1,7 @@
 """Every stream, durable consumer and key-value bucket the setup step manages."""
 
-from . import deadletter, ingest, telemetry, versions
+from . import deadletter, ingest, onboarding, telemetry, versions
 
 STREAMS = (ingest.STREAM, versions.STREAM, deadletter.STREAM, telemetry.STREAM)
-CONSUMERS = (ingest.INDEXER, telemetry.WRITER)
-BUCKETS = (ingest.DELIVERIES,)
+CONSUMERS = (ingest.INDEXER, telemetry.WRITER, onboarding.GITHUB, versions.SCAN)
+BUCKETS = (ingest.DELIVERIES, onboarding.REDELIVERY_LOCK, onboarding.REDELIVERED, *telemetry.BUCKETS)

@@ -2,24 +2,38 @@
 
 Published by the indexer after its transaction commits (publish after commit).
 Consumed by the API replicas (cache invalidation; each replica its own ephemeral
-consumer) and, later, by the scan stage.
+consumer) and by the scan stage (durable ``scan``, "version indexed" only), which
+publishes ``version.scanned`` after its own commit; operators' quarantine decisions
+publish ``version.reviewed``.
 """
 
 from __future__ import annotations
 
 import msgspec
 
-from .streams import StreamSpec
+from .streams import ConsumerSpec, StreamSpec
 
 SUBJECT_PREFIX = "indexium.version"
 INDEXED = f"{SUBJECT_PREFIX}.indexed"
 HIDDEN = f"{SUBJECT_PREFIX}.hidden"
+SCANNED = f"{SUBJECT_PREFIX}.scanned"
+REVIEWED = f"{SUBJECT_PREFIX}.reviewed"
 
 STREAM = StreamSpec(
     name="VERSIONS",
     subjects=(f"{SUBJECT_PREFIX}.>",),
     description="Versions indexed or hidden, published after commit",
     max_age_s=7 * 24 * 3600,
+)
+
+SCAN = ConsumerSpec(
+    stream=STREAM.name,
+    durable="scan",
+    filter_subjects=(INDEXED,),
+    description="Scan stage: stream every jar once, hash it, check digests, scan its bytecode",
+    ack_wait_s=120.0,  # heartbeated every 40 s while a file streams
+    max_deliver=50,  # ceiling only: retryable failures are counted in job_attempts
+    max_ack_pending=64,
 )
 
 
@@ -48,7 +62,34 @@ class VersionHidden(_VersionEvent, frozen=True, tag="version_hidden.v1"):
     reason: str
 
 
-VersionEvent = VersionIndexed | VersionHidden
+class FileScanned(msgspec.Struct, frozen=True):
+    file_id: str
+    result: str  # clean | suspicious | failed
+    sha1: str | None = None
+    sha256: str | None = None
+    sha512: str | None = None
+    findings: int = 0
+    reason: str | None = None  # why a scan failed
+
+
+class VersionScanned(_VersionEvent, frozen=True, tag="version_scanned.v1"):
+    """The scan stage committed results; ``visible`` says whether public endpoints show it now."""
+
+    status: str  # pending_scan | public | quarantined | rejected
+    visible: bool
+    files: list[FileScanned] = []
+
+
+class VersionReviewed(_VersionEvent, frozen=True, tag="version_reviewed.v1"):
+    """An operator approved or rejected a quarantined version."""
+
+    decision: str  # approved | rejected
+    by: str
+    status: str
+    visible: bool
+
+
+VersionEvent = VersionIndexed | VersionHidden | VersionScanned | VersionReviewed
 
 encoder = msgspec.msgpack.Encoder()
 decoder = msgspec.msgpack.Decoder(VersionEvent)

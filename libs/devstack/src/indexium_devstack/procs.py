@@ -23,10 +23,13 @@ class ServiceSpec:
 SERVICES = (
     ServiceSpec("ingest", "indexium_ingest", 8081),
     ServiceSpec("indexer", "indexium_indexer", 8083),
+    ServiceSpec("scan", "indexium_indexer.scan", 8084),  # the indexer's second role
     ServiceSpec("api", "indexium_api", 8080),
     ServiceSpec("telemetry", "indexium_telemetry", 8082),
 )
-BY_NAME = {s.name: s for s in SERVICES}
+# Runs only when a GitHub App is configured (INDEXIUM_GITHUB_APP_ID).
+GITHUB_ROLE = ServiceSpec("github", "indexium_indexer.github", 8085)
+BY_NAME = {s.name: s for s in (*SERVICES, GITHUB_ROLE)}
 
 
 class ServiceProcess:

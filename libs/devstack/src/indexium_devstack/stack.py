@@ -19,7 +19,7 @@ from indexium_ops.cli import Settings as OpsSettings, setup
 from indexium_platform.settings import load
 
 from .embedded import EmbeddedNats, EmbeddedPostgres, free_port, port_is_free
-from .procs import SERVICES, ServiceProcess
+from .procs import GITHUB_ROLE, SERVICES, ServiceProcess
 
 DEV_WEBHOOK_SECRET = "indexium-dev-secret"
 # Preferred local ports for the embedded servers (the machine's own NATS/PostgreSQL own the defaults).
@@ -72,7 +72,10 @@ class LocalStack:
             self.say(f"setup: {line}")
 
     def start_services(self) -> None:
-        for spec in SERVICES:
+        specs = list(SERVICES)
+        if os.environ.get("INDEXIUM_GITHUB_APP_ID"):
+            specs.append(GITHUB_ROLE)
+        for spec in specs:
             port = int(os.environ.get(f"INDEXIUM_{spec.name.upper()}_PORT", spec.default_port))
             if not port_is_free(port):
                 raise SystemExit(f"port {port} for {spec.name} is taken; set INDEXIUM_{spec.name.upper()}_PORT")

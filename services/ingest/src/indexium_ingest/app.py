@@ -8,7 +8,7 @@ from indexium_platform import logs, natsutil
 from indexium_platform.metrics import ServiceMetrics
 from indexium_platform.web import add_readiness_check, base_app, serve
 
-from . import routes
+from . import redeliver, routes
 from .deliveries import DeliveryLog
 from .metrics import IngestMetrics
 from .settings import Settings
@@ -32,6 +32,8 @@ def create_app(settings: Settings) -> web.Application:
         await natsutil.close(nc)
 
     app.cleanup_ctx.append(nats_ctx)
+    if settings.github_app() is not None:  # failed-delivery reconciler: needs the App's JWT
+        app.cleanup_ctx.append(redeliver.cleanup_ctx(settings, metrics))
     routes.setup(app)
     return app
 

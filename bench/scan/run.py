@@ -1,0 +1,200 @@
+"""Scan-stage benchmark: MB/s per process beside a plain hashlib pass, and peak memory vs jar size.
+
+    python bench/scan/run.py [--sizes 4,16,64] [--repeat 3]
+
+For each jar, in the same run and over the same bytes in the same 256 KiB chunks:
+
+* ``hashlib``: sha1 + sha256 + sha512, one thread (the baseline);
+* ``scan``: the stage's real pipeline (``scan_stream``: hashing thread + archive walk,
+  class parsing and rules), with the central directory's sizes as the stage fetches
+  them first (``dir``), and without (``nodir``: every deflated entry is inflated).
+
+Jars: ``mod`` is shaped like a content mod (by compressed bytes ~35% deflated classes,
+~45% incompressible textures, ~20% deflated JSON/lang), ``classes`` is all classes
+(the worst case: everything must be inflated and pre-filtered), ``stored`` is the
+devstack's ``large_jar`` (stored filler). Peak memory is tracemalloc's peak during a
+scan of ``mod`` jars of growing size (the jar's own bytes excluded). Not part of
+``make test``; figures depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import importlib.util
+import io
+import random
+import sys
+import time
+import tracemalloc
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from indexium_devstack.jars import large_jar
+from indexium_indexer.scan.archive import ScanLimits, scan_archive
+from indexium_indexer.scan.pipeline import scan_stream
+from indexium_jar.policy import DownloadPolicy
+from indexium_jar.remote import MemorySource, RemoteJar
+
+ROOT = Path(__file__).resolve().parents[2]
+CHUNK = 256 * 1024
+MiB = 1024 * 1024
+
+
+def _kit():
+    spec = importlib.util.spec_from_file_location("scan_testkit", ROOT / "tests" / "unit" / "scan" / "scankit.py")
+    kit = importlib.util.module_from_spec(spec)
+    sys.modules["scan_testkit"] = kit
+    spec.loader.exec_module(kit)
+    return kit
+
+
+def class_pool(kit, n: int = 120) -> list[bytes]:
+    """Distinct, realistic-looking classes: many methods with calls, strings, branches."""
+    out = []
+    for i in range(n):
+        cw = kit.ClassWriter(f"com/example/bench/gen/Block{i}", interfaces=["java/lang/Runnable"])
+        for j in range(8 + i % 12):
+            m = cw.method(f"tick{j}", "(Ljava/lang/String;)V")
+            m.println(f"block {i} tick {j} " + "x" * (j * 3))
+            m.aload(1).invoke("invokevirtual", "java/lang/String", "length", "()I").op("pop")
+            m.iconst(j).op("istore", 2).label("l").op("iload", 2).jump("ifeq", "e").op("iinc", 2, 255)
+            m.jump("goto", "l").label("e").op("return")
+        if i % 10 == 0:  # some name what a rule reads: these are parsed in full
+            m = cw.method("check", "()V", kit.ACC_PUBLIC | kit.ACC_STATIC)
+            m.new("java/net/URL").op("dup").ldc("https://example.org/v.json")
+            m.invoke("invokespecial", "java/net/URL", "<init>", "(Ljava/lang/String;)V")
+            m.invoke("invokevirtual", "java/net/URL", "openStream", "()Ljava/io/InputStream;").op("pop").op("return")
+        out.append(cw.to_bytes())
+    return out
+
+
+def build_jar(size: int, classes: list[bytes], *, share_classes: float, seed: int = 1) -> bytes:
+    rng = random.Random(seed)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("fabric.mod.json", b'{"schemaVersion":1,"id":"bench","version":"1.0.0"}')
+        i = 0
+        while buf.tell() < size:
+            r = rng.random()
+            if r < share_classes:
+                zf.writestr(f"com/example/bench/gen/p{i // 500}/C{i}.class", classes[i % len(classes)])
+            elif r < share_classes + (1 - share_classes) * 0.7:
+                zf.writestr(f"assets/bench/textures/t{i}.png", rng.randbytes(rng.randint(2000, 30000)),
+                            compress_type=zipfile.ZIP_STORED if i % 2 else zipfile.ZIP_DEFLATED)
+            else:
+                words = [rng.choice(("block", "item", "minecraft", "stone", "variant", "model", "true"))
+                         for _ in range(rng.randint(200, 3000))]
+                zf.writestr(f"assets/bench/models/m{i}.json", ('{"k": "' + " ".join(words) + '"}').encode())
+            i += 1
+    return buf.getvalue()
+
+
+def chunks_of(data: bytes) -> list[bytes]:
+    return [data[i : i + CHUNK] for i in range(0, len(data), CHUNK)]
+
+
+def hashlib_pass(chunks: list[bytes]) -> float:
+    started = time.perf_counter()
+    hs = (hashlib.sha1(), hashlib.sha256(), hashlib.sha512())
+    for c in chunks:
+        for h in hs:
+            h.update(c)
+    for h in hs:
+        h.hexdigest()
+    return time.perf_counter() - started
+
+
+def _thread_cpu(fn, *args) -> float:
+    started = time.thread_time()
+    fn(*args)
+    return time.thread_time() - started
+
+
+async def _aiter(chunks):
+    for c in chunks:
+        yield c
+
+
+async def scan_pass(chunks: list[bytes], sizes, parse, hashing) -> tuple[float, object]:
+    started = time.perf_counter()
+    hashes, report = await scan_stream(_aiter(chunks), limits=ScanLimits(), parse_executor=parse,
+                                       hash_executor=hashing, sizes=sizes)
+    return time.perf_counter() - started, report
+
+
+async def directory(data: bytes):
+    policy = DownloadPolicy(allowed_hosts=frozenset(), max_cd_size=64 * MiB, max_fetch_bytes=256 * MiB)
+    jar = await RemoteJar.from_source(MemorySource(data), policy)
+    return {e.local_header_offset: e.compressed_size for e in jar.entries}
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="4,16,64", help="jar sizes in MiB for the memory curve")
+    ap.add_argument("--speed-size", type=int, default=32, help="MiB of each jar kind for the speed figures")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    kit = _kit()
+    pool = class_pool(kit)
+    parse, hashing = ThreadPoolExecutor(1), ThreadPoolExecutor(1)
+    size = args.speed_size * MiB
+    jars = {
+        "mod": build_jar(size, pool, share_classes=0.55),
+        "classes": build_jar(size, pool, share_classes=1.0),
+        "stored": large_jar(size, 4000),
+    }
+    print(f"# speed: best of {args.repeat}, 256 KiB chunks, MB = 10^6 bytes")
+    print(f"{'jar':<8} {'MB':>6} {'hashlib MB/s':>13} {'scan dir MB/s':>14} {'ratio':>6} "
+          f"{'scan nodir MB/s':>16} {'ratio':>6}  classes parsed/seen")
+    for name, data in jars.items():
+        chunks = chunks_of(data)
+        sizes = await directory(data)
+        base = min(hashlib_pass(chunks) for _ in range(args.repeat))
+        with_dir = min([await scan_pass(chunks, sizes, parse, hashing) for _ in range(args.repeat)],
+                       key=lambda r: r[0])
+        no_dir = min([await scan_pass(chunks, None, parse, hashing) for _ in range(args.repeat)],
+                     key=lambda r: r[0])
+        mb = len(data) / 1e6
+        report = with_dir[1]
+        assert report.failure is None, report.failure
+        print(f"{name:<8} {mb:>6.1f} {mb / base:>13.0f} {mb / with_dir[0]:>14.0f} {base / with_dir[0]:>6.2f} "
+              f"{mb / no_dir[0]:>16.0f} {base / no_dir[0]:>6.2f}  {report.classes_parsed}/{report.classes}")
+
+    print("\n# CPU view (thread CPU time, best of repeats): robust to other load on the machine.")
+    print("# The pipeline hashes and parses on two threads; with a free core each it runs at the")
+    print("# slower of the two, so 'pipeline ratio' = hash CPU / max(hash CPU, parse CPU).")
+    print(f"{'jar':<8} {'hash CPU s':>11} {'parse CPU s (dir)':>18} {'pipeline ratio':>15} "
+          f"{'parse CPU s (nodir)':>20} {'pipeline ratio':>15}")
+    for name, data in jars.items():
+        chunks = chunks_of(data)
+        sizes = await directory(data)
+        hash_cpu = min(_thread_cpu(hashlib_pass, chunks) for _ in range(args.repeat))
+        parse_dir = min(_thread_cpu(scan_archive, iter(chunks), ScanLimits(), sizes) for _ in range(args.repeat))
+        parse_nodir = min(_thread_cpu(scan_archive, iter(chunks), ScanLimits(), None) for _ in range(args.repeat))
+        print(f"{name:<8} {hash_cpu:>11.3f} {parse_dir:>18.3f} {hash_cpu / max(hash_cpu, parse_dir):>15.2f} "
+              f"{parse_nodir:>20.3f} {hash_cpu / max(hash_cpu, parse_nodir):>15.2f}")
+
+    print("\n# peak memory during one scan (tracemalloc; the jar's own bytes excluded)")
+    print(f"{'jar MiB':>8} {'entries':>8} {'peak KiB (dir)':>15} {'peak KiB (nodir)':>17}")
+    for mib in (int(s) for s in args.sizes.split(",")):
+        data = build_jar(mib * MiB, pool, share_classes=0.55, seed=mib)
+        chunks = chunks_of(data)
+        sizes = await directory(data)
+        peaks = []
+        for hint in (sizes, None):
+            tracemalloc.start()
+            tracemalloc.reset_peak()
+            base_now = tracemalloc.get_traced_memory()[0]
+            _, report = await scan_pass(chunks, hint, parse, hashing)
+            peaks.append((tracemalloc.get_traced_memory()[1] - base_now) / 1024)
+            tracemalloc.stop()
+        print(f"{mib:>8} {report.entries:>8} {peaks[0]:>15.0f} {peaks[1]:>17.0f}")
+    parse.shutdown()
+    hashing.shutdown()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,101 @@
+"""The scan stage's app factory: the ``VERSIONS/scan`` pull consumer plus /healthz, /readyz, /metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from concurrent.futures import ThreadPoolExecutor
+
+import aiohttp
+from aiohttp import web
+
+from indexium_db.pool import create_pool, ping
+from indexium_db.queries import scan as scan_q
+from indexium_jar.policy import DownloadPolicy
+from indexium_platform import natsutil
+from indexium_platform.consumer import PullConsumer
+from indexium_platform.metrics import ServiceMetrics
+from indexium_platform.web import add_readiness_check, base_app, serve
+
+from .archive import ScanLimits
+from .job import VersionScanner
+from .metrics import ScanMetrics
+from .pipeline import ScanContext
+from .settings import Settings
+from .worker import CONSUMER, Worker
+
+NAME = "scan"
+GAUGE_REFRESH_S = 30.0
+
+
+def download_policy(settings: Settings) -> DownloadPolicy:
+    return DownloadPolicy(allowed_hosts=frozenset(h.lower() for h in settings.download_hosts),
+                          timeout=settings.http_timeout_s)
+
+
+def limits(settings: Settings) -> ScanLimits:
+    return ScanLimits(max_class_bytes=settings.max_class_bytes, max_nesting=settings.max_nesting,
+                      max_inflated=settings.max_inflated_bytes, threshold=settings.threshold)
+
+
+@contextlib.contextmanager
+def executors(settings: Settings):
+    parse = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="scan-parse")
+    hashing = ThreadPoolExecutor(settings.concurrency, thread_name_prefix="scan-hash")
+    try:
+        yield parse, hashing
+    finally:
+        parse.shutdown(wait=True, cancel_futures=True)
+        hashing.shutdown(wait=True, cancel_futures=True)
+
+
+def create_app(settings: Settings) -> web.Application:
+    metrics = ServiceMetrics(NAME)
+    scan_metrics = ScanMetrics(metrics)
+    app = base_app(NAME, metrics)
+
+    async def resources(app: web.Application):
+        pool = await create_pool(settings.database_url, max_size=max(2, settings.concurrency + 1))
+        nc = await natsutil.connect(settings.nats_url, name=f"indexium-{NAME}")
+        js = nc.jetstream()
+        session = aiohttp.ClientSession(headers={"User-Agent": "Indexium-Scan"})
+        with executors(settings) as (parse, hashing):
+            ctx = ScanContext(session=session, policy=download_policy(settings), parse_executor=parse,
+                              hash_executor=hashing, limits=limits(settings), max_bytes=settings.max_bytes,
+                              prefetch_directory=settings.prefetch_directory)
+            worker = Worker(VersionScanner(pool, ctx, scan_metrics), pool, js, settings, scan_metrics)
+            consumer = PullConsumer(js, CONSUMER, worker.handle, concurrency=settings.concurrency,
+                                    grace_s=settings.shutdown_grace_s)
+            add_readiness_check(app, "postgres", lambda: ping(pool))
+            add_readiness_check(app, "nats", natsutil.connected_check(nc))
+            add_readiness_check(app, "consumer", _bound(consumer))
+            gauge = asyncio.create_task(_refresh_quarantine_gauge(pool, scan_metrics))
+            await consumer.start()
+            yield
+            gauge.cancel()
+            await consumer.stop()  # finish or nak in-flight scans, then close what they used
+            await session.close()
+        await natsutil.close(nc)
+        await pool.close()
+
+    app.cleanup_ctx.append(resources)
+    return app
+
+
+async def _refresh_quarantine_gauge(pool, metrics: ScanMetrics, every_s: float = GAUGE_REFRESH_S) -> None:
+    """Operators release versions from another process: re-read the quarantine size now and then."""
+    while True:
+        with contextlib.suppress(Exception):  # only a gauge
+            async with pool.acquire() as conn:
+                metrics.quarantined.set(await scan_q.quarantined_count(conn))
+        await asyncio.sleep(every_s)
+
+
+def _bound(consumer: PullConsumer):
+    async def check() -> bool:
+        return consumer.bound
+    return check
+
+
+def main() -> None:
+    serve(NAME, Settings, create_app)

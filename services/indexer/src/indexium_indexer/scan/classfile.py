@@ -1,0 +1,422 @@
+"""Java class files as data (JVMS chapter 4): constant pool, class header, methods, code.
+
+Pure functions over ``bytes``; nothing is executed or loaded. Every number read
+from the file is bounds-checked, and any malformed input ends as
+:class:`ClassFormatError` (never ``IndexError``/``struct.error``).
+
+Only what the scanner needs is kept: names, interfaces, annotation *types* (values
+are skipped), each method's access flags, name, descriptor, bytecode and the start
+of its exception handlers, and the class's ``BootstrapMethods`` (lambdas and string
+concatenation point at methods through them).
+"""
+
+from __future__ import annotations
+
+import struct
+from bisect import bisect_left
+from dataclasses import dataclass, field
+
+MAGIC = 0xCAFEBABE
+
+# Constant-pool tags (JVMS 4.4).
+UTF8, INTEGER, FLOAT, LONG, DOUBLE = 1, 3, 4, 5, 6
+CLASS, STRING, FIELDREF, METHODREF, INTERFACE_METHODREF, NAME_AND_TYPE = 7, 8, 9, 10, 11, 12
+METHOD_HANDLE, METHOD_TYPE, DYNAMIC, INVOKE_DYNAMIC, MODULE, PACKAGE = 15, 16, 17, 18, 19, 20
+
+# Bytes after the tag, for fixed-size entries.
+_FIXED = {INTEGER: 4, FLOAT: 4, LONG: 8, DOUBLE: 8, CLASS: 2, STRING: 2, FIELDREF: 4, METHODREF: 4,
+          INTERFACE_METHODREF: 4, NAME_AND_TYPE: 4, METHOD_HANDLE: 3, METHOD_TYPE: 2, DYNAMIC: 4,
+          INVOKE_DYNAMIC: 4, MODULE: 2, PACKAGE: 2}
+
+ACC_STATIC = 0x0008
+ACC_INTERFACE = 0x0200
+
+_U2 = struct.Struct(">H")
+_U4 = struct.Struct(">I")
+_I4 = struct.Struct(">i")
+_HEADER = struct.Struct(">IHHH")  # magic, minor, major, constant_pool_count
+_MEMBER = struct.Struct(">HHHH")  # access, name, descriptor, attributes_count
+_ATTR = struct.Struct(">HI")  # name index, length
+
+
+class ClassFormatError(ValueError):
+    """The bytes are not a class file we can read."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemberRef:
+    owner: str  # internal form: java/lang/Runtime
+    name: str
+    descriptor: str
+
+
+class Method:
+    """A method; its name and descriptor are decoded only when asked for."""
+
+    __slots__ = ("access", "_pool", "_name_index", "_desc_index", "_name", "_descriptor", "code", "handlers",
+                 "annotations")
+
+    def __init__(self, access: int, pool: ConstantPool, name_index: int, desc_index: int,
+                 code: bytes | None = None, handlers: tuple[int, ...] = (), annotations: tuple[str, ...] = ()):
+        pool.tag(name_index), pool.tag(desc_index)  # fail now on a bad index, not later
+        self.access, self._pool, self._name_index, self._desc_index = access, pool, name_index, desc_index
+        self._name: str | None = None
+        self._descriptor: str | None = None
+        self.code = code  # the Code attribute's bytecode; None for abstract/native methods
+        self.handlers = handlers  # handler_pc of every exception-table entry
+        self.annotations = annotations  # annotation type descriptors, visible and invisible
+
+    @property
+    def name(self) -> str:
+        if self._name is None:
+            self._name = self._pool.utf8(self._name_index)
+        return self._name
+
+    @property
+    def descriptor(self) -> str:
+        if self._descriptor is None:
+            self._descriptor = self._pool.utf8(self._desc_index)
+        return self._descriptor
+
+    @property
+    def is_static(self) -> bool:
+        return bool(self.access & ACC_STATIC)
+
+    @property
+    def signature(self) -> str:
+        return self.name + self.descriptor
+
+
+@dataclass(slots=True)
+class ClassFile:
+    major: int
+    access: int
+    name: str
+    super_name: str | None
+    interfaces: tuple[str, ...]
+    annotations: tuple[str, ...]
+    methods: list[Method]
+    pool: ConstantPool
+    bootstrap_methods: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
+
+
+def modified_utf8(raw: bytes) -> str:
+    """Decode the JVM's modified UTF-8 (NUL as C0 80, supplementary characters as surrogate pairs)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.replace(b"\xc0\x80", b"\x00").decode("utf-8", "surrogatepass" if b"\xed" in raw else "replace")
+
+
+class ConstantPool:
+    """Entry offsets only; names are decoded on first use (most entries are never looked at)."""
+
+    __slots__ = ("_data", "_tags", "_offsets", "_utf8", "_members", "count", "end")
+
+    def __init__(self, data: bytes, count: int, start: int):
+        self._data = data
+        self.count = count
+        tags = bytearray(count)
+        offsets = [0] * count
+        pos, i, end = start, 1, len(data)
+        while i < count:
+            if pos >= end:
+                raise ClassFormatError("truncated constant pool")
+            tag = data[pos]
+            tags[i] = tag
+            offsets[i] = pos + 1
+            if tag == UTF8:
+                if pos + 3 > end:
+                    raise ClassFormatError("truncated constant pool")
+                pos += 3 + ((data[pos + 1] << 8) | data[pos + 2])
+            else:
+                size = _FIXED.get(tag)
+                if size is None:
+                    raise ClassFormatError(f"unknown constant-pool tag {tag}")
+                pos += 1 + size
+                if tag in (LONG, DOUBLE) and i + 1 < count:
+                    i += 1  # takes two slots; the phantom keeps the offsets sorted for entry_at
+                    offsets[i] = offsets[i - 1]
+            i += 1
+        if pos > end:
+            raise ClassFormatError("truncated constant pool")
+        self._tags, self._offsets = tags, offsets
+        self._utf8: dict[int, str] = {}
+        self._members: dict[int, MemberRef] = {}
+        self.end = pos  # where the class header after the pool starts
+
+    def tag(self, index: int) -> int:
+        if not 0 < index < self.count:
+            raise ClassFormatError(f"constant-pool index {index} out of range")
+        return self._tags[index]
+
+    def entry_at(self, position: int, tag: int) -> int | None:
+        """The index of the entry of ``tag`` whose tag byte is at ``position``, if one is."""
+        i = bisect_left(self._offsets, position + 1, 1)
+        if i < self.count and self._offsets[i] == position + 1 and self._tags[i] == tag:
+            return i
+        return None
+
+    def find_refs(self, tag: int, targets: set[int], *, second: bool = False) -> set[int]:
+        """Entries of ``tag`` whose first (or ``second``) u2 field is one of ``targets``.
+
+        A byte search over the pool instead of a loop over its entries: C speed.
+        """
+        found: set[int] = set()
+        data, end = self._data, self.end
+        for target in targets:
+            needle = target.to_bytes(2, "big")
+            if not second:
+                needle = bytes((tag,)) + needle
+            at = data.find(needle, 0, end)
+            while at >= 0:
+                start = at - 3 if second else at
+                i = self.entry_at(start, tag) if start >= 0 else None
+                if i is not None:
+                    found.add(i)
+                at = data.find(needle, at + 1, end)
+        return found
+
+    def utf8_at(self, position: int) -> int | None:
+        return self.entry_at(position, UTF8)
+
+    def indices(self, *tags: int) -> list[int]:
+        """Indices of every entry with one of ``tags``."""
+        wanted = set(tags)
+        return [i for i, t in enumerate(self._tags) if t in wanted]
+
+    def _u2(self, at: int) -> int:
+        return (self._data[at] << 8) | self._data[at + 1]
+
+    def _expect(self, index: int, *tags: int) -> int:
+        if self.tag(index) not in tags:
+            raise ClassFormatError(f"constant {index} has tag {self._tags[index]}, expected {tags}")
+        return self._offsets[index]
+
+    def utf8(self, index: int) -> str:
+        cached = self._utf8.get(index)
+        if cached is None:
+            at = self._expect(index, UTF8)
+            length = self._u2(at)
+            cached = modified_utf8(self._data[at + 2 : at + 2 + length])
+            self._utf8[index] = cached
+        return cached
+
+    def class_name(self, index: int) -> str:
+        return self.utf8(self._u2(self._expect(index, CLASS)))
+
+    def string(self, index: int) -> str:
+        return self.utf8(self._u2(self._expect(index, STRING)))
+
+    def integer(self, index: int) -> int:
+        return _I4.unpack_from(self._data, self._expect(index, INTEGER))[0]
+
+    def name_and_type(self, index: int) -> tuple[str, str]:
+        at = self._expect(index, NAME_AND_TYPE)
+        return self.utf8(self._u2(at)), self.utf8(self._u2(at + 2))
+
+    def member(self, index: int) -> MemberRef:
+        """A Fieldref, Methodref or InterfaceMethodref."""
+        ref = self._members.get(index)
+        if ref is None:
+            at = self._expect(index, FIELDREF, METHODREF, INTERFACE_METHODREF)
+            name, descriptor = self.name_and_type(self._u2(at + 2))
+            ref = MemberRef(self.class_name(self._u2(at)), name, descriptor)
+            self._members[index] = ref
+        return ref
+
+    def invoke_dynamic(self, index: int) -> tuple[int, str, str]:
+        """(bootstrap method index, name, descriptor) of an InvokeDynamic/Dynamic constant."""
+        at = self._expect(index, INVOKE_DYNAMIC, DYNAMIC)
+        return (self._u2(at), *self.name_and_type(self._u2(at + 2)))
+
+    def method_handle(self, index: int) -> MemberRef:
+        at = self._expect(index, METHOD_HANDLE)
+        return self.member(self._u2(at + 1))
+
+    def ldc(self, index: int) -> tuple[str, object]:
+        """What ``ldc`` pushes: ('str', text) | ('int', value) | ('class', name) | ('other', None)."""
+        tag = self.tag(index)
+        if tag == STRING:
+            return "str", self.string(index)
+        if tag == INTEGER:
+            return "int", self.integer(index)
+        if tag == CLASS:
+            return "class", self.class_name(index)
+        return "other", None
+
+
+def parse_class(data: bytes) -> ClassFile:
+    """Parse a class file. Raises :class:`ClassFormatError` on anything malformed."""
+    try:
+        return _parse(bytes(data))
+    except ClassFormatError:
+        raise
+    except (IndexError, struct.error, ValueError) as exc:
+        raise ClassFormatError(f"malformed class file ({type(exc).__name__})") from None
+
+
+def _parse(data: bytes) -> ClassFile:
+    if len(data) < _HEADER.size:
+        raise ClassFormatError("too short for a class file")
+    magic, _minor, major, cp_count = _HEADER.unpack_from(data, 0)
+    if magic != MAGIC:
+        raise ClassFormatError("bad magic")
+    pool = ConstantPool(data, cp_count, _HEADER.size)
+    pos = pool.end
+    access, this_index, super_index, n_interfaces = struct.unpack_from(">HHHH", data, pos)
+    pos += 8
+    interfaces = tuple(pool.class_name(_U2.unpack_from(data, pos + 2 * i)[0]) for i in range(n_interfaces))
+    pos += 2 * n_interfaces
+    name = pool.class_name(this_index)
+    super_name = pool.class_name(super_index) if super_index else None
+
+    (n_fields,) = _U2.unpack_from(data, pos)
+    pos += 2
+    for _ in range(n_fields):
+        _acc, _name, _desc, n_attrs = _MEMBER.unpack_from(data, pos)
+        pos = _skip_attributes(data, pos + _MEMBER.size, n_attrs)
+
+    (n_methods,) = _U2.unpack_from(data, pos)
+    pos += 2
+    methods = []
+    for _ in range(n_methods):
+        method, pos = _method(data, pos, pool)
+        methods.append(method)
+
+    annotations: list[str] = []
+    bootstrap: list[tuple[int, tuple[int, ...]]] = []
+    (n_attrs,) = _U2.unpack_from(data, pos)
+    pos += 2
+    for _ in range(n_attrs):
+        attr_name, length, body, pos = _attribute(data, pos, pool)
+        if attr_name in ("RuntimeVisibleAnnotations", "RuntimeInvisibleAnnotations"):
+            annotations += _annotation_types(data, body, body + length, pool)
+        elif attr_name == "BootstrapMethods":
+            bootstrap = _bootstrap_methods(data, body, body + length)
+    if pos > len(data):
+        raise ClassFormatError("truncated class file")
+    return ClassFile(major, access, name, super_name, interfaces, tuple(annotations), methods, pool, bootstrap)
+
+
+def _attribute(data: bytes, pos: int, pool: ConstantPool) -> tuple[str, int, int, int]:
+    name_index, length = _ATTR.unpack_from(data, pos)
+    body = pos + _ATTR.size
+    if body + length > len(data):
+        raise ClassFormatError("attribute runs past the end of the file")
+    return pool.utf8(name_index), length, body, body + length
+
+
+def _skip_attributes(data: bytes, pos: int, count: int) -> int:
+    for _ in range(count):
+        _name, length = _ATTR.unpack_from(data, pos)
+        pos += _ATTR.size + length
+        if pos > len(data):
+            raise ClassFormatError("attribute runs past the end of the file")
+    return pos
+
+
+def _method(data: bytes, pos: int, pool: ConstantPool) -> tuple[Method, int]:
+    access, name_index, desc_index, n_attrs = _MEMBER.unpack_from(data, pos)
+    pos += _MEMBER.size
+    method = Method(access, pool, name_index, desc_index)
+    annotations: list[str] = []
+    for _ in range(n_attrs):
+        attr_name, length, body, pos = _attribute(data, pos, pool)
+        if attr_name == "Code":
+            method.code, method.handlers = _code(data, body, body + length)
+        elif attr_name in ("RuntimeVisibleAnnotations", "RuntimeInvisibleAnnotations"):
+            annotations += _annotation_types(data, body, body + length, pool)
+    method.annotations = tuple(annotations)
+    return method, pos
+
+
+def _code(data: bytes, pos: int, end: int) -> tuple[bytes, tuple[int, ...]]:
+    (code_length,) = _U4.unpack_from(data, pos + 4)  # after max_stack, max_locals
+    start = pos + 8
+    if start + code_length + 2 > end:
+        raise ClassFormatError("Code attribute shorter than its code")
+    code = data[start : start + code_length]
+    pos = start + code_length
+    (n_handlers,) = _U2.unpack_from(data, pos)
+    pos += 2
+    if pos + 8 * n_handlers > end:
+        raise ClassFormatError("truncated exception table")
+    handlers = tuple(_U2.unpack_from(data, pos + 8 * i + 4)[0] for i in range(n_handlers))
+    return code, handlers
+
+
+def _annotation_types(data: bytes, pos: int, end: int, pool: ConstantPool) -> list[str]:
+    (count,) = _U2.unpack_from(data, pos)
+    pos += 2
+    types = []
+    for _ in range(count):
+        type_name, pos = _annotation(data, pos, pool, depth=0)
+        types.append(type_name)
+    if pos > end:
+        raise ClassFormatError("annotations run past their attribute")
+    return types
+
+
+def _annotation(data: bytes, pos: int, pool: ConstantPool, depth: int) -> tuple[str, int]:
+    type_index, pairs = struct.unpack_from(">HH", data, pos)
+    pos += 4
+    for _ in range(pairs):
+        pos = _element_value(data, pos + 2, pool, depth)
+    return pool.utf8(type_index), pos
+
+
+def _element_value(data: bytes, pos: int, pool: ConstantPool, depth: int) -> int:
+    if depth > 64:
+        raise ClassFormatError("annotation nesting too deep")
+    tag = chr(data[pos])
+    pos += 1
+    if tag in "BCDFIJSZsc":
+        return pos + 2
+    if tag == "e":
+        return pos + 4
+    if tag == "@":
+        return _annotation(data, pos, pool, depth + 1)[1]
+    if tag == "[":
+        (count,) = _U2.unpack_from(data, pos)
+        pos += 2
+        for _ in range(count):
+            pos = _element_value(data, pos, pool, depth + 1)
+        return pos
+    raise ClassFormatError(f"unknown annotation element tag {tag!r}")
+
+
+def _bootstrap_methods(data: bytes, pos: int, end: int) -> list[tuple[int, tuple[int, ...]]]:
+    (count,) = _U2.unpack_from(data, pos)
+    pos += 2
+    out = []
+    for _ in range(count):
+        handle, n_args = struct.unpack_from(">HH", data, pos)
+        pos += 4
+        out.append((handle, tuple(_U2.unpack_from(data, pos + 2 * i)[0] for i in range(n_args))))
+        pos += 2 * n_args
+    if pos > end:
+        raise ClassFormatError("BootstrapMethods runs past its attribute")
+    return out
+
+
+def argument_slots(descriptor: str) -> tuple[int, str]:
+    """(number of arguments, return type) of a method descriptor; long/double count once."""
+    if not descriptor.startswith("("):
+        raise ClassFormatError(f"bad method descriptor {descriptor!r}")
+    close = descriptor.find(")")
+    if close < 0:
+        raise ClassFormatError(f"bad method descriptor {descriptor!r}")
+    i, n = 1, 0
+    while i < close:
+        c = descriptor[i]
+        while c == "[":
+            i += 1
+            c = descriptor[i]
+        if c == "L":
+            i = descriptor.index(";", i)
+        elif c not in "BCDFIJSZ":
+            raise ClassFormatError(f"bad method descriptor {descriptor!r}")
+        i += 1
+        n += 1
+    return n, descriptor[close + 1 :]

@@ -1,0 +1,148 @@
+"""Stream a whole asset over HTTP under the jar reader's download rules.
+
+The same :class:`~indexium_jar.policy.DownloadPolicy` as the range reader: every
+redirect hop is followed by hand and its host checked against ``allowed_hosts``
+before anything is sent (hosts admitted only by a wildcard must resolve to public
+addresses), at most ``max_redirects`` hops. Failures are the jar reader's typed
+:class:`~indexium_jar.errors.JarReadError` subclasses, so "retryable" means the
+same thing in both stages. Bodies are never written to disk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import socket
+from collections.abc import AsyncIterator
+
+import aiohttp
+from yarl import URL
+
+from indexium_jar.errors import (
+    AssetNotFound,
+    DownloadHostNotAllowed,
+    FetchLimitExceeded,
+    FetchTimeout,
+    HttpError,
+    JarReadError,
+    NetworkError,
+    TooManyRedirects,
+)
+from indexium_jar.http_source import parse_retry_after
+from indexium_jar.policy import DownloadPolicy, is_public_address
+
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+CHUNK = 256 * 1024  # handed to the hashers and the parser at a time
+
+
+class TooLarge(FetchLimitExceeded):
+    code = "too_large"
+
+
+async def check_host(url: URL, policy: DownloadPolicy) -> None:
+    """Raise DownloadHostNotAllowed unless ``policy`` lets us connect to ``url``'s host."""
+    host, port = url.host, url.port
+    if url.scheme not in ("http", "https") or not host:
+        raise DownloadHostNotAllowed("only http(s) URLs with a host are fetched")
+    rule = policy.match_host(host, port)
+    if rule is None:
+        raise DownloadHostNotAllowed(f"host {host} is not allowed")
+    if rule == "explicit":
+        return
+    try:
+        ipaddress.ip_address(host.split("%", 1)[0])
+        addresses = [host]
+    except ValueError:
+        try:
+            async with asyncio.timeout(policy.timeout):
+                infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except TimeoutError:
+            raise FetchTimeout(f"resolving {host} timed out") from None
+        except OSError as exc:
+            raise NetworkError(f"cannot resolve {host}: {type(exc).__name__}") from None
+        addresses = [str(info[4][0]) for info in infos]
+    if not addresses or not all(is_public_address(a) for a in addresses):
+        raise DownloadHostNotAllowed(f"host {host} resolves to a non-public address")
+
+
+async def _get(session: aiohttp.ClientSession, url: URL, policy: DownloadPolicy) -> aiohttp.ClientResponse:
+    """GET, following allowed redirects; a 200 response whose body is not read yet."""
+    for _hop in range(policy.max_redirects + 1):
+        await check_host(url, policy)
+        try:
+            resp = await session.get(
+                url, allow_redirects=False, headers={"Accept-Encoding": "identity"},
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=policy.timeout, sock_read=policy.timeout),
+            )
+        except asyncio.TimeoutError:
+            raise FetchTimeout(f"no answer from {url.host} in {policy.timeout} s") from None
+        except (aiohttp.ClientError, OSError) as exc:
+            raise NetworkError(f"{type(exc).__name__} talking to {url.host}") from None
+        if resp.status in _REDIRECTS and "Location" in resp.headers:
+            try:
+                target = url.join(URL(resp.headers["Location"]))
+            except ValueError:
+                resp.release()
+                raise HttpError(resp.status, "invalid Location header") from None
+            resp.release()
+            url = target
+            continue
+        if resp.status == 200:
+            return resp
+        retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+        resp.release()
+        if resp.status in (404, 410):
+            raise AssetNotFound("the file was not found")
+        raise HttpError(resp.status, retry_after=retry_after)
+    raise TooManyRedirects(f"more than {policy.max_redirects} redirects")
+
+
+@contextlib.asynccontextmanager
+async def open_body(session: aiohttp.ClientSession, url: str, policy: DownloadPolicy,
+                    *, max_bytes: int) -> AsyncIterator[AsyncIterator[bytes]]:
+    """The body as chunks of about :data:`CHUNK` bytes; raises TooLarge past ``max_bytes``."""
+    resp = await _get(session, URL(url), policy)
+    try:
+        if resp.content_length is not None and resp.content_length > max_bytes:
+            raise TooLarge(f"the file is {resp.content_length} bytes, the limit is {max_bytes}")
+        yield _chunks(resp, max_bytes)
+    finally:
+        resp.release()
+
+
+async def _chunks(resp: aiohttp.ClientResponse, max_bytes: int) -> AsyncIterator[bytes]:
+    total, parts, held = 0, [], 0
+    try:
+        while True:
+            data = await resp.content.read(CHUNK)
+            if not data:
+                break
+            total += len(data)
+            if total > max_bytes:
+                raise TooLarge(f"the file is larger than the limit of {max_bytes} bytes")
+            parts.append(data)
+            held += len(data)
+            if held >= CHUNK:
+                yield parts[0] if len(parts) == 1 else b"".join(parts)
+                parts, held = [], 0
+    except JarReadError:
+        raise
+    except asyncio.TimeoutError:
+        raise FetchTimeout("the download stalled") from None
+    except (aiohttp.ClientError, OSError) as exc:  # ClientPayloadError: connection closed early
+        raise NetworkError(f"download interrupted ({type(exc).__name__})") from None
+    if resp.content_length is not None and total != resp.content_length:
+        raise NetworkError("download truncated: body shorter than Content-Length")
+    if parts:
+        yield b"".join(parts)
+
+
+async def fetch_small(session: aiohttp.ClientSession, url: str, policy: DownloadPolicy,
+                      *, limit: int = 4096) -> bytes | None:
+    """A small text asset (a ``.sha256`` sidecar); None when it is gone (404/410)."""
+    try:
+        async with open_body(session, url, policy, max_bytes=limit) as body:
+            return b"".join([chunk async for chunk in body])
+    except AssetNotFound:
+        return None

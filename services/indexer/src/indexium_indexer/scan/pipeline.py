@@ -1,0 +1,165 @@
+"""Scan one file: stream it once, hash and parse it at the same time, check it against GitHub.
+
+The event loop only moves bytes. Per chunk, hashing (sha1+sha256+sha512) runs in
+one worker thread while the archive walk runs in another, a chunk or two behind:
+both spend most of their time in C code that releases the GIL (hashlib, zlib), so
+they overlap. At most :data:`PIPE_CHUNKS` chunks are in flight: memory is bounded
+whatever the file's size.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import queue
+from collections.abc import AsyncIterator, Mapping
+from concurrent.futures import Executor
+from dataclasses import dataclass
+
+import aiohttp
+
+from indexium_jar.errors import DownloadHostNotAllowed, JarReadError
+from indexium_jar.policy import DownloadPolicy
+from indexium_jar.remote import RemoteJar
+
+from . import download
+from .archive import ArchiveReport, ScanLimits, scan_archive
+from .verdict import SIDECAR_MISSING, FileVerdict, Hashes, MultiHasher, decide, failed, integrity_findings
+
+PIPE_CHUNKS = 4
+
+
+class StreamAborted(Exception):
+    """The producer stopped (download failed or cancelled) before the end."""
+
+
+class ChunkPipe:
+    """An async producer hands chunks to one consumer thread, ``capacity`` at most in flight."""
+
+    _END = object()
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, capacity: int = PIPE_CHUNKS):
+        self._loop = loop
+        self._q: queue.SimpleQueue = queue.SimpleQueue()
+        self._space = asyncio.Semaphore(capacity)
+        self._capacity = capacity
+        self.consumer_gone = False
+
+    async def put(self, chunk: bytes) -> None:
+        if self.consumer_gone:
+            return  # the parser stopped early (corrupt archive): keep hashing, drop the bytes
+        await self._space.acquire()
+        if not self.consumer_gone:
+            self._q.put(chunk)
+
+    def close(self) -> None:
+        self._q.put(self._END)
+
+    def abort(self) -> None:
+        self._q.put(StreamAborted())
+
+    # consumer thread
+    def __iter__(self):
+        try:
+            while True:
+                item = self._q.get()
+                if item is self._END:
+                    return
+                if isinstance(item, StreamAborted):
+                    raise item
+                self._loop.call_soon_threadsafe(self._space.release)
+                yield item
+        finally:
+            self._loop.call_soon_threadsafe(self._gone)
+
+    def _gone(self) -> None:
+        self.consumer_gone = True
+        for _ in range(self._capacity + 1):
+            self._space.release()
+
+
+def _consume(pipe: ChunkPipe, limits: ScanLimits, sizes: Mapping[int, int] | None) -> ArchiveReport:
+    chunks = iter(pipe)
+    try:
+        return scan_archive(chunks, limits, sizes)
+    finally:
+        chunks.close()  # tells the producer at once when the walk stopped early
+
+
+async def scan_stream(chunks: AsyncIterator[bytes], *, limits: ScanLimits, parse_executor: Executor,
+                      hash_executor: Executor, sizes: Mapping[int, int] | None = None,
+                      ) -> tuple[Hashes, ArchiveReport]:
+    """Hash and scan a stream of chunks; exceptions of ``chunks`` propagate.
+
+    Two executors on purpose: a parse thread blocks waiting for chunks, so hashing
+    must never queue behind it.
+    """
+    loop = asyncio.get_running_loop()
+    pipe = ChunkPipe(loop)
+    hasher = MultiHasher()
+    scan = loop.run_in_executor(parse_executor, _consume, pipe, limits, sizes)
+    try:
+        async for chunk in chunks:
+            await loop.run_in_executor(hash_executor, hasher.update, chunk)
+            await pipe.put(chunk)
+        pipe.close()
+    except BaseException:
+        pipe.abort()
+        with contextlib.suppress(BaseException):
+            await scan
+        raise
+    return hasher.result(), await scan
+
+
+@dataclass(frozen=True)
+class FileToScan:
+    url: str
+    size: int  # as GitHub reported it
+    digest: str | None  # GitHub's "sha256:<hex>"
+    sidecar_url: str | None
+
+
+@dataclass(frozen=True)
+class ScanContext:
+    session: aiohttp.ClientSession
+    policy: DownloadPolicy
+    parse_executor: Executor  # one thread per file scanned at once
+    hash_executor: Executor
+    limits: ScanLimits
+    max_bytes: int
+    prefetch_directory: bool = True
+
+
+async def directory_sizes(ctx: ScanContext, url: str) -> Mapping[int, int] | None:
+    """Compressed sizes by local-header offset, from the central directory (one Range request).
+
+    Only an optimisation: with them, entries no rule reads are skipped without
+    inflating. The stream's own directory is still checked against what was walked.
+    """
+    try:
+        jar = await RemoteJar.open(ctx.session, url, ctx.policy)
+    except DownloadHostNotAllowed:
+        raise
+    except JarReadError:
+        return None  # the full download will tell what is wrong, if anything
+    return {e.local_header_offset: e.compressed_size for e in jar.entries}
+
+
+async def scan_file(ctx: ScanContext, f: FileToScan) -> FileVerdict:
+    """The verdict on one file. Raises JarReadError only when retrying may help."""
+    try:
+        sizes = await directory_sizes(ctx, f.url) if ctx.prefetch_directory else None
+        async with download.open_body(ctx.session, f.url, ctx.policy, max_bytes=ctx.max_bytes) as body:
+            hashes, report = await scan_stream(body, limits=ctx.limits, parse_executor=ctx.parse_executor,
+                                               hash_executor=ctx.hash_executor, sizes=sizes)
+        sidecar: bytes | None | object = None
+        if f.sidecar_url:
+            sidecar = await download.fetch_small(ctx.session, f.sidecar_url, ctx.policy)
+            if sidecar is None:
+                sidecar = SIDECAR_MISSING
+    except JarReadError as exc:
+        if exc.retryable:
+            raise
+        return failed(exc.code, exc.message)
+    integrity, notes = integrity_findings(hashes, expected_size=f.size, digest=f.digest, sidecar=sidecar)
+    return decide(report, hashes, integrity, notes, ctx.limits.threshold)

@@ -1,0 +1,480 @@
+"""Walk a zip archive front to back from a stream of chunks, in memory that does not grow with it.
+
+Pure (no I/O, no threads): :class:`Reader` pulls ``bytes`` chunks from any iterator.
+
+Entry data is found from local headers (APPNOTE 4.3.7). With a data descriptor
+(flag bit 3) the local sizes are zero, so:
+
+* DEFLATE: the deflate stream marks its own end; what follows is the descriptor;
+* STORED: the central directory's size, when the caller fetched it first
+  (``sizes``: local-header offset -> compressed size); otherwise the descriptor is
+  found by its signature ``PK\\x07\\x08`` *and* a CRC-32 and size equal to those of
+  the bytes before it, holding back at most 24 bytes.
+
+The JVM finds entries through the central directory at the end, not through local
+headers. So the directory is checked too, as it streams past: every record must
+point at a local header we walked, with the same name, method and compressed size
+(a compact fingerprint per entry: 16 bytes). Anything else (a record pointing into
+another entry's data, bytes after the end record, an end record hidden in the
+comment) is reported in :attr:`ZipWalk.problems`; malformed input raises
+:class:`CorruptArchive`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+import sys
+import zlib
+from array import array
+from bisect import bisect_left
+from collections.abc import Iterator, Mapping
+
+LOCAL_SIG = b"PK\x03\x04"
+CENTRAL_SIG = b"PK\x01\x02"
+EOCD_SIG = b"PK\x05\x06"
+ZIP64_EOCD_SIG = b"PK\x06\x06"
+ZIP64_LOCATOR_SIG = b"PK\x06\x07"
+DESCRIPTOR_SIG = b"PK\x07\x08"
+STORED, DEFLATED = 0, 8
+FLAG_ENCRYPTED, FLAG_DESCRIPTOR = 0x1, 0x8
+
+_LOCAL = struct.Struct("<HHHHHIIIHH")  # after the signature: 26 bytes
+_CENTRAL = struct.Struct("<HHHHHHIIIHHHHHII")  # after the signature: 42 bytes
+_EOCD = struct.Struct("<HHHHIIH")  # after the signature: 18 bytes
+_U32 = 0xFFFFFFFF
+_PRINT_KEY = os.urandom(16)
+_HASH_IS_KEYED = bool(sys.flags.hash_randomization)
+_PRINT_TAIL = struct.Struct("<HQ")
+OUT_CHUNK = 256 * 1024  # inflated bytes produced per step
+
+
+class CorruptArchive(Exception):
+    """The stream is not a zip archive we can walk."""
+
+
+class LimitExceeded(Exception):
+    """A configured bound (inflated bytes, entries) was crossed."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+class Budget:
+    """Bounds shared by an archive and every archive nested in it."""
+
+    def __init__(self, max_inflated: int, max_entries: int):
+        self.inflated_left = max_inflated
+        self.entries_left = max_entries
+
+    def inflate(self, n: int) -> None:
+        self.inflated_left -= n
+        if self.inflated_left < 0:
+            raise LimitExceeded("inflate_limit", "the archive inflates to more than the limit")
+
+    def entry(self) -> None:
+        self.entries_left -= 1
+        if self.entries_left < 0:
+            raise LimitExceeded("too_many_entries", "the archive has more entries than the limit")
+
+
+class Reader:
+    """Sequential reads over an iterator of chunks, with look-ahead; knows its offset."""
+
+    __slots__ = ("_chunks", "_buf", "_pos", "_base", "_eof")
+
+    def __init__(self, chunks: Iterator[bytes]):
+        self._chunks = chunks
+        self._buf = b""
+        self._pos = 0
+        self._base = 0  # stream offset of _buf[0]
+        self._eof = False
+
+    @property
+    def offset(self) -> int:
+        return self._base + self._pos
+
+    def _fill(self, need: int) -> bool:
+        """Make at least ``need`` bytes available; False at end of stream."""
+        while len(self._buf) - self._pos < need:
+            if self._eof:
+                return False
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                self._eof = True
+                return False
+            if not chunk:
+                continue
+            rest = len(self._buf) - self._pos
+            self._base += self._pos
+            self._buf = (self._buf[self._pos :] + bytes(chunk)) if rest else bytes(chunk)
+            self._pos = 0
+        return True
+
+    def window(self, need: int = 1) -> tuple[bytes, int, int]:
+        """``(buf, start, end)``: the bytes available now (at least ``need`` unless at the end)."""
+        self._fill(need)
+        return self._buf, self._pos, len(self._buf)
+
+    def advance(self, n: int) -> None:
+        self._pos += n
+
+    def read(self, n: int) -> bytes:
+        if not self._fill(n):
+            raise CorruptArchive("unexpected end of archive")
+        out = self._buf[self._pos : self._pos + n]
+        self._pos += n
+        return out
+
+    def skip(self, n: int) -> None:
+        while n:
+            buf, start, end = self.window(1)
+            if start == end:
+                raise CorruptArchive("unexpected end of archive")
+            step = min(n, end - start)
+            self._pos += step
+            n -= step
+
+    def at_end(self) -> bool:
+        return not self._fill(1)
+
+
+class Entry:
+    """One local entry. Call :meth:`data` at most once; the walk skips whatever is left."""
+
+    __slots__ = ("_name", "raw_name", "method", "flags", "offset", "csize", "usize", "zip64", "_walk",
+                 "_data", "compressed_read")
+
+    def __init__(self, walk: ZipWalk, raw_name: bytes, flags: int, method: int, offset: int,
+                 csize: int | None, usize: int | None, zip64: bool):
+        self._walk = walk
+        self.raw_name, self.flags, self.method, self.offset = raw_name, flags, method, offset
+        self._name: str | None = None
+        self.csize, self.usize, self.zip64 = csize, usize, zip64
+        self._data: Iterator[bytes] | None = None
+        self.compressed_read = 0
+
+    @property
+    def name(self) -> str:
+        if self._name is None:
+            self._name = self.raw_name.decode("utf-8" if self.flags & 0x800 else "cp437", "replace")
+        return self._name
+
+    @property
+    def is_dir(self) -> bool:
+        return self.raw_name.endswith(b"/")
+
+    @property
+    def readable(self) -> bool:
+        return not self.flags & FLAG_ENCRYPTED and self.method in (STORED, DEFLATED)
+
+    def read_all(self, limit: int) -> bytes:
+        """All uncompressed bytes at once; LimitExceeded("entry_too_large") past ``limit``.
+
+        One call instead of a chunk generator when the compressed size is known: most
+        class files are a few KiB and the per-chunk overhead would dominate.
+        """
+        if self.csize is None or self.csize > limit + (limit >> 2) + 1024:
+            return b"".join(self._collect(limit))
+        if not self.readable:
+            raise CorruptArchive(f"entry {self.name!r} is encrypted or uses an unsupported method")
+        self._data = iter(())  # consumed here; the walk must not skip it again
+        raw = self._walk._r.read(self.csize)
+        self.compressed_read = self.csize
+        if self.method == STORED:
+            if len(raw) > limit:
+                raise LimitExceeded("entry_too_large", f"{self.name}: larger than {limit} bytes")
+            return raw
+        d = zlib.decompressobj(-zlib.MAX_WBITS)
+        try:
+            out = d.decompress(raw, limit + 1)  # bounded whatever the ratio
+        except zlib.error:
+            raise CorruptArchive(f"invalid deflate data in {self.name!r}") from None
+        if len(out) > limit:
+            raise LimitExceeded("entry_too_large", f"{self.name}: larger than {limit} bytes")
+        if not d.eof:
+            raise CorruptArchive(f"entry {self.name!r} is truncated")
+        self._walk._budget.inflate(len(out))
+        return out
+
+    def _collect(self, limit: int) -> Iterator[bytes]:
+        size = 0
+        for chunk in self.data():
+            size += len(chunk)
+            if size > limit:
+                raise LimitExceeded("entry_too_large", f"{self.name}: larger than {limit} bytes")
+            yield chunk
+
+    def data(self) -> Iterator[bytes]:
+        """The uncompressed bytes, in chunks."""
+        if self._data is not None:
+            raise RuntimeError("entry data already opened")
+        if not self.readable:
+            raise CorruptArchive(f"entry {self.name!r} is encrypted or uses an unsupported method")
+        self._data = self._walk._entry_data(self)
+        return self._data
+
+
+class ZipWalk:
+    def __init__(self, reader: Reader, *, budget: Budget, sizes: Mapping[int, int] | None = None):
+        self._r = reader
+        self._budget = budget
+        self._sizes = sizes or {}
+        self._offsets = array("Q")  # local header offsets, increasing
+        self._prints = array("Q")  # fingerprint of (name, method, compressed size) per offset
+        self.problems: list[str] = []
+        self.entries_seen = 0
+
+    def _problem(self, text: str) -> None:
+        if len(self.problems) < 20:
+            self.problems.append(text)
+
+    @staticmethod
+    def _print(raw_name: bytes, method: int, csize: int) -> int:
+        # Keyed with a secret per-process key: whoever writes the archive controls both
+        # names, so an unkeyed 64-bit hash would fall to a 2^32 birthday search. The
+        # interpreter's own bytes hash is SipHash keyed at random per process (unless
+        # PYTHONHASHSEED pins it): 10x cheaper than blake2b.
+        if _HASH_IS_KEYED:
+            return hash((raw_name, method, csize)) & 0xFFFFFFFFFFFFFFFF
+        h = hashlib.blake2b(raw_name + _PRINT_TAIL.pack(method, csize), digest_size=8, key=_PRINT_KEY)
+        return int.from_bytes(h.digest(), "little")
+
+    # --- the walk ---------------------------------------------------------------------------
+    def entries(self) -> Iterator[Entry]:
+        r = self._r
+        while True:
+            if r.at_end():
+                raise CorruptArchive("no end of central directory record")
+            offset = r.offset
+            buf, start, _end = r.window(30)
+            sig = buf[start : start + 4]
+            if sig == LOCAL_SIG:
+                entry = self._local(offset)
+                yield entry
+                self._finish(entry)
+            elif sig == CENTRAL_SIG:
+                r.advance(4)
+                self._central_directory(offset)
+                return
+            elif sig == EOCD_SIG and not self._offsets:
+                r.advance(4)
+                self._end_record(offset, cd_offset=offset, cd_size=0)
+                return
+            else:
+                raise CorruptArchive(f"unexpected record at offset {offset}")
+
+    def _local(self, offset: int) -> Entry:
+        self._budget.entry()
+        self.entries_seen += 1
+        (_need, flags, method, _time, _date, _crc, csize, usize, nlen, elen) = _LOCAL.unpack(self._r.read(30)[4:])
+        tail = self._r.read(nlen + elen)
+        raw_name, extra = tail[:nlen], tail[nlen:]
+        zip64 = False
+        if csize == _U32 or usize == _U32:
+            z = _zip64_extra(extra, [usize, csize])
+            if z is None:
+                raise CorruptArchive("zip64 sizes without a zip64 extra field")
+            usize, csize = z
+            zip64 = True
+        known: int | None = self._sizes.get(offset)
+        if known is None and not flags & FLAG_DESCRIPTOR:
+            known = csize
+        return Entry(self, raw_name, flags, method, offset, known, None if flags & FLAG_DESCRIPTOR else usize, zip64)
+
+    def _finish(self, entry: Entry) -> None:
+        if entry._data is None:
+            if entry.csize is not None:
+                self._r.skip(entry.csize)
+                entry.compressed_read = entry.csize
+            elif entry.readable:
+                for _ in self._entry_data(entry):
+                    pass
+            else:
+                raise CorruptArchive(f"cannot find the end of entry {entry.name!r}")
+        else:
+            for _ in entry._data:  # the consumer stopped early: drain it
+                pass
+        if entry.flags & FLAG_DESCRIPTOR:
+            self._descriptor(entry)
+        if len(self._offsets) and self._offsets[-1] >= entry.offset:
+            raise CorruptArchive("local headers out of order")
+        self._offsets.append(entry.offset)
+        self._prints.append(self._print(entry.raw_name, entry.method, entry.compressed_read))
+
+    # --- entry data -------------------------------------------------------------------------
+    def _entry_data(self, entry: Entry) -> Iterator[bytes]:
+        if entry.method == DEFLATED:
+            return self._inflate(entry)
+        if entry.csize is not None:
+            return self._stored(entry, entry.csize)
+        return self._stored_until_descriptor(entry)
+
+    def _stored(self, entry: Entry, size: int) -> Iterator[bytes]:
+        r, left = self._r, size
+        while left:
+            buf, start, end = r.window(1)
+            if start == end:
+                raise CorruptArchive(f"entry {entry.name!r} is truncated")
+            take = min(left, end - start)
+            r.advance(take)
+            left -= take
+            entry.compressed_read += take
+            yield buf[start : start + take]
+
+    def _inflate(self, entry: Entry) -> Iterator[bytes]:
+        r, budget = self._r, self._budget
+        d = zlib.decompressobj(-zlib.MAX_WBITS)
+        limit = entry.csize
+        while not d.eof:
+            buf, start, end = r.window(1)
+            if limit is not None:
+                end = min(end, start + limit - entry.compressed_read)
+            if start == end:
+                raise CorruptArchive(f"entry {entry.name!r} is truncated")
+            piece = memoryview(buf)[start:end]
+            try:
+                out = d.decompress(piece, OUT_CHUNK)
+            except zlib.error:
+                raise CorruptArchive(f"invalid deflate data in {entry.name!r}") from None
+            # At the end of the stream CPython may leave the rest in unconsumed_tail too.
+            used = len(piece) - len(d.unused_data) if d.eof else len(piece) - len(d.unconsumed_tail)
+            r.advance(used)
+            entry.compressed_read += used
+            if out:
+                budget.inflate(len(out))
+                yield out
+        if limit is not None and entry.compressed_read < limit:
+            # Bytes after the deflate stream but inside the declared size: java.util.zip
+            # never reads them either. Skip, so the next header is where the sizes say.
+            r.skip(limit - entry.compressed_read)
+            entry.compressed_read = limit
+
+    def _stored_until_descriptor(self, entry: Entry) -> Iterator[bytes]:
+        """A stored entry of unknown size: ends at a descriptor whose CRC and size match."""
+        r = self._r
+        crc, size = 0, 0
+        tail = 24 if entry.zip64 else 16
+        while True:
+            buf, start, end = r.window(tail + 1)
+            at = buf.find(DESCRIPTOR_SIG, start, end)
+            c, done = crc, start  # CRC of the bytes before ``done``: linear however many candidates
+            while at >= 0 and at + tail <= end:
+                c = zlib.crc32(memoryview(buf)[done:at], c)
+                done = at
+                n = size + (at - start)
+                if entry.zip64:
+                    d_crc, d_csize, d_usize = struct.unpack_from("<IQQ", buf, at + 4)
+                    match = d_crc == c and d_csize == d_usize == n
+                else:
+                    d_crc, d_csize, d_usize = struct.unpack_from("<III", buf, at + 4)
+                    match = d_crc == c and d_csize == d_usize == n & _U32
+                if match:
+                    if at > start:
+                        yield buf[start:at]
+                    r.advance(at - start)
+                    entry.compressed_read = n
+                    return
+                at = buf.find(DESCRIPTOR_SIG, at + 1, end)
+            if end - start <= tail:
+                raise CorruptArchive(f"no data descriptor after stored entry {entry.name!r}")
+            # Hand out all but the last ``tail`` bytes: a descriptor may start among them.
+            take = end - start - tail
+            crc = zlib.crc32(memoryview(buf)[start : start + take], crc)
+            size += take
+            r.advance(take)
+            yield buf[start : start + take]
+
+    def _descriptor(self, entry: Entry) -> None:
+        r = self._r
+        buf, start, end = r.window(4)
+        if buf[start : start + 4] == DESCRIPTOR_SIG:
+            r.advance(4)
+        _crc = r.read(4)
+        wide = entry.zip64
+        csize = int.from_bytes(r.read(8 if wide else 4), "little")
+        r.read(8 if wide else 4)  # uncompressed size: not needed
+        if csize != entry.compressed_read & (0xFFFFFFFFFFFFFFFF if wide else _U32):
+            raise CorruptArchive(f"data descriptor of {entry.name!r} disagrees with its data")
+
+    # --- the central directory and end record -------------------------------------------------
+    def _central_directory(self, cd_offset: int) -> None:
+        r = self._r
+        position = cd_offset
+        seen = 0
+        while True:
+            (_made, _need, flags, method, _t, _d, _crc, csize, usize, nlen, elen, clen, _disk, _ia, _ea,
+             offset) = _CENTRAL.unpack(r.read(42))  # fmt: skip
+            tail = r.read(nlen + elen + clen)
+            raw_name, extra = tail[:nlen], tail[nlen : nlen + elen]
+            if _U32 in (csize, usize, offset):
+                z = _zip64_extra(extra, [usize, csize, offset])
+                if z is None:
+                    raise CorruptArchive("zip64 values without a zip64 extra field")
+                usize, csize, offset = z
+            seen += 1
+            self._check_record(raw_name, method, csize, offset)
+            position = r.offset
+            sig = r.read(4)
+            if sig == CENTRAL_SIG:
+                continue
+            if sig == ZIP64_EOCD_SIG:
+                (size,) = struct.unpack("<Q", r.read(8))
+                r.skip(size)
+                sig = r.read(4)
+            if sig == ZIP64_LOCATOR_SIG:
+                r.skip(16)
+                sig = r.read(4)
+            if sig != EOCD_SIG:
+                raise CorruptArchive("no end of central directory record after the directory")
+            self._end_record(r.offset - 4, cd_offset=cd_offset, cd_size=position - cd_offset)
+            return
+
+    def _check_record(self, raw_name: bytes, method: int, csize: int, offset: int) -> None:
+        i = bisect_left(self._offsets, offset)
+        if i == len(self._offsets) or self._offsets[i] != offset:
+            self._problem(f"central directory entry {raw_name.decode('utf-8', 'replace')!r} "
+                          "points at no local header we read")
+        elif self._prints[i] != self._print(raw_name, method, csize):
+            self._problem(f"central directory entry {raw_name.decode('utf-8', 'replace')!r} "
+                          "differs from its local header")
+
+    def _end_record(self, at: int, *, cd_offset: int, cd_size: int) -> None:
+        r = self._r
+        (_disk, _cd_disk, _n_disk, _n, size, offset, comment_len) = _EOCD.unpack(r.read(18))
+        comment = r.read(comment_len)
+        if offset != _U32 and offset != cd_offset:
+            self._problem("the end record points at another central directory")
+        if size != _U32 and size != cd_size and cd_size:
+            self._problem("the end record gives another central directory size")
+        if EOCD_SIG in comment:
+            # java.util.zip looks for the end record from the back: one in the comment
+            # could point it at a directory we never saw.
+            self._problem("the archive comment holds another end record")
+        if not r.at_end():
+            self._problem("data after the end of the archive")
+            while not r.at_end():  # read (and so hash) it all; a stream ends where it ends
+                buf, start, end = r.window(1)
+                r.advance(end - start)
+
+
+def _zip64_extra(extra: bytes, fields: list[int]) -> list[int] | None:
+    """Replace each 0xFFFFFFFF in ``fields`` (order: usize, csize[, offset]) from extra block 0x0001."""
+    pos = 0
+    while pos + 4 <= len(extra):
+        tag, size = struct.unpack_from("<HH", extra, pos)
+        body = extra[pos + 4 : pos + 4 + size]
+        if tag == 0x0001:
+            values = [int.from_bytes(body[i : i + 8], "little") for i in range(0, len(body) - 7, 8)]
+            out = []
+            for v in fields:
+                if v == _U32:
+                    if not values:
+                        return None
+                    v = values.pop(0)
+                out.append(v)
+            return out
+        pos += 4 + size
+    return None

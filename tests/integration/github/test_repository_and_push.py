@@ -1,0 +1,151 @@
+"""repository events keep the mod in step with its repository; a push to the default branch
+that touches a manifest (or brings new description/topics) refreshes the card, not versions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from indexium_devstack import jars
+
+MANIFEST = "src/main/resources/fabric.mod.json"
+
+
+def fabric_json(name="Lumen", description="Dynamic lights.", homepage=None) -> str:
+    data = {"schemaVersion": 1, "id": "lumen", "version": "${version}", "name": name, "description": description}
+    if homepage:
+        data["contact"] = {"homepage": homepage}
+    return json.dumps(data)
+
+
+@pytest.fixture
+async def lumen(gh, stack, db, eventually):
+    """A registered, backfilled, listed mod: alice/lumen with two releases."""
+    repo = gh.add_repo("alice/lumen", description="Lights", topics=["lighting"], homepage="https://lumen.example")
+    gh.set_file(repo, MANIFEST, fabric_json())
+    for i in range(2):
+        gh.add_release(repo, f"v1.{i}.0", [(f"lumen-1.{i}.0.jar", jars.fabric_jar("lumen", f"1.{i}.0", "Lumen"))],
+                       created_at=1_700_000_000 + i)
+    inst = gh.add_installation([repo])
+    await stack.send("installation", gh.installation_payload(inst, "created"))
+    assert await eventually(lambda: db.fetchval(
+        "SELECT count(*) = 2 FROM mod_versions v JOIN mods m ON m.id = v.mod_id WHERE m.github_repo_id = $1",
+        repo.id))
+    assert await eventually(lambda: db.fetchval("SELECT listed FROM mods WHERE github_repo_id = $1", repo.id))
+    repo.installation = inst
+    return repo
+
+
+def repository_payload(gh, repo, action, **extra) -> dict:
+    return {"action": action, "repository": gh.repo_json(repo), "installation": {"id": repo.installation.id},
+            "sender": {"login": repo.owner.login, "id": repo.owner.id}, **extra}
+
+
+def push_payload(gh, repo, *, ref="refs/heads/main", added=(), modified=(), removed=()) -> dict:
+    return {"ref": ref, "before": "a" * 40, "after": "b" * 40, "repository": gh.repo_json(repo),
+            "installation": {"id": repo.installation.id},
+            "commits": [{"id": "b" * 40, "added": list(added), "modified": list(modified), "removed": list(removed)}]}
+
+
+async def mod(db, repo):
+    return await db.fetchrow("SELECT * FROM mods WHERE github_repo_id = $1", repo.id)
+
+
+def rename(gh, repo, owner_login=None, name=None):
+    del gh.state.repos[repo.full_name.lower()]
+    if owner_login:
+        repo.owner = gh.state.user(owner_login)
+    if name:
+        repo.name = name
+    gh.state.repos[repo.full_name.lower()] = repo
+
+
+async def test_renamed_transferred_edited_keep_the_mod_in_step(gh, stack, db, eventually, lumen):
+    rename(gh, lumen, name="lumen-lights")
+    await stack.send("repository", repository_payload(gh, lumen, "renamed",
+                                                      changes={"repository": {"name": {"from": "lumen"}}}))
+    row = await eventually(lambda: _where(db, lumen, "links->>'sources' LIKE '%/alice/lumen-lights'"))
+    assert row["slug"] == "lumen" and row["listed"] and row["repo_full_name"] == "alice/lumen-lights"
+    assert await db.fetchval("SELECT full_name FROM github_repositories WHERE github_repo_id = $1",
+                             lumen.id) == "alice/lumen-lights"
+
+    rename(gh, lumen, owner_login="lightworks")
+    await stack.send("repository", repository_payload(gh, lumen, "transferred"))
+    row = await eventually(lambda: _where(db, lumen, "links->>'sources' LIKE '%/lightworks/lumen-lights'"))
+    assert row["slug"] == "lumen" and row["repo_full_name"] == "lightworks/lumen-lights"
+    assert await db.fetchval("SELECT login FROM authors WHERE github_id = $1", row["author_github_id"]) == "lightworks"
+
+    lumen.topics = ["lighting", "performance"]
+    lumen.homepage = "https://lumen.example/new"
+    await stack.send("repository", repository_payload(gh, lumen, "edited"))
+    row = await eventually(lambda: _where(db, lumen, "categories = ARRAY['lighting', 'performance']"))
+    assert row["links"]["homepage"] == "https://lumen.example/new"
+    assert row["summary"] == "Dynamic lights."  # the manifest's description wins over the repository's
+    assert row["slug"] == "lumen" and row["listed"]
+
+
+async def test_privatized_and_deleted_hide_publicized_shows(gh, stack, db, eventually, lumen):
+    lumen.private = True
+    await stack.send("repository", repository_payload(gh, lumen, "privatized"))
+    row = await eventually(lambda: _where(db, lumen, "hidden"))
+    assert not row["listed"] and row["hidden_reason"] == "github: repository is private"
+    lumen.private = False
+    await stack.send("repository", repository_payload(gh, lumen, "publicized"))
+    assert await eventually(lambda: _where(db, lumen, "listed AND NOT hidden"))
+    await stack.send("repository", repository_payload(gh, lumen, "deleted"))
+    row = await eventually(lambda: _where(db, lumen, "hidden"))
+    assert row["hidden_reason"] == "github: repository deleted"
+    assert await db.fetchval("SELECT count(*) FROM mod_versions") == 2  # kept, not deleted
+
+
+async def test_push_refreshes_the_card_only_when_a_manifest_or_the_metadata_changed(gh, stack, db, eventually,
+                                                                                    lumen):
+    before = await stack.release_messages()
+    # elsewhere than the default branch, or touching no manifest: ignored
+    gh.set_file(lumen, MANIFEST, fabric_json(name="Renamed On A Branch"), ref="dev")
+    await stack.send("push", push_payload(gh, lumen, ref="refs/heads/dev", modified=[MANIFEST]),
+                     delivery_id="push-dev")
+    await stack.send("push", push_payload(gh, lumen, modified=["README.md"]), delivery_id="push-readme")
+    assert await eventually(lambda: db.fetchval(
+        "SELECT count(*) = 2 FROM webhook_deliveries WHERE delivery_id LIKE 'push-%' AND outcome = 'ignored'"))
+    assert (await mod(db, lumen))["name"] == "Lumen"
+
+    # the manifest on the default branch: name, summary, links
+    gh.set_file(lumen, MANIFEST, fabric_json(name="Lumen Lights", description="Dynamic lights, faster.\n\nMore.",
+                                             homepage="https://lumen.example/docs"))
+    await stack.send("push", push_payload(gh, lumen, modified=[MANIFEST]))
+    row = await eventually(lambda: _where(db, lumen, "name = 'Lumen Lights'"))
+    assert row["summary"] == "Dynamic lights, faster."
+    assert row["links"]["homepage"] == "https://lumen.example"  # the repository's homepage field wins
+    assert row["latest_version"] == "v1.1.0"
+
+    # new topics arrive with any push: categories
+    lumen.topics = ["lighting", "shaders"]
+    await stack.send("push", push_payload(gh, lumen, modified=["README.md"]))
+    assert await eventually(lambda: _where(db, lumen, "categories = ARRAY['lighting', 'shaders']"))
+
+    # versions untouched: nothing sent to the indexer
+    assert len(await stack.release_messages()) == len(before)
+    assert await db.fetchval("SELECT count(*) FROM mod_versions") == 2
+
+
+async def test_created_repository_is_evaluated_and_a_push_adding_a_manifest_registers_it(gh, stack, db, eventually):
+    inst = gh.add_installation([], account="alice", repository_selection="all")
+    await stack.send("installation", gh.installation_payload(inst, "created"))
+    repo = gh.add_repo("alice/newmod", installation=inst)
+    repo.installation = inst
+    await stack.send("repository", repository_payload(gh, repo, "created"))
+    assert await eventually(lambda: db.fetchval(
+        "SELECT skip_reason FROM github_repositories WHERE github_repo_id = $1", repo.id)) == \
+        "no mod manifest on branch main and no published release"
+    gh.set_file(repo, "fabric/src/main/resources/fabric.mod.json", fabric_json())
+    await stack.send("push", push_payload(gh, repo, added=["fabric/src/main/resources/fabric.mod.json"]))
+    assert await eventually(lambda: db.fetchval(
+        "SELECT state = 'registered' FROM github_repositories WHERE github_repo_id = $1", repo.id))
+    assert await db.fetchval("SELECT manifest_source FROM github_repositories WHERE github_repo_id = $1",
+                             repo.id) == "branch:fabric/src/main/resources/fabric.mod.json"
+
+
+async def _where(db, repo, condition):
+    return await db.fetchrow(f"SELECT * FROM mods WHERE github_repo_id = $1 AND {condition}", repo.id)
