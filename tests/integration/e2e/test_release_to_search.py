@@ -2,7 +2,7 @@
 and comes out of the public API — real JetStream, real PostgreSQL, real Range reads."""
 
 import asyncio
-import signal
+import hashlib
 
 import aiohttp
 import pytest
@@ -30,7 +30,6 @@ async def services(nats_url, database_url, gh, tmp_path):
         "INDEXIUM_WEBHOOK_SECRET": SECRET,
         "INDEXIUM_DOWNLOAD_HOSTS": f"{gh.github_host},{gh.cdn_host}",
         "INDEXIUM_LOG_FORMAT": "json",
-        "INDEXIUM_PUBLISH_BEFORE_SCAN": "true",  # no scan stage process in this test
     }
     procs = {s.name: ServiceProcess(s, port=free_port(), env=env, log_path=tmp_path / f"{s.name}.log")
              for s in SERVICES}
@@ -94,6 +93,9 @@ async def test_release_webhook_becomes_searchable_once(gh, services, database_ur
         asset = release.assets[0]
         assert file["url"] == payload["release"]["assets"][0]["browser_download_url"]
         assert file["filename"] == asset.name and file["size"] == len(jar)
+        # Public only after the scan stage streamed the whole file once and found it clean.
+        assert file["hashes"]["sha256"] == hashlib.sha256(jar).hexdigest()
+        assert file["hashes"]["sha1"] == hashlib.sha1(jar).hexdigest()
 
         async with http.get(f"{api}/api/v1/mods/nope") as resp:
             assert resp.status == 404
