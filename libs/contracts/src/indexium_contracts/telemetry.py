@@ -20,7 +20,7 @@ from datetime import UTC, date, datetime, time, timedelta
 import msgspec
 from nats.js import api
 
-from .streams import ConsumerSpec, StreamSpec
+from .streams import BucketSpec, ConsumerSpec, StreamSpec
 
 SUBJECT_PREFIX = "indexium.telemetry"
 PING = f"{SUBJECT_PREFIX}.ping"
@@ -50,31 +50,28 @@ WRITER = ConsumerSpec(
 )
 
 
-class KvSpec(msgspec.Struct, frozen=True):
-    bucket: str
-    description: str
-    max_age_s: float  # a backstop: entries normally carry their own, shorter, TTL
+class MemoryBucketSpec(BucketSpec, frozen=True):
+    """A key-value bucket in memory storage: what it holds never reaches a disk (nor a backup).
+
+    Created by the setup step like every bucket in ``registry.BUCKETS``. ``ttl_s`` is only
+    a backstop here: entries carry their own, shorter TTL (``msg_ttl``).
+    """
 
     def config(self, *, replicas: int) -> api.KeyValueConfig:
-        return api.KeyValueConfig(
-            bucket=self.bucket,
-            description=self.description,
-            history=1,
-            ttl=self.max_age_s,
-            storage=api.StorageType.MEMORY,  # salts and rate-limit keys never reach a disk
-            replicas=replicas,
-        )
+        config = super().config(replicas=replicas)
+        config.storage = api.StorageType.MEMORY
+        return config
 
 
-SALTS = KvSpec(
-    bucket="telemetry_salts",
+SALTS = MemoryBucketSpec(
+    name="telemetry_salts",
     description="One random salt per UTC day; each entry expires when its day ends",
-    max_age_s=48 * 3600,
+    ttl_s=48 * 3600,
 )
-RATE_LIMIT = KvSpec(
-    bucket="telemetry_ratelimit",
+RATE_LIMIT = MemoryBucketSpec(
+    name="telemetry_ratelimit",
     description="One key per server hash while its rate-limit window is open",
-    max_age_s=3600,  # the window itself is per-entry (msg TTL) and at most one hour
+    ttl_s=3600,  # the window itself is each entry's TTL, at most one hour (settings check it)
 )
 BUCKETS = (SALTS, RATE_LIMIT)
 

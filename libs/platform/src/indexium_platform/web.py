@@ -135,8 +135,12 @@ async def _mark_shutting_down(app: web.Application) -> None:
     app[SHUTTING_DOWN].set()
 
 
-def base_app(service: str, metrics: ServiceMetrics, *, client_max_size: int = 1024**2) -> web.Application:
-    app = web.Application(middlewares=[_edge_middleware], client_max_size=client_max_size)
+def base_app(
+    service: str, metrics: ServiceMetrics, *, client_max_size: int = 1024**2,
+    handler_args: dict | None = None,
+) -> web.Application:
+    app = web.Application(middlewares=[_edge_middleware], client_max_size=client_max_size,
+                          handler_args=handler_args)
     app[SERVICE] = service
     app[METRICS] = metrics
     app[READINESS] = {}

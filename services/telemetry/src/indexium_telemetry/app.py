@@ -1,30 +1,119 @@
-"""The telemetry app factory. Its tables exist (migration 0001); the ping pipeline comes next."""
+"""The telemetry app factory: one process, three roles (INDEXIUM_TELEMETRY_ROLES).
+
+- ``http``: POST /api/v1/analytics/submit -> JetStream (plus the salt and catalogue loops);
+- ``writer``: TELEMETRY -> mod_telemetry_pings in batches;
+- ``aggregator``: hourly partitions, retention and mod_daily_stats (one at a time cluster-wide).
+
+Follow one ping: routes.submit -> contracts.telemetry.PING -> writer.PingWriter.write ->
+queries.telemetry.insert_pings -> aggregator.Aggregator.run_once -> mod_daily_stats.
+"""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from aiohttp import web
 
+from indexium_contracts import telemetry
 from indexium_db.pool import create_pool, ping
-from indexium_platform import natsutil
+from indexium_platform import logs, natsutil
 from indexium_platform.metrics import ServiceMetrics
 from indexium_platform.web import add_readiness_check, base_app, serve
 
+from . import routes
+from .aggregator import Aggregator
+from .buckets import bind_or_create
+from .catalogue import ModCatalogue
+from .loops import Periodic
+from .metrics import TelemetryMetrics
+from .ratelimit import RateLimiter
+from .salt import Clock, DailySalt
 from .settings import Settings
+from .writer import PingWriter
 
+log = logs.get(__name__)
 NAME = "telemetry"
+SALT_MAINTENANCE_S = 30.0
+AGGREGATOR = web.AppKey("aggregator", Aggregator)
+WRITER = web.AppKey("writer", PingWriter)
 
 
-def create_app(settings: Settings) -> web.Application:
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _flag(value):
+    async def check() -> bool:
+        return bool(value())
+    return check
+
+
+def create_app(settings: Settings, *, clock: Clock = utc_now) -> web.Application:
     metrics = ServiceMetrics(NAME)
-    app = base_app(NAME, metrics)
+    tmetrics = TelemetryMetrics(metrics)
+    # auto_decompress off: body.py inflates gzip itself, bounded while inflating (a gzip bomb
+    # costs nothing) and able to tell a truncated stream, which aiohttp's decoder cannot.
+    app = base_app(NAME, metrics, client_max_size=settings.max_body_bytes + 1,
+                   handler_args={"auto_decompress": False})
+    app[routes.SETTINGS] = settings
+    app[routes.METRICS] = tmetrics
+    app[routes.CATALOGUE] = catalogue = ModCatalogue()
+    if settings.has("http"):
+        routes.setup(app)
 
     async def resources(app: web.Application):
-        pool = await create_pool(settings.database_url, max_size=10)
-        nc = await natsutil.connect(settings.nats_url, name=f"indexium-{NAME}")
+        pool = await create_pool(settings.database_url, max_size=settings.db_pool_size)
         add_readiness_check(app, "postgres", lambda: ping(pool))
-        add_readiness_check(app, "nats", natsutil.connected_check(nc))
+        nc = None
+        loops: list[Periodic] = []
+        writer = None
+        if settings.has("http") or settings.has("writer"):
+            nc = await natsutil.connect(settings.nats_url, name=f"indexium-{NAME}")
+            add_readiness_check(app, "nats", natsutil.connected_check(nc))
+            js = nc.jetstream()
+        if settings.has("http"):
+            kv = settings.kv_replicas
+            salt = DailySalt(await bind_or_create(js, telemetry.SALTS, replicas=kv), clock,
+                             timeout_s=settings.publish_timeout_s)
+            app[routes.JS], app[routes.SALT] = js, salt
+            app[routes.LIMITER] = RateLimiter(
+                await bind_or_create(js, telemetry.RATE_LIMIT, replicas=kv), settings.rate_limit_s,
+                timeout_s=settings.publish_timeout_s)
+
+            async def reload_catalogue() -> None:
+                tmetrics.catalogue_mods.set(await catalogue.reload(pool))
+
+            # Load once before serving so the first pings are counted; the loop keeps it fresh.
+            first_load_ok = True
+            try:
+                await reload_catalogue()
+            except Exception as exc:
+                first_load_ok = False
+                log.warning("catalogue_load_failed", error=str(exc) or type(exc).__name__)
+            loops.append(Periodic("catalogue", reload_catalogue, settings.catalogue_refresh_s, 2.0,
+                                  wait_first=settings.catalogue_refresh_s if first_load_ok else 0))
+            loops.append(Periodic("salt", salt.maintain, SALT_MAINTENANCE_S))
+            add_readiness_check(app, "catalogue", _flag(lambda: catalogue.loaded))
+        if settings.has("writer"):
+            writer = PingWriter(js, pool, tmetrics, batch=settings.writer_batch,
+                                wait_s=settings.writer_wait_s)
+            app[WRITER] = writer
+            add_readiness_check(app, "writer", _flag(lambda: writer.bound))
+            await writer.start()
+        if settings.has("aggregator"):
+            aggregator = Aggregator(pool, tmetrics, clock, retention_days=settings.retention_days,
+                                    ahead_days=settings.partitions_ahead_days)
+            app[AGGREGATOR] = aggregator
+            loops.append(Periodic("aggregator", aggregator.run_once, settings.aggregate_every_s, 60.0))
+        for loop in loops:
+            loop.start()
         yield
-        await natsutil.close(nc)
+        for loop in loops:
+            await loop.stop(settings.shutdown_grace_s)
+        if writer is not None:
+            await writer.stop()
+        if nc is not None:
+            await natsutil.close(nc)
         await pool.close()
 
     app.cleanup_ctx.append(resources)

@@ -4,6 +4,52 @@ import msgspec
 
 from indexium_platform.settings import Common
 
+ROLES = ("http", "writer", "aggregator")
+
 
 class Settings(Common, frozen=True, kw_only=True):
     port: int = msgspec.field(default=8082, name="PORT")
+    # Which parts this process runs; each scales on its own (e.g. many "http", one "aggregator").
+    # /healthz, /readyz and /metrics are served whatever the roles.
+    roles: tuple[str, ...] = msgspec.field(default=ROLES, name="INDEXIUM_TELEMETRY_ROLES")
+    # Decompressed JSON is refused past this size (checked while inflating).
+    max_body_bytes: int = msgspec.field(default=64 * 1024, name="INDEXIUM_TELEMETRY_MAX_BODY_BYTES")
+    # One accepted ping per server per window, across every replica.
+    rate_limit_s: int = msgspec.field(default=900, name="INDEXIUM_TELEMETRY_RATE_LIMIT_SECONDS")
+    # How long to wait for JetStream (PubAck, key-value) before answering 503.
+    publish_timeout_s: float = msgspec.field(default=2.0, name="INDEXIUM_TELEMETRY_PUBLISH_TIMEOUT_SECONDS")
+    # How often the in-memory slug -> mod id map is reloaded (a new mod is counted after this).
+    catalogue_refresh_s: float = msgspec.field(
+        default=60.0, name="INDEXIUM_TELEMETRY_CATALOGUE_REFRESH_SECONDS")
+    # Writer: pings per INSERT, and how long a partial batch may wait for more.
+    writer_batch: int = msgspec.field(default=500, name="INDEXIUM_TELEMETRY_WRITER_BATCH")
+    writer_wait_s: float = msgspec.field(default=1.0, name="INDEXIUM_TELEMETRY_WRITER_WAIT_SECONDS")
+    # Aggregator: how often a run starts (the owner's "hourly"), retention, partitions ahead.
+    aggregate_every_s: float = msgspec.field(
+        default=3600.0, name="INDEXIUM_TELEMETRY_AGGREGATE_INTERVAL_SECONDS")
+    retention_days: int = msgspec.field(default=30, name="INDEXIUM_TELEMETRY_RETENTION_DAYS")
+    partitions_ahead_days: int = msgspec.field(default=3, name="INDEXIUM_TELEMETRY_PARTITIONS_AHEAD_DAYS")
+    # Replicas of the two key-value buckets when this service must create them itself (the setup
+    # step normally does, with INDEXIUM_STREAM_REPLICAS): 3 on a NATS cluster.
+    kv_replicas: int = msgspec.field(default=1, name="INDEXIUM_TELEMETRY_KV_REPLICAS")
+    db_pool_size: int = msgspec.field(default=5, name="INDEXIUM_TELEMETRY_DB_POOL_SIZE")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        unknown = set(self.roles) - set(ROLES)
+        if unknown or not self.roles:
+            raise ValueError(f"INDEXIUM_TELEMETRY_ROLES must be a non-empty subset of {','.join(ROLES)}")
+        if not 1024 <= self.max_body_bytes <= 1024 * 1024:
+            raise ValueError("INDEXIUM_TELEMETRY_MAX_BODY_BYTES must be between 1 KiB and 1 MiB")
+        if not 1 <= self.rate_limit_s <= 3600:
+            # The rate-limit bucket's backstop max age is one hour (contracts.telemetry.RATE_LIMIT).
+            raise ValueError("INDEXIUM_TELEMETRY_RATE_LIMIT_SECONDS must be between 1 and 3600")
+        if not 1 <= self.writer_batch <= 5000:
+            raise ValueError("INDEXIUM_TELEMETRY_WRITER_BATCH must be between 1 and 5000")
+        if self.retention_days < 2:
+            raise ValueError("INDEXIUM_TELEMETRY_RETENTION_DAYS must be at least 2")
+        if self.aggregate_every_s <= 0 or self.catalogue_refresh_s <= 0 or self.writer_wait_s <= 0:
+            raise ValueError("telemetry intervals must be positive")
+
+    def has(self, role: str) -> bool:
+        return role in self.roles

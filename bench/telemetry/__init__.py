@@ -1,0 +1,1 @@
+"""Telemetry benchmark (see run.py); not part of make test."""

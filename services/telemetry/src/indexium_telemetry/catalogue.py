@@ -1,0 +1,57 @@
+"""Which mods a ping may name: an in-memory slug/id -> mod id map, reloaded periodically.
+
+The accept path must not query PostgreSQL per ping (it would tie availability and
+throughput to the database); a mod published a minute ago is counted from the next
+reload on. Unknown mods in a ping are dropped and counted, never stored.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import asyncpg
+
+from indexium_db.queries import telemetry as q
+
+from .protocol import ModEntry
+
+
+class ModCatalogue:
+    def __init__(self) -> None:
+        self._by_slug: dict[str, uuid.UUID] = {}
+        self._ids: frozenset[uuid.UUID] = frozenset()
+        self.loaded_at: float | None = None  # monotonic; None until the first load
+
+    @property
+    def loaded(self) -> bool:
+        return self.loaded_at is not None
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    async def reload(self, pool: asyncpg.Pool) -> int:
+        async with pool.acquire() as conn:
+            rows = await q.known_mods(conn)
+        # Swap whole maps: readers never see a half-built one.
+        self._by_slug = {r["slug"]: r["id"] for r in rows}
+        self._ids = frozenset(r["id"] for r in rows)
+        self.loaded_at = time.monotonic()
+        return len(rows)
+
+    def resolve(self, entry: ModEntry) -> uuid.UUID | None:
+        if entry.mod_id is not None:
+            return entry.mod_id if entry.mod_id in self._ids else None
+        return self._by_slug.get(entry.slug)  # type: ignore[arg-type]
+
+    def resolve_all(self, entries: list[ModEntry]) -> tuple[list[tuple[uuid.UUID, str | None]], int]:
+        """Known mods (first mention wins for a mod named twice) and how many were unknown."""
+        seen: dict[uuid.UUID, str | None] = {}
+        unknown = 0
+        for entry in entries:
+            mod_id = self.resolve(entry)
+            if mod_id is None:
+                unknown += 1
+            elif mod_id not in seen:
+                seen[mod_id] = entry.version
+        return list(seen.items()), unknown

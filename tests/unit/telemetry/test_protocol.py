@@ -1,0 +1,95 @@
+"""Ping protocol v1: the allow-list, field by field (pure; no I/O)."""
+
+import uuid
+
+import msgspec
+import pytest
+
+from indexium_telemetry import samples
+from indexium_telemetry.protocol import MAX_MODS, InvalidPing, decode_ping, java_major
+
+BAD_PINGS = [
+    ("protocol", {"protocol": 2}),
+    ("protocol", {"protocol": ...}),
+    ("server_uuid", {"server_uuid": "not-a-uuid"}),
+    ("server_uuid", {"server_uuid": "00000000-0000-0000-0000-000000000000"}),
+    ("server_uuid", {"server_uuid": 12345}),
+    ("mods", {"mods": []}),
+    ("mods", {"mods": "sodium"}),
+    ("mods", {"mods": [{"slug": "sodium"}] * (MAX_MODS + 1)}),
+    ("mods[0]", {"mods": [{"version": "1.0"}]}),
+    ("mods[0]", {"mods": [{"slug": "sodium", "mod_id": str(uuid.uuid4())}]}),
+    ("mods[0]", {"mods": [{"slug": "sodium", "extra": 1}]}),
+    ("mods[0].slug", {"mods": [{"slug": "Sodium!"}]}),
+    ("mods[0].slug", {"mods": [{"slug": "s"}]}),
+    ("mods[0].slug", {"mods": [{"slug": "a" * 65}]}),
+    ("mods[0].mod_id", {"mods": [{"mod_id": "sodium"}]}),
+    ("mods[0].version", {"mods": [{"slug": "sodium", "version": "x" * 65}]}),
+    ("mods[0].version", {"mods": [{"slug": "sodium", "version": "1.0\n"}]}),
+    ("mods[0].version", {"mods": [{"slug": "sodium", "version": ""}]}),
+    ("mods[1].version", {"mods": [{"slug": "sodium"}, {"slug": "jei", "version": "\u00e9"}]}),
+    ("game_version", {"game_version": "1.20.1; DROP TABLE mods"}),
+    ("game_version", {"game_version": 1.2}),
+    ("game_version", {"game_version": "1" * 33}),
+    ("game_version", {"game_version": ...}),
+    ("loader", {"loader": "bukkit"}),
+    ("loader", {"loader": "Fabric"}),
+    ("java_version", {"java_version": "java21"}),
+    ("os", {"os": "templeos"}),
+    ("arch", {"arch": "sparc"}),
+    ("core_count", {"core_count": 0}),
+    ("core_count", {"core_count": 1025}),
+    ("core_count", {"core_count": "8"}),
+    ("core_count", {"core_count": 8.0}),
+    ("player_count", {"player_count": -1}),
+    ("player_count", {"player_count": 100_001}),
+    ("online_mode", {"online_mode": "yes"}),
+    ("ip", {"ip": "203.0.113.5"}),
+    ("hostname", {"hostname": "mc.example.org"}),
+]
+
+
+@pytest.mark.parametrize("field,change", BAD_PINGS, ids=[f"{f}-{i}" for i, (f, _) in enumerate(BAD_PINGS)])
+def test_bad_pings_are_refused_naming_the_field(field, change):
+    with pytest.raises(InvalidPing) as err:
+        decode_ping(samples.encode(samples.ping(**change)))
+    assert field in str(err.value)
+
+
+@pytest.mark.parametrize("change", [
+    {}, {"player_count": None, "online_mode": None}, {"player_count": ..., "online_mode": ...},
+    {"loader": "neoforge", "os": "windows", "arch": "aarch64"},
+    {"game_version": "24w14a"}, {"game_version": "1.21-pre1"}, {"java_version": "1.8.0_372"},
+    {"mods": [{"slug": "sodium", "version": "mc1.20.1-0.5.3+build.12 beta"}]},
+    {"mods": [{"mod_id": str(uuid.uuid4())}]},
+    {"mods": [{"slug": "sodium"}] * MAX_MODS},
+])
+def test_good_pings_decode(change):
+    ping = decode_ping(samples.encode(samples.ping(**change)))
+    assert ping.protocol == 1
+
+
+def test_optional_fields_default_to_none():
+    ping = decode_ping(samples.encode(samples.ping(player_count=..., online_mode=...)))
+    assert ping.player_count is None and ping.online_mode is None
+
+
+@pytest.mark.parametrize("body", [b"", b"   ", b"{", b"[]", b"null", b'"x"', b"\xff\xfe", b'{"protocol": 1,}'])
+def test_malformed_json_is_refused(body):
+    with pytest.raises(InvalidPing):
+        decode_ping(body)
+
+
+@pytest.mark.parametrize("given,major", [
+    ("1.8.0_372", "8"), ("1.7", "7"), ("17.0.2", "17"), ("21", "21"), ("21.0.2+13-LTS", "21"),
+    ("22-ea", "22")])
+def test_java_major(given, major):
+    assert java_major(given) == major
+
+
+def test_the_ping_struct_forbids_unknown_fields_and_its_schema_is_exportable():
+    from indexium_telemetry.protocol import PingV1
+    schema = msgspec.json.schema(PingV1)
+    props = schema["$defs"]["PingV1"]["properties"]
+    assert set(props) == {"protocol", "server_uuid", "mods", "game_version", "loader", "java_version",
+                          "os", "arch", "core_count", "player_count", "online_mode"}
