@@ -582,3 +582,69 @@ def test_any_tail_and_margin_reads_what_zipfile_reads(files, stored, tail, margi
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         expected = [(i.filename, zf.read(i)) for i in zf.infolist()]
     assert asyncio.run(read_each()) == expected
+
+
+# --- a read plan: the directory's last records tell what sits before it ---------------------
+
+
+def plan_wanting(*names: str):
+    return lambda entries, complete: (list(names), [])
+
+
+async def test_a_manifest_named_by_the_directory_tail_comes_with_the_directory(cdn, session):
+    # last.jar: 3000 entries, the manifests written last, right before a ~330 KB directory
+    jar = await RemoteJar.open(session, cdn.url("/f/last.jar"), policy(cdn), plan=plan_wanting("fabric.mod.json"))
+    assert jar.stats.requests == 2 and jar.is_held("fabric.mod.json")
+    assert await jar.read("fabric.mod.json") == {"fabric.mod.json": FABRIC} and jar.stats.requests == 2
+    assert jar.stats.bytes_fetched <= 1.2 * jar.needed_bytes
+
+
+async def test_no_blind_look_behind_when_the_directory_tail_says_the_manifest_is_elsewhere(cdn, session):
+    # first.jar: the manifests are the first entries; fetching 64 KiB before the directory is waste
+    jar = await RemoteJar.open(session, cdn.url("/f/first.jar"), policy(cdn), plan=plan_wanting("fabric.mod.json"))
+    assert jar.stats.requests == 2 and not jar.is_held("fabric.mod.json")
+    assert await jar.read("fabric.mod.json", also=["META-INF/MANIFEST.MF"]) == {"fabric.mod.json": FABRIC}
+    assert jar.stats.requests == 3 and jar.is_held("META-INF/MANIFEST.MF")  # adjacent: came along
+    assert jar.stats.bytes_fetched <= 1.2 * jar.needed_bytes
+
+
+async def test_entries_read_also_never_cost_a_request(cdn, session):
+    jar = await RemoteJar.open(session, cdn.url("/f/data.jar"), policy(cdn))  # blob between manifests and tail
+    assert await jar.read([], also=["fabric.mod.json"]) == {} and jar.stats.requests == 1
+    assert jar.requests_for(["fabric.mod.json", "META-INF/MANIFEST.MF"]) == 1
+
+
+async def test_a_huge_signed_manifest_mf_is_read_as_its_main_section():
+    main = b"Manifest-Version: 1.0\r\nImplementation-Version: 4.5.6\r\n\r\n"
+    digests = b"".join(b"Name: com/x/C%05d.class\r\nSHA-256-Digest: %s\r\n\r\n" % (i, os.urandom(24).hex().encode())
+                       for i in range(15000))
+    data = make_jar([("META-INF/MANIFEST.MF", main + digests), ("fabric.mod.json", FABRIC),
+                     ("blob", os.urandom(2 * MiB))], stored=False)
+    jar = await RemoteJar.from_source(MemorySource(data), DownloadPolicy(allowed_hosts=frozenset()))
+    got = await jar.read(["META-INF/MANIFEST.MF", "fabric.mod.json"])
+    assert got["META-INF/MANIFEST.MF"].startswith(main) and len(got["META-INF/MANIFEST.MF"]) == 64 * KiB
+    # the digests (~1 MB) lie between the two: tail + one round of two requests, no digest bytes
+    assert jar.stats.requests == 3 and jar.stats.bytes_fetched < 73 * KiB + 100 * KiB
+
+
+@settings(max_examples=100, deadline=None)
+@given(small_files, st.booleans(), st.integers(22, 4000), st.integers(0, 2000), st.integers(0, 4000),
+       st.floats(0, 1), st.data())
+def test_planned_reads_with_extras_read_what_zipfile_reads(files, stored, tail, margin, gap, ratio, data):
+    blob = make_jar(files + [("filler.bin", os.urandom(data.draw(st.integers(0, 6000))))], stored=stored)
+    p = DownloadPolicy(allowed_hosts=frozenset(), tail_size=tail, entry_margin=margin, cd_prefetch=margin,
+                       coalesce_gap=gap, extra_ratio=ratio)
+    names = sorted({n for n, _ in files})
+    want = data.draw(st.lists(st.sampled_from(names), unique=True)) if names else []
+    extra = data.draw(st.lists(st.sampled_from(names), unique=True)) if names else []
+
+    async def read_planned() -> dict[str, bytes]:
+        jar = await RemoteJar.from_source(MemorySource(blob), p, plan=lambda entries, complete: (want, extra))
+        got = await jar.read(want, also=extra)
+        for name in extra:  # what came along is right too
+            got.update(await jar.read(name))
+        return got
+
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+        expected = {i.filename: zf.read(i.filename) for i in zf.infolist() if i.filename in {*want, *extra}}
+    assert asyncio.run(read_planned()) == expected

@@ -27,6 +27,8 @@ from indexium_jar.errors import (
     UnsupportedCompression,
 )
 from indexium_jar.zipfmt import (
+    extract_prefix,
+    scan_directory_suffix,
     MAX_EOCD_DISTANCE,
     CentralDirectoryInfo,
     ZipEntry,
@@ -524,3 +526,56 @@ def test_damaged_archives_fail_only_with_typed_errors_and_bounded_memory(data):
     finally:
         tracemalloc.stop()
     assert peak < 4 * MiB
+
+
+# --- the directory's last records, from a suffix read ---------------------------------------
+
+
+def _cd_bounds(data: bytes) -> tuple[int, int, int, list[ZipEntry]]:
+    info = locate_eocd(data, 0, len(data))
+    start, end = info.cd_offset, info.cd_offset + info.cd_size
+    return start, end, info.base_offset, parse_central_directory(
+        data[start:end], info.entry_count, base_offset=info.base_offset)
+
+
+def test_suffix_of_the_directory_names_the_entries_written_last():
+    data = zip_bytes([(f"com/x/C{i:04d}.class", os.urandom(50), STORED) for i in range(300)]
+                     + [("fabric.mod.json", b'{"id":"abc"}', DEFLATED)])
+    start, end, _, full = _cd_bounds(data)
+    cut = end - 5000  # the tail read holds only the directory's last 5000 bytes
+    got = scan_directory_suffix(data[cut:], cut, start, end)
+    assert got is not None and got[-1].name == "fabric.mod.json"
+    assert got == full[-len(got):] and 5000 // 70 <= len(got) < len(full)
+    assert scan_directory_suffix(data[end - 10:], end - 10, start, end) is None  # no whole record
+    assert scan_directory_suffix(data[start:], start, start, end) == full  # all of it
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(archives(), st.floats(0, 1))
+def test_suffix_scan_only_returns_trailing_records(data, where):
+    start, end, base, full = _cd_bounds(data)
+    assume(end > start)
+    cut = start + int((end - start) * where)
+    got = scan_directory_suffix(data[cut:], cut, start, end, base_offset=base)
+    if got is not None:
+        # the first record may be a false start merging into the true chain; the rest is exact
+        assert 1 <= len(got) and got[1:] == full[len(full) - len(got) + 1 :]
+
+
+# --- prefix of a large entry (a signed jar's MANIFEST.MF) -----------------------------------
+
+
+@pytest.mark.parametrize("method", [DEFLATED, STORED])
+def test_prefix_of_a_large_entry_needs_only_its_start(method):
+    body = b"Manifest-Version: 1.0\r\nImplementation-Version: 2.0\r\n\r\n" + b"".join(
+        b"Name: com/x/C%05d.class\r\nSHA-256-Digest: %s\r\n\r\n" % (i, os.urandom(32).hex().encode())
+        for i in range(20000))
+    data = zip_bytes([("META-INF/MANIFEST.MF", body, method), ("z.bin", os.urandom(1000), STORED)])
+    e = entry(data, "META-INF/MANIFEST.MF")
+    assert e.uncompressed_size > 1024 * 1024
+    with pytest.raises(NeedMoreBytes) as need:
+        extract_prefix(e, data[:100], 0, 4096)
+    assert need.value.end < e.local_header_offset + 30 + e.name_size + 4096 * 2 + 1024
+    assert extract_prefix(e, data[: need.value.end], 0, 4096) == body[:4096]
+    small = entry(zip_bytes([("a", b"abc", method)]), "a")
+    assert extract_prefix(small, zip_bytes([("a", b"abc", method)]), 0, 4096) == b"abc"  # whole, CRC-checked

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -40,6 +41,13 @@ class VersionTable:
         self.versions = tuple(versions)
         self.by_id = {v.id: v for v in versions}
         self.releases = tuple(v for v in versions if v.type == "release")
+        self._rank = {v.id: i for i, v in enumerate(versions)}
+
+    def newest_first(self, ids: Iterable[str]) -> list[str]:
+        """Distinct ``ids`` in table order, newest first ("1.21.10" before "1.21.2"); ids the
+        table does not know go last, by name."""
+        unknown = len(self._rank)
+        return sorted(set(ids), key=lambda i: (self._rank.get(i, unknown), i))
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +182,13 @@ def _build_table(raw_versions: list[dict[str, Any]]) -> VersionTable:
     return VersionTable([McVersion(vid, t, ts, normalize(vid, targets[vid])) for vid, t, ts, _ in rows])
 
 
+def table_from(raw_versions: list[dict[str, Any]]) -> VersionTable:
+    """A table from version entries shaped like Mojang's (``id``, ``type``, ``releaseTime``,
+    optional ``releaseTarget``), newest first: e.g. the rows stored by
+    ``indexium_ops minecraft-versions refresh``."""
+    return _build_table(raw_versions)
+
+
 def load_versions(path: str | Path | None = None) -> VersionTable:
     """Load a version list: the shipped snapshot, or a newer Mojang version_manifest_v2.json.
 
@@ -193,11 +208,31 @@ def default_table() -> VersionTable:
 
 
 def evaluate(kind: PredicateKind, raw: Any, table: VersionTable | None = None) -> Expansion:
-    """Concrete versions (newest first) that ``raw`` admits, plus why some could not be read."""
+    """Concrete versions (newest first) that ``raw`` admits, plus why some could not be read.
+
+    Memoized per (kind, predicate, table): mods share a few hundred predicates (">=1.20",
+    "[1.20.1,1.21)"), and testing one against every version of a real table (~800) is the
+    costliest step of parsing a manifest.
+    """
+    table = table or default_table()
+    if isinstance(raw, str):
+        return _evaluate_cached(kind, raw, False, table)
+    try:
+        key = json.dumps(raw, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return _evaluate(kind, raw, table)
+    return _evaluate_cached(kind, key, True, table)
+
+
+@lru_cache(maxsize=4096)
+def _evaluate_cached(kind: PredicateKind, key: str, is_json: bool, table: VersionTable) -> Expansion:
+    return _evaluate(kind, json.loads(key) if is_json else key, table)
+
+
+def _evaluate(kind: PredicateKind, raw: Any, table: VersionTable) -> Expansion:
     # Imported here: the manifests package imports this module at load time.
     from indexium_jar.manifests.version_syntax import PredicateError, fabric_predicate_any, maven_compare, quilt_predicate
 
-    table = table or default_table()
     try:
         if kind in ("fabric", "quilt"):
             test = fabric_predicate_any(raw) if kind == "fabric" else quilt_predicate(raw)

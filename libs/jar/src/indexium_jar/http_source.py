@@ -199,6 +199,7 @@ class HttpRangeSource:
                 target = url.join(URL(resp.headers["Location"]))
             except ValueError:
                 raise HttpError(status, "invalid Location header") from None
+            await _discard_small_body(resp)
             return _Reply(status, url, location=target)
         if status == 206 and want is not None:
             return await self._read_partial(url, resp, want)
@@ -206,6 +207,7 @@ class HttpRangeSource:
             return await self._read_whole(url, resp)
         if status == 206:
             raise HttpError(status, "partial content to a request without Range")
+        await _discard_small_body(resp)
         return _Reply(status, url, retry_after=parse_retry_after(resp.headers.get("Retry-After")))
 
     async def _read_partial(self, url: URL, resp: aiohttp.ClientResponse, want: _Want) -> _Reply:
@@ -218,10 +220,16 @@ class HttpRangeSource:
         if (first, last + 1) != (start, end):
             raise HttpError(206, "Content-Range does not match the requested range")
         self._charge(end - start)
-        data = await _read_at_most(resp, end - start + 1)
+        declared = resp.content_length
+        if declared is not None and declared != end - start:
+            raise NetworkError("Content-Length differs from Content-Range")
+        try:
+            # Exactly the announced bytes, joined once (a central directory can be megabytes).
+            data = await resp.content.readexactly(end - start)
+        except asyncio.IncompleteReadError as short:
+            self.stats.bytes_fetched += len(short.partial)
+            raise NetworkError("body shorter than Content-Range") from None
         self.stats.bytes_fetched += len(data)
-        if len(data) != end - start:
-            raise NetworkError("body length differs from Content-Range")
         return _Reply(206, url, start=start, data=data)
 
     async def _read_whole(self, url: URL, resp: aiohttp.ClientResponse) -> _Reply:
@@ -287,6 +295,16 @@ def _is_ip_literal(host: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+async def _discard_small_body(resp: aiohttp.ClientResponse, limit: int = 16 * 1024) -> None:
+    """Read a redirect's or an error's short body to its end, so the connection goes back to
+    the pool instead of being closed (aiohttp closes a connection whose body was not read;
+    every job starts with a redirect). A longer body is left: the connection is dropped."""
+    length = resp.content_length
+    if length is not None and length > limit:
+        return
+    await _read_at_most(resp, limit)
 
 
 async def _read_at_most(resp: aiohttp.ClientResponse, limit: int) -> bytes:

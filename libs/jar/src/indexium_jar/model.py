@@ -40,15 +40,23 @@ class GameVersions(msgspec.Struct, frozen=True, omit_defaults=True):
     source: str | None = None
     # The predicate/range as written (a JSON-encoded list when the manifest gave an array).
     raw: str | None = None
-    # Concrete Minecraft versions the predicate admits, from the shipped versions table, newest first.
+    # Concrete Minecraft versions the predicate admits, from the versions table, newest first.
     versions: tuple[str, ...] = ()
+    # True when the manifest declared no Minecraft requirement and the versions were deduced
+    # from another fact: the (Neo)Forge loader version it needs, or the compile target Loom
+    # wrote to MANIFEST.MF (Fabric-Minecraft-Version). Such versions are a best guess.
+    inferred: bool = False
 
 
 class ModRecord(msgspec.Struct, frozen=True, omit_defaults=True):
     loader: Loader
     manifest_path: str  # the entry the record came from, e.g. "fabric.mod.json"
     mod_id: str
-    version: str
+    # As the loader sees it (``${file.jarVersion}`` already substituted). None where the format
+    # allows no version and the manifest gives none (mcmod.info, bungee.yml,
+    # velocity-plugin.json, litemod.json); formats whose loader defaults it (mods.toml: "1")
+    # or requires it (fabric, quilt, plugin.yml) always have one.
+    version: str | None
     name: str | None = None
     description: str | None = None  # newlines kept as written
     authors: tuple[Person, ...] = ()
@@ -71,3 +79,11 @@ class ManifestProblem(msgspec.Struct, frozen=True):
 class ParseResult(msgspec.Struct, frozen=True):
     records: tuple[ModRecord, ...]
     problems: tuple[ManifestProblem, ...] = ()
+    # Every jar-in-jar entry of the jar, whichever loader would load it: declared by a
+    # manifest (fabric/quilt ``jars``, JarJar metadata) or found by name (META-INF/jars/,
+    # META-INF/jarjar/). Filled even when no record could be made (library jars).
+    nested_jars: tuple[str, ...] = ()
+    # Entries of the jar this parse consulted but was not given (today only
+    # META-INF/MANIFEST.MF, read for ${file.jarVersion}, Fabric-Minecraft-Version and
+    # FMLModType). Non-empty means the result is provisional: read them and parse again.
+    wants: tuple[str, ...] = ()

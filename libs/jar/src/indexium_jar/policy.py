@@ -37,13 +37,19 @@ class DownloadPolicy:
     max_fetch_bytes: int = 16 * MiB
     timeout: float = 15.0  # seconds, per HTTP request including its body
     max_entry_size: int = 1 * MiB  # default bound on one inflated entry
-    # Missing spans closer than this are fetched in one request: a round trip costs
-    # more than 64 KiB on any link we care about.
+    # Two missing spans farther apart than this are never fetched in one request: past
+    # 64 KiB a second request in the same round costs less than the bytes in between.
     coalesce_gap: int = 64 * KiB
+    # Bytes spent beyond what a read needs (bridging gaps between wanted entries, entries
+    # fetched ahead because they are likely to be wanted next, the blind look-behind) are
+    # capped so the whole read stays within (1 + extra_ratio) x the needed bytes (tail,
+    # directory, wanted entries): the budget is 1.2x, this leaves room for margins.
+    extra_ratio: float = 0.15
     # Room after an entry's data for a local extra field longer than the central one.
     entry_margin: int = 1 * KiB
-    # When the central directory must be fetched, also fetch this much before it:
-    # manifests are often the last entries written, just before the directory.
+    # When the central directory must be fetched and the tail holds none of its records,
+    # also fetch up to this much before it (within extra_ratio): manifests are often the
+    # last entries written, just before the directory.
     cd_prefetch: int = 64 * KiB
     # Largest central directory we fetch (the corpus maximum is 266 KB).
     max_cd_size: int = 4 * MiB
@@ -51,7 +57,7 @@ class DownloadPolicy:
     def __post_init__(self) -> None:
         normalized = frozenset(h.strip().lower() for h in self.allowed_hosts)
         object.__setattr__(self, "allowed_hosts", normalized)
-        if self.max_redirects < 0 or self.tail_size < 22 or self.timeout <= 0:
+        if self.max_redirects < 0 or self.tail_size < 22 or self.timeout <= 0 or self.extra_ratio < 0:
             raise ValueError("invalid DownloadPolicy")
 
     def match_host(self, host: str, port: int | None) -> HostRule | None:

@@ -79,3 +79,48 @@ def coalesce(ranges: Iterable[Range], gap: int) -> list[Range]:
         else:
             merged.append([start, end])
     return [(s, e) for s, e in merged]
+
+
+def plan_requests(
+    required: Iterable[Range], optional: Iterable[Range] = (), *, max_gap: int, allowance: int
+) -> tuple[list[Range], int]:
+    """Group missing byte ranges into as few requests as the byte allowance permits.
+
+    ``required`` ranges are always fetched; two of them share a request when the bytes
+    between them (re-fetched or not needed) cost at most ``max_gap`` and fit the remaining
+    ``allowance``; smallest gaps are bridged first. ``optional`` ranges (in priority order)
+    never cost a request of their own: one is added only by widening a planned request,
+    when the bytes that adds fit the allowance. Returns the requests, sorted, and the
+    allowance left.
+    """
+    groups = [list(r) for r in coalesce(required, 1)]
+    left = max(0, allowance)
+    # Bridge the cheapest gaps first: each merge saves one request.
+    while len(groups) > 1:
+        gaps = sorted((groups[i + 1][0] - groups[i][1], i) for i in range(len(groups) - 1))
+        gap, i = gaps[0]
+        if gap > max_gap or gap > left:
+            break
+        left -= gap
+        groups[i][1] = groups[i + 1][1]
+        del groups[i + 1]
+    for start, end in optional:
+        if end <= start or not groups:
+            continue
+        best: tuple[int, int] | None = None  # (cost, index)
+        for i, (g_start, g_end) in enumerate(groups):
+            if start >= g_start and end <= g_end:
+                best = (0, i)
+                break
+            reach = max(g_start - start, 0) + max(end - g_end, 0)
+            gap = max(g_start - end, start - g_end, 0)
+            if gap <= max_gap and (best is None or reach < best[0]):
+                best = (reach, i)
+        if best is None or best[0] > left:
+            continue
+        cost, i = best
+        left -= cost
+        groups[i] = [min(groups[i][0], start), max(groups[i][1], end)]
+        # Widening may have made neighbours touch or overlap.
+        groups = [list(r) for r in coalesce([tuple(g) for g in groups], 1)]
+    return [(s, e) for s, e in groups], left

@@ -215,16 +215,17 @@ def parse_central_directory(data: bytes, count_hint: int, *, base_offset: int = 
     del count_hint  # advisory only, see above
     data = bytes(data)
     entries: list[ZipEntry] = []
+    append, unpack, header = entries.append, _CENTRAL.unpack_from, _CENTRAL.size
     pos = 0
     end = len(data)
     while pos < end:
-        if pos + _CENTRAL.size > end:
+        if pos + header > end:
             raise CorruptZip("truncated central directory")
         (sig, _made, _need, flags, method, _time, _date, crc, csize, usize, nlen, elen, clen,
-         _disk, _iattr, _eattr, offset) = _CENTRAL.unpack_from(data, pos)  # fmt: skip
+         _disk, _iattr, _eattr, offset) = unpack(data, pos)  # fmt: skip
         if sig != CENTRAL_SIG:
             raise CorruptZip("bad central directory record")
-        name_at = pos + _CENTRAL.size
+        name_at = pos + header
         next_pos = name_at + nlen + elen + clen
         if next_pos > end:
             raise CorruptZip("truncated central directory")
@@ -233,12 +234,47 @@ def parse_central_directory(data: bytes, count_hint: int, *, base_offset: int = 
             usize, csize, offset = _apply_zip64_extra(
                 data[name_at + nlen : name_at + nlen + elen], usize, csize, offset
             )
-        # Invalid UTF-8 becomes U+FFFD rather than failing the whole jar; such a name
-        # cannot be a manifest we look up anyway.
-        name = raw_name.decode("utf-8", "replace") if flags & _FLAG_UTF8 else raw_name.decode("cp437")
-        entries.append(ZipEntry(name, method, flags, crc, csize, usize, offset + base_offset, nlen))
+        # Nearly every name is ASCII, where UTF-8 and CP437 agree: that fast path inline.
+        name = raw_name.decode("ascii") if raw_name.isascii() else _decode_name(raw_name, flags)
+        append(ZipEntry(name, method, flags, crc, csize, usize, offset + base_offset, nlen))
         pos = next_pos
     return entries
+
+
+def _decode_name(raw: bytes, flags: int) -> str:
+    """UTF-8 when flagged (invalid bytes become U+FFFD rather than failing the whole jar;
+    such a name cannot be a manifest we look up anyway), else CP437."""
+    return raw.decode("utf-8", "replace") if flags & _FLAG_UTF8 else raw.decode("cp437")
+
+
+def scan_directory_suffix(
+    buf: bytes, buf_offset: int, cd_start: int, cd_end: int, *, base_offset: int = 0, max_tries: int = 32
+) -> list[ZipEntry] | None:
+    """The last records of a central directory whose beginning is not in ``buf``.
+
+    A suffix read usually holds the END of a large central directory: records of the
+    entries written last, which is where a build puts its resources (manifests, icons).
+    Records cannot be parsed backwards, so this tries each central-header signature in
+    the window, in order, and keeps the first from which whole records chain exactly to
+    ``cd_end``. Returns None when no such chain exists. A signature inside a name or an
+    extra field could start a chain that merges into the true one, so callers may only
+    use the result to PLAN reads; the full directory stays the authority.
+    """
+    lo = max(cd_start, buf_offset) - buf_offset
+    hi = cd_end - buf_offset
+    if lo >= hi or hi > len(buf) or lo < 0:
+        return None
+    window = bytes(buf[lo:hi])
+    sig = CENTRAL_SIG.to_bytes(4, "little")
+    pos = window.find(sig)
+    for _ in range(max_tries):
+        if pos < 0:
+            return None
+        try:
+            return parse_central_directory(window[pos:], 0, base_offset=base_offset)
+        except CorruptZip:
+            pos = window.find(sig, pos + 1)
+    return None
 
 
 def _apply_zip64_extra(extra: bytes, usize: int, csize: int, offset: int) -> tuple[int, int, int]:
@@ -329,6 +365,43 @@ def extract(entry: ZipEntry, buf: bytes, buf_offset: int, max_size: int) -> byte
     if zlib.crc32(data) != entry.crc32:
         raise CrcMismatch(f"CRC-32 mismatch in {entry.name!r}")
     return data
+
+
+def extract_prefix(entry: ZipEntry, buf: bytes, buf_offset: int, length: int) -> bytes:
+    """The first ``length`` uncompressed bytes of an entry (all of it, CRC-checked, when shorter).
+
+    For entries whose useful part is at their start and whose whole may be large, such as a
+    signed jar's MANIFEST.MF (main section first, then one digest section per entry). Needs
+    the local header and the first ``prefix_span`` compressed bytes; inflation is bounded
+    by ``length``.
+    """
+    if entry.uncompressed_size <= length:
+        return extract(entry, buf, buf_offset, length)
+    check_entry(entry, entry.uncompressed_size)
+    header_at = entry.local_header_offset
+    header = _window(buf, buf_offset, header_at, header_at + LOCAL_HEADER_SIZE)
+    if header is None:
+        raise NeedMoreBytes(header_at, header_at + LOCAL_HEADER_SIZE + entry.name_size + prefix_span(entry, length))
+    sig, _need, _flags, _method, _time, _date, _crc, _csize, _usize, nlen, elen = _LOCAL.unpack(header)
+    if sig != LOCAL_SIG:
+        raise CorruptZip(f"bad local header for {entry.name!r}")
+    data_at = header_at + LOCAL_HEADER_SIZE + nlen + elen
+    compressed = _window(buf, buf_offset, data_at, data_at + prefix_span(entry, length))
+    if compressed is None:
+        raise NeedMoreBytes(header_at, data_at + prefix_span(entry, length))
+    if entry.method == STORED:
+        return bytes(compressed[:length])
+    try:
+        return zlib.decompressobj(-zlib.MAX_WBITS).decompress(compressed, length)
+    except zlib.error:
+        raise CorruptZip(f"invalid DEFLATE data in {entry.name!r}") from None
+
+
+def prefix_span(entry: ZipEntry, length: int) -> int:
+    """Compressed bytes that hold at least the first ``length`` uncompressed ones."""
+    if entry.method == STORED:
+        return min(entry.compressed_size, length)
+    return min(entry.compressed_size, max_compressed_size(length))
 
 
 def _inflate(compressed: memoryview, size: int, name: str) -> bytes:

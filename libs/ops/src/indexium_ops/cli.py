@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
+from datetime import datetime
+from pathlib import Path
 
 import asyncpg
 import msgspec
 
 from indexium_db import migrate
 from indexium_db.queries import deadletters
+from indexium_db.queries import mods as mods_q
+from indexium_db.queries import scan as scan_q
+from indexium_db.queries import versions as versions_q
+from indexium_db.queries import github as github_q
+from indexium_contracts import versions as versions_contract
 from indexium_platform import natsutil
 from indexium_platform.settings import Common, SettingsError, load
 
@@ -71,6 +79,179 @@ async def dead_letters(settings: Settings, args: argparse.Namespace) -> None:
         await conn.close()
 
 
+async def github(settings: Settings, args: argparse.Namespace) -> None:
+    """The GitHub App's state: installations, registrations, backfills, reconciliation passes."""
+    conn = await asyncpg.connect(settings.database_url)
+    try:
+        if args.action == "repos":
+            for r in await github_q.list_repositories(conn, args.state, args.limit):
+                gone = " removed" if r["removed"] else (" deleted" if r["deleted"] else "")
+                detail = r["skip_reason"] or r["manifest_source"] or ""
+                print(f"{r['full_name']}\t{r['state']}{gone}\tbackfill={r['backfill_state']}"
+                      f" {r['backfill_published']}/{r['backfill_total'] or 0}\t{detail}"
+                      + (f"\terror: {r['backfill_error'] or r['reconcile_error']}"
+                         if r["backfill_error"] or r["reconcile_error"] else ""))
+            return
+        counts = await github_q.status_counts(conn)
+        print("installations: " + (", ".join(f"{r['state']}={r['n']}" for r in counts["installations"]) or "none"))
+        print("repositories:  " + (", ".join(f"{r['state']}={r['n']}" + (f" (+{r['gone']} gone)" if r["gone"] else "")
+                                             for r in counts["repositories"]) or "none"))
+        for r in counts["skip_reasons"]:
+            print(f"  skipped {r['n']}: {r['skip_reason']}")
+        print("backfills:     " + (", ".join(f"{r['state']}={r['n']}" for r in counts["backfills"]) or "none"))
+        runs = await github_q.recent_runs(conn, args.runs)
+        print("reconciliation passes (newest first):" if runs else "reconciliation passes: none yet")
+        for r in runs:
+            took = f"{(r['finished_at'] - r['started_at']).total_seconds():.0f}s" if r["finished_at"] else "running"
+            print(f"  #{r['id']} {r['started_at']:%Y-%m-%d %H:%M:%S} {r['status']} ({took}) on {r['holder']}:"
+                  f" repos {r['repos_done']}/{r['repos_total']} ({r['repos_unchanged']} unchanged),"
+                  f" releases sent {r['releases_published']}, versions hidden {r['versions_hidden']},"
+                  f" download counts {r['files_updated']}, API requests {r['api_requests']}"
+                  f" ({r['not_modified']} x 304), errors {r['errors']}"
+                  + (f"\n    last error: {r['last_error']}" if r["last_error"] else ""))
+    finally:
+        await conn.close()
+
+
+MOJANG_MANIFEST = "https://piston-meta.mojang.com/mc/game/version_manifest_v2.json"
+_MANIFEST_MAX_BYTES = 16 * 1024 * 1024
+
+
+def parse_version_manifest(doc: object) -> list[versions_q.MinecraftVersion]:
+    """Mojang's ``version_manifest_v2.json`` (or the snapshot shipped in indexium_jar): its
+    ``versions`` newest first, each with ``id``, ``type`` and ``releaseTime``."""
+    items = doc.get("versions") if isinstance(doc, dict) else None
+    if not isinstance(items, list) or not items:
+        raise ValueError("no 'versions' array")
+    rows, seen = [], set()
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str) or not item["id"].strip():
+            raise ValueError(f"a version without an id: {str(item)[:80]}")
+        vid = item["id"].strip()
+        if vid in seen or len(vid) > 64:
+            raise ValueError(f"duplicate or overlong version id {vid[:80]!r}")
+        seen.add(vid)
+        try:
+            when = datetime.fromisoformat(str(item["releaseTime"]))
+        except (KeyError, ValueError):
+            raise ValueError(f"version {vid!r} has no valid releaseTime") from None
+        if when.tzinfo is None:
+            raise ValueError(f"version {vid!r} releaseTime has no time zone")
+        target = item.get("releaseTarget")
+        rows.append(versions_q.MinecraftVersion(vid, str(item.get("type") or "release"), when,
+                                                target if isinstance(target, str) else None))
+    if not any(r.type == "release" for r in rows):
+        raise ValueError("no release versions")
+    return rows
+
+
+async def _fetch_manifest(url: str) -> object:
+    import aiohttp  # only this command talks to the Internet
+
+    timeout = aiohttp.ClientTimeout(total=60)
+    async with aiohttp.ClientSession(timeout=timeout) as http, http.get(url) as resp:
+        resp.raise_for_status()
+        body = await resp.content.read(_MANIFEST_MAX_BYTES + 1)
+    if len(body) > _MANIFEST_MAX_BYTES:
+        raise ValueError(f"the manifest exceeds {_MANIFEST_MAX_BYTES} bytes")
+    return json.loads(body)
+
+
+async def minecraft_versions(settings: Settings, args: argparse.Namespace) -> None:
+    """Replace the stored Minecraft version table; the indexer reads it when it starts."""
+    try:
+        doc = json.loads(Path(args.file).read_bytes()) if args.file else await _fetch_manifest(args.url)
+        rows = parse_version_manifest(doc)
+    except Exception as exc:
+        raise SystemExit(f"indexium_ops: cannot use the version manifest: {exc}") from None
+    conn = await asyncpg.connect(settings.database_url)
+    try:
+        async with conn.transaction():
+            stored = {r["id"] for r in await versions_q.minecraft_versions(conn)}
+            dropped = stored - {r.id for r in rows}
+            if dropped and not args.force:
+                raise SystemExit(
+                    f"indexium_ops: the new list lacks {len(dropped)} stored version(s), e.g. "
+                    f"{sorted(dropped)[:5]}; refusing (use --force to replace anyway)")
+            n = await versions_q.replace_minecraft_versions(conn, rows)
+    finally:
+        await conn.close()
+    latest = next(r.id for r in rows if r.type == "release")
+    print(f"{n} Minecraft versions stored (newest release {latest}, {len(rows) - len(stored & {r.id for r in rows})} new); "
+          "restart the indexer to use them")
+
+
+# ---- quarantine: what the scan stage held back, and the operators' decisions ----------------------
+
+_REVIEWABLE = {"approve": ("quarantined", "rejected"), "reject": ("quarantined", "pending_scan", "public")}
+
+
+async def quarantine(settings: Settings, args: argparse.Namespace) -> int:
+    """``quarantine list|show|approve|reject``; every decision is recorded with who and when."""
+    conn = await asyncpg.connect(settings.database_url)
+    try:
+        if args.action == "list":
+            rows = await scan_q.list_quarantined(conn, limit=args.limit, include_rejected=args.all)
+            for r in rows:
+                print(f"{r['id']}\t{r['updated_at']:%Y-%m-%d %H:%M}\t{r['status']}\t{r['slug']} {r['version_number']}"
+                      f"\tfindings={r['findings']} max={r['max_severity'] or 0}\t{(r['reason'] or '')[:120]}")
+            print(f"{len(rows)} version(s) held")
+            return 0
+        version_id = await scan_q.resolve_version(conn, args.id)
+        if version_id is None:
+            print(f"{args.id}: no such version (or the prefix is ambiguous)", file=sys.stderr)
+            return 1
+        if args.action == "show":
+            await _show_quarantine(conn, version_id)
+            return 0
+        return await _review(conn, settings, version_id, args)
+    finally:
+        await conn.close()
+
+
+async def _show_quarantine(conn: asyncpg.Connection, version_id) -> None:
+    v = await scan_q.version_state(conn, version_id)
+    print(f"{v['slug']} {v['version_number']}  ({version_id})  status={v['status']}"
+          f"{'  hidden' if v['hidden'] else ''}")
+    for f in await scan_q.version_files(conn, version_id):
+        print(f"  file {f['filename']}  {f['size']} bytes  scan={f['scan_status']}"
+              f"{'  (' + f['scan_reason'] + ')' if f['scan_reason'] else ''}")
+        print(f"       sha1={f['sha1'] or '-'}  sha256={f['sha256'] or '-'}")
+    for s in await scan_q.version_findings(conn, version_id):
+        where = " ".join(x for x in (s["entry_path"], s["class_name"], s["method"]) if x)
+        print(f"  [{s['severity']:>2}] {s['rule']:<20} {s['location']:<16} {where}  {s['detail']}")
+    for d in await scan_q.decisions(conn, version_id):
+        print(f"  {d['created_at']:%Y-%m-%d %H:%M:%S}  {d['action']:<11} by {d['actor']}  {d['reason']}")
+
+
+async def _review(conn: asyncpg.Connection, settings: Settings, version_id, args: argparse.Namespace) -> int:
+    decision = "approved" if args.action == "approve" else "rejected"
+    async with conn.transaction():
+        v = await scan_q.lock_version(conn, version_id)
+        if v["status"] not in _REVIEWABLE[args.action]:
+            print(f"{version_id}: status is {v['status']}, nothing to {args.action}", file=sys.stderr)
+            return 1
+        status = "public" if decision == "approved" else "rejected"
+        files = await scan_q.version_files(conn, version_id)
+        await scan_q.set_status(conn, version_id, status, suspicious=False)
+        # Approval binds to these exact bytes: a later rescan of the same files keeps it public.
+        await scan_q.add_decision(conn, version_id, decision, args.by, args.reason or "",
+                                  [f["sha256"].strip() for f in files if f["sha256"]])
+        await mods_q.refresh_rollup(conn, v["mod_id"])
+    event = versions_contract.VersionReviewed(
+        mod_id=str(v["mod_id"]), slug=v["slug"], version_id=str(version_id), version_number=v["version_number"],
+        decision=decision, by=args.by, status=status, visible=status == "public" and not v["hidden"],
+    )
+    nc = await natsutil.connect(settings.nats_url, name="indexium-ops")
+    try:  # after commit, so API caches drop the version at once
+        await nc.jetstream().publish(versions_contract.REVIEWED, versions_contract.encoder.encode(event),
+                                     headers={"Nats-Msg-Id": f"VersionReviewed:{version_id}:{decision}:{args.by}"})
+    finally:
+        await nc.drain()
+    print(f"{v['slug']} {v['version_number']}: {decision} by {args.by}; now {status}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m indexium_ops")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -83,6 +264,32 @@ def main(argv: list[str] | None = None) -> None:
     rp.add_argument("ids", type=int, nargs="+")
     pg = dl_sub.add_parser("purge")
     pg.add_argument("--all", action="store_true", help="also purge dead letters never replayed")
+    gh = sub.add_parser("github", help="GitHub App: registrations, backfills, reconciliation")
+    gh_sub = gh.add_subparsers(dest="action", required=True)
+    st = gh_sub.add_parser("status")
+    st.add_argument("--runs", type=int, default=5, help="reconciliation passes to show")
+    rs = gh_sub.add_parser("repos")
+    rs.add_argument("--state", choices=("pending", "registered", "skipped"))
+    rs.add_argument("--limit", type=int, default=100)
+    mv = sub.add_parser("minecraft-versions", help="the Minecraft version table the indexer uses")
+    mv_sub = mv.add_subparsers(dest="action", required=True)
+    rf = mv_sub.add_parser("refresh", help="store Mojang's version manifest (newest first)")
+    src = rf.add_mutually_exclusive_group(required=True)
+    src.add_argument("--file", help="a version_manifest_v2.json on disk")
+    src.add_argument("--url", help=f"where to download it (Mojang: {MOJANG_MANIFEST})")
+    rf.add_argument("--force", action="store_true", help="replace even if stored versions would disappear")
+    qr = sub.add_parser("quarantine", help="versions the scan stage held back: list, show, approve, reject")
+    qr_sub = qr.add_subparsers(dest="action", required=True)
+    ql = qr_sub.add_parser("list")
+    ql.add_argument("--limit", type=int, default=100)
+    ql.add_argument("--all", action="store_true", help="also list rejected versions")
+    qs = qr_sub.add_parser("show")
+    qs.add_argument("id", help="version id (or a unique prefix, as list prints it)")
+    for name in ("approve", "reject"):
+        qa = qr_sub.add_parser(name)
+        qa.add_argument("id", help="version id (or a unique prefix)")
+        qa.add_argument("--by", required=True, help="who decides (recorded with the time)")
+        qa.add_argument("--reason", default="", help="why (recorded)")
     args = parser.parse_args(argv)
     try:
         settings = load(Settings)
@@ -91,5 +298,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "setup":
         for line in asyncio.run(setup(settings)):
             print(line)
+    elif args.command == "minecraft-versions":
+        asyncio.run(minecraft_versions(settings, args))
+    elif args.command == "quarantine":
+        raise SystemExit(asyncio.run(quarantine(settings, args)))
+    elif args.command == "github":
+        asyncio.run(github(settings, args))
     else:
         asyncio.run(dead_letters(settings, args))

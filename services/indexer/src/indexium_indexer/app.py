@@ -6,8 +6,10 @@ import aiohttp
 from aiohttp import web
 
 from indexium_db.pool import create_pool, ping
+from indexium_db.queries import versions
+from indexium_jar.gameversions import VersionTable, default_table, table_from
 from indexium_jar.remote import DownloadPolicy
-from indexium_platform import natsutil
+from indexium_platform import logs, natsutil
 from indexium_platform.consumer import PullConsumer
 from indexium_platform.metrics import ServiceMetrics
 from indexium_platform.web import add_readiness_check, base_app, serve
@@ -18,6 +20,7 @@ from .settings import Settings
 from .worker import CONSUMER, Worker
 
 NAME = "indexer"
+log = logs.get(__name__)
 
 
 def download_policy(settings: Settings) -> DownloadPolicy:
@@ -25,6 +28,28 @@ def download_policy(settings: Settings) -> DownloadPolicy:
         allowed_hosts=frozenset(h.lower() for h in settings.download_hosts),
         timeout=settings.http_timeout_s,
     )
+
+
+async def load_version_table(pool) -> VersionTable:
+    """The Minecraft version table stored by ``indexium_ops minecraft-versions refresh``, or
+    the snapshot shipped with indexium_jar when none is stored or it cannot be used.
+    Read once at start: restart the indexer after a refresh."""
+    try:
+        async with pool.acquire() as conn:
+            rows = await versions.minecraft_versions(conn)
+        if rows:
+            table = table_from([
+                {"id": r["id"], "type": r["type"], "releaseTime": r["release_time"].isoformat(),
+                 **({"releaseTarget": r["release_target"]} if r["release_target"] else {})}
+                for r in rows
+            ])
+            log.info("minecraft_versions_loaded", source="database", versions=len(table.versions))
+            return table
+    except Exception as exc:  # a missing table (migration not applied yet) or bad rows
+        log.warning("minecraft_versions_unavailable", error=str(exc) or type(exc).__name__)
+    table = default_table()
+    log.info("minecraft_versions_loaded", source="snapshot", versions=len(table.versions))
+    return table
 
 
 def create_app(settings: Settings) -> web.Application:
@@ -41,7 +66,8 @@ def create_app(settings: Settings) -> web.Application:
             headers={"User-Agent": "Indexium-Indexer"},
         )
         indexer = ReleaseIndexer(pool, session, download_policy(settings),
-                                 publish_before_scan=settings.publish_before_scan)
+                                 publish_before_scan=settings.publish_before_scan,
+                                 table=await load_version_table(pool))
         worker = Worker(indexer, pool, js, settings, indexer_metrics)
         consumer = PullConsumer(js, CONSUMER, worker.handle, concurrency=settings.concurrency,
                                 grace_s=settings.shutdown_grace_s)

@@ -19,6 +19,7 @@ from indexium_contracts import github, versions as version_events
 from indexium_contracts.ingest import ReleaseReceived
 from indexium_db.queries import deliveries, mods, versions
 from indexium_jar.errors import JarReadError
+from indexium_jar.gameversions import VersionTable, default_table
 from indexium_jar.model import ModRecord
 from indexium_jar.remote import DownloadPolicy
 
@@ -27,6 +28,8 @@ from .jarread import JarMetadata, read_metadata
 
 INDEX_ACTIONS = {"published", "released", "prereleased", "edited"}
 HIDE_ACTIONS = {"unpublished", "deleted"}
+# Jar failures that mean the bytes are damaged or doctored: the version is held as suspicious.
+CORRUPT_CODES = {"corrupt_zip", "crc_mismatch"}
 _SUMMARY_MAX = 240
 _json = msgspec.json.Encoder()
 
@@ -72,9 +75,9 @@ def _card(record: ModRecord, repo: github.Repository) -> mods.Card:
     )
 
 
-def _file_row(asset: github.ReleaseAsset, md: JarMetadata, sidecar: str | None, primary: bool) -> versions.FileRow:
-    loaders = sorted({r.loader for r in md.records})
-    game_versions = sorted({v for r in md.records for v in r.game_versions.versions})
+def _file_row(asset: github.ReleaseAsset, md: JarMetadata | None, sidecar: str | None, primary: bool,
+              table: VersionTable) -> versions.FileRow:
+    records = md.records if md is not None else []
     return versions.FileRow(
         github_asset_id=asset.id,
         filename=asset.name,
@@ -83,19 +86,35 @@ def _file_row(asset: github.ReleaseAsset, md: JarMetadata, sidecar: str | None, 
         content_type=asset.content_type,
         github_digest=asset.digest,
         sidecar_url=sidecar,
-        loaders=loaders,
-        game_versions=game_versions,
-        manifests=[msgspec.to_builtins(r) for r in md.records],
+        loaders=sorted({r.loader for r in records}),
+        game_versions=table.newest_first(v for r in records for v in r.game_versions.versions),
+        manifests=[msgspec.to_builtins(r) for r in records],
         is_primary=primary,
         download_count=asset.download_count,
     )
 
 
+async def _all_or_nothing(coros: list) -> list:
+    """Run concurrently; on the first exception cancel the rest and raise it (not a group)."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in tasks:
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                raise task.exception()
+        return [t.result() for t in tasks]
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
 class ReleaseIndexer:
     def __init__(self, pool: asyncpg.Pool, session: aiohttp.ClientSession, policy: DownloadPolicy,
-                 *, publish_before_scan: bool, jar_concurrency: int = 4):
+                 *, publish_before_scan: bool, table: VersionTable | None = None, jar_concurrency: int = 4):
         self._pool, self._session, self._policy = pool, session, policy
         self._publish_before_scan = publish_before_scan
+        self._table = table or default_table()
         self._jar_slots = asyncio.Semaphore(jar_concurrency)
 
     async def handle(self, event: ReleaseReceived) -> JobResult:
@@ -109,13 +128,14 @@ class ReleaseIndexer:
         if not jars:
             await self._record(event, "ignored")
             return JobResult("ignored", [])
-        read = await asyncio.gather(*(self._read(a) for a in jars))
+        # A retryable failure of one jar fails the job at once; the other reads are cancelled.
+        read = await _all_or_nothing([self._read(a) for a in jars])
         return await self._write(event, list(zip(jars, read)))
 
     async def _read(self, asset: github.ReleaseAsset) -> JarMetadata | JarReadError:
         async with self._jar_slots:
             try:
-                return await read_metadata(self._session, asset.browser_download_url, self._policy)
+                return await read_metadata(self._session, asset.browser_download_url, self._policy, self._table)
             except JarReadError as exc:
                 if exc.retryable:
                     raise
@@ -126,17 +146,21 @@ class ReleaseIndexer:
         release, repo = hook.release, hook.repository
         good = [(a, md) for a, md in read if isinstance(md, JarMetadata) and md.records]
         failed = [(a, md) for a, md in read if isinstance(md, JarReadError)]
+        # A corrupt jar marks the version suspicious: with good jars beside it, what can be read
+        # is indexed and the version held for review; alone, the version is recorded held
+        # (when the mod exists) and the job still goes to the dead letters.
+        suspicious = any(exc.code in CORRUPT_CODES for _, exc in failed)
         if not good:
             if failed:
-                asset, exc = failed[0]
+                asset, exc = next(((a, e) for a, e in failed if e.code in CORRUPT_CODES), failed[0])
+                if suspicious:
+                    await self._hold_suspicious(event, read)
                 raise PermanentJobError(exc.code, f"{asset.name}: {exc}")
             problems = [p for _, md in read for p in md.problems]
             detail = "; ".join(f"{p.manifest_path}: {p.code}" for p in problems[:5]) or "no manifest found"
             raise PermanentJobError("no_manifest", f"no mod manifest in any jar ({detail})")
-        # A corrupt jar next to good ones: index what we can, hold the version for review.
-        suspicious = any(exc.code == "corrupt_zip" for _, exc in failed)
         sidecars = assets.sidecars(release.assets)
-        rows = [_file_row(a, md, sidecars.get(a.name), i == 0) for i, (a, md) in enumerate(good)]
+        rows = [_file_row(a, md, sidecars.get(a.name), i == 0, self._table) for i, (a, md) in enumerate(good)]
         primary = good[0][1].records[0]
         card = _card(primary, repo)
         icon = next((md.icon for _, md in good if md.icon), None)
@@ -165,7 +189,7 @@ class ReleaseIndexer:
                 tag_name=release.tag_name, name=release.name or release.tag_name,
                 changelog=release.body or "", version_type=assets.version_type(release.tag_name, release.prerelease),
                 published_at=published_at, status=status,
-                game_versions=sorted({g for r in rows for g in r.game_versions}),
+                game_versions=self._table.newest_first(g for r in rows for g in r.game_versions),
                 loaders=sorted({l for r in rows for l in r.loaders}), suspicious=suspicious,
             )
             file_ids = await versions.replace_files(conn, version_id, rows)
@@ -190,6 +214,35 @@ class ReleaseIndexer:
             requests=sum(md.requests for _, md in read if isinstance(md, JarMetadata)),
             bytes_fetched=sum(md.bytes_fetched for _, md in read if isinstance(md, JarMetadata)),
         )
+
+    async def _hold_suspicious(self, event: ReleaseReceived, read: list) -> None:
+        """Record the release's version as quarantined and suspicious, if its mod is known.
+
+        No mod is created from a jar we could not read: without a manifest there is no id
+        to make a slug from. Committed before the job is dead-lettered.
+        """
+        hook = event.webhook
+        release, repo = hook.release, hook.repository
+        sidecars = assets.sidecars(release.assets)
+        rows = [_file_row(a, md if isinstance(md, JarMetadata) else None, sidecars.get(a.name), i == 0, self._table)
+                for i, (a, md) in enumerate(read)]
+        async with self._pool.acquire() as conn, conn.transaction():
+            mod = await mods.get_by_repo(conn, repo.id)
+            if mod is None:
+                return
+            await mods.update_repository(
+                conn, mod["id"], repo_full_name=repo.full_name,
+                default_branch=repo.default_branch or "main", categories=list(repo.topics),
+            )
+            version_id = await versions.upsert_version(
+                conn, mod_id=mod["id"], version_number=release.tag_name.strip(), github_release_id=release.id,
+                tag_name=release.tag_name, name=release.name or release.tag_name, changelog=release.body or "",
+                version_type=assets.version_type(release.tag_name, release.prerelease),
+                published_at=parse_time(release.published_at) or parse_time(release.created_at),
+                status="quarantined", game_versions=[], loaders=[], suspicious=True,
+            )
+            await versions.replace_files(conn, version_id, rows)
+            await mods.refresh_rollup(conn, mod["id"])
 
     async def _hide(self, event: ReleaseReceived) -> JobResult:
         hook = event.webhook

@@ -118,3 +118,89 @@ def test_entry_names_default_to_the_fetched_files():
     files = {"fabric.mod.json": FABRIC, "META-INF/jars/x.jar": b""}
     (rec,) = parse_jar(files).records
     assert rec.nested_jars == ("META-INF/jars/x.jar",)
+
+
+# --- two-phase parse: MANIFEST.MF only when a parser needs it --------------------------------
+
+FABRIC_NO_MC = b'{"schemaVersion":1,"id":"walljump-fabric","version":"1.4.0"}'
+ALL = ["META-INF/MANIFEST.MF", "fabric.mod.json", "META-INF/mods.toml", "a/B.class"]
+
+
+def test_a_manifest_that_names_everything_does_not_want_manifest_mf():
+    result = parse_jar({"fabric.mod.json": FABRIC}, ALL)
+    assert result.wants == () and result.records[0].game_versions.source == "depends.minecraft"
+
+
+def test_fabric_without_minecraft_wants_manifest_mf_then_uses_loom_attribute():
+    first = parse_jar({"fabric.mod.json": FABRIC_NO_MC}, ALL)
+    assert first.wants == ("META-INF/MANIFEST.MF",)
+    assert first.records[0].game_versions.versions == ()  # provisional
+    final = parse_jar({"fabric.mod.json": FABRIC_NO_MC, "META-INF/MANIFEST.MF": MANIFEST}, ALL)
+    game = final.records[0].game_versions
+    assert final.wants == () and game.versions == ("1.20.1",)
+    assert game.source == "MANIFEST.MF:Fabric-Minecraft-Version" and game.inferred
+
+
+def test_jar_version_token_wants_manifest_mf():
+    assert parse_jar({"META-INF/mods.toml": FORGE}, ALL).wants == ("META-INF/MANIFEST.MF",)
+    (rec,) = parse_jar({"META-INF/mods.toml": FORGE, "META-INF/MANIFEST.MF": MANIFEST}, ALL).records
+    assert rec.version == "1.4.0"
+    literal = FORGE.replace(b"${file.jarVersion}", b"2.0")
+    # FMLModType on a mods.toml jar is checked only when MANIFEST.MF is read anyway
+    assert parse_jar({"META-INF/mods.toml": literal}, ALL).wants == ()
+
+
+def test_a_jar_without_manifest_mf_is_final_at_once():
+    names = ["fabric.mod.json", "META-INF/mods.toml"]
+    assert parse_jar({"fabric.mod.json": FABRIC_NO_MC}, names).wants == ()
+    assert parse_jar({"META-INF/mods.toml": FORGE}, names).records[0].version == "0.0NONE"
+
+
+def test_a_jar_without_loader_manifest_wants_manifest_mf_to_say_why():
+    result = parse_jar({}, ["META-INF/MANIFEST.MF", "a/B.class"])
+    assert result.records == () and result.wants == ("META-INF/MANIFEST.MF",)
+
+
+def test_entries_to_read():
+    from indexium_jar.manifests import entries_to_read
+
+    assert entries_to_read(["fabric.mod.json", "META-INF/MANIFEST.MF", "x.class"]) == (
+        ["fabric.mod.json"], ["META-INF/MANIFEST.MF"])
+    assert entries_to_read(["META-INF/MANIFEST.MF", "x.class"]) == (["META-INF/MANIFEST.MF"], [])
+    assert entries_to_read(["META-INF/neoforge.mods.toml", "META-INF/jarjar/metadata.json"]) == (
+        ["META-INF/neoforge.mods.toml", "META-INF/jarjar/metadata.json"], [])
+
+
+# --- model: jar-level nested jars, inferred game versions, optional versions -----------------
+
+
+def test_jar_level_nested_jars_even_without_records():
+    entries = ["META-INF/jars/a.jar", "META-INF/jarjar/b.jar", "lib/c.jar"]
+    assert parse_jar({}, entries).nested_jars == ("META-INF/jars/a.jar", "META-INF/jarjar/b.jar")
+    files = {"fabric.mod.json": b'{"schemaVersion":1,"id":"abc","version":"1","jars":[{"file":"x/declared.jar"}]}'}
+    result = parse_jar(files, [*files, *entries])
+    assert result.nested_jars == ("x/declared.jar", "META-INF/jars/a.jar", "META-INF/jarjar/b.jar")
+    assert result.records[0].nested_jars == ("x/declared.jar", "META-INF/jars/a.jar")  # what fabric loads
+
+
+def test_versions_deduced_from_the_loader_are_flagged_inferred():
+    forge = b'loaderVersion="[47,)"\nlicense="MIT"\n[[mods]]\nmodId="abc"\nversion="1"\n'
+    (rec,) = parse_jar({"META-INF/mods.toml": forge}).records
+    assert rec.game_versions.inferred and rec.game_versions.source == "loaderVersion"
+    (rec,) = parse_jar({"META-INF/mods.toml": FORGE, "META-INF/MANIFEST.MF": MANIFEST}).records
+    assert not rec.game_versions.inferred  # declared by the minecraft dependency
+    neo = b'loaderVersion="[4,)"\nlicense="MIT"\n[[mods]]\nmodId="abc"\nversion="1"\n[[dependencies.abc]]\nmodId="neoforge"\ntype="required"\nversionRange="[21.1.0,)"\n'
+    (rec,) = parse_jar({"META-INF/neoforge.mods.toml": neo}).records
+    assert rec.game_versions.inferred and rec.game_versions.versions == ("1.21.1",)
+
+
+def test_formats_without_a_required_version_give_none():
+    import msgspec
+
+    files = {"mcmod.info": b'[{"modid":"abc","name":"A"}]', "bungee.yml": b"name: Proxy\nmain: a.B\n",
+             "velocity-plugin.json": b'{"id":"proxy","main":"a.B"}', "litemod.json": b'{"name":"Lite"}'}
+    result = parse_jar(files)
+    assert [r.version for r in result.records] == [None, None, None, None]
+    assert msgspec.to_builtins(result.records[0])["version"] is None  # stored as null, not ""
+    (rec,) = parse_jar({"META-INF/mods.toml": b'license="MIT"\n[[mods]]\nmodId="abc"\n'}).records
+    assert rec.version == "1"  # FML's default, as the loader sees it

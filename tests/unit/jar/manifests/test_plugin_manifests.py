@@ -60,7 +60,7 @@ def test_bungee_yml():
     assert (rec.loader, rec.mod_id, rec.version) == ("bungeecord", "ViaVersion", "4.9.2")
     assert [d.kind for d in rec.dependencies] == ["required", "optional"]
     rec = one(plugins.parse_bungee(b"name: NoVersion\nmain: a.B\n", Jar()))
-    assert rec.version == "" and rec.warnings
+    assert rec.version is None and rec.warnings  # optional for BungeeCord: absent, not ""
 
 
 def test_velocity_plugin_json():

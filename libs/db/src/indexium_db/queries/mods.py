@@ -130,7 +130,13 @@ async def refresh_rollup(conn: asyncpg.Connection, mod_id: uuid.UUID) -> None:
             latest_version = (SELECT version_number FROM latest),
             last_published_at = (SELECT published_at FROM latest),
             loaders = COALESCE((SELECT array_agg(DISTINCT l ORDER BY l) FROM pub, unnest(pub.loaders) l), '{}'),
-            game_versions = COALESCE((SELECT array_agg(DISTINCT g ORDER BY g) FROM pub, unnest(pub.game_versions) g), '{}'),
+            -- Newest first by the Minecraft version table ("1.21.10" before "1.21.2"); versions
+            -- the table does not know go last, by name.
+            game_versions = COALESCE((
+                SELECT array_agg(d.g ORDER BY mv.position NULLS LAST, d.g)
+                FROM (SELECT DISTINCT g FROM pub, unnest(pub.game_versions) g) d
+                LEFT JOIN minecraft_versions mv ON mv.id = d.g
+            ), '{}'),
             downloads = COALESCE((SELECT sum(f.download_count) FROM pub JOIN version_files f ON f.version_id = pub.id), 0),
             updated_at = now()
         WHERE m.id = $1

@@ -1,4 +1,5 @@
-"""Versions and their files, written by the indexer in one transaction per release."""
+"""Versions and their files, written by the indexer in one transaction per release; and the
+Minecraft version table those versions' game versions are expanded against and sorted by."""
 
 from __future__ import annotations
 
@@ -108,3 +109,32 @@ async def hide_release(
            RETURNING v.id, v.mod_id, v.version_number, m.slug""",
         github_repo_id, github_release_id, reason,
     )
+
+
+# --- the Minecraft version table ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MinecraftVersion:
+    id: str
+    type: str  # release | snapshot | old_beta | old_alpha
+    release_time: datetime
+    release_target: str | None = None
+
+
+async def minecraft_versions(conn: asyncpg.Connection) -> list[asyncpg.Record]:
+    """The stored table, newest first (the order of Mojang's manifest)."""
+    return await conn.fetch(
+        "SELECT id, type, release_time, release_target FROM minecraft_versions ORDER BY position"
+    )
+
+
+async def replace_minecraft_versions(conn: asyncpg.Connection, rows: list[MinecraftVersion]) -> int:
+    """Replace the whole table with ``rows`` (newest first) in the caller's transaction."""
+    await conn.execute("DELETE FROM minecraft_versions")
+    await conn.executemany(
+        """INSERT INTO minecraft_versions (id, type, release_time, position, release_target)
+           VALUES ($1, $2, $3, $4, $5)""",
+        [(r.id, r.type, r.release_time, i, r.release_target) for i, r in enumerate(rows)],
+    )
+    return len(rows)

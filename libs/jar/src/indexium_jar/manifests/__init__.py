@@ -9,7 +9,7 @@ ids may differ, e.g. walljump-fabric / walljump-quilt / walljump).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import msgspec
 
@@ -38,18 +38,42 @@ _PARSERS: tuple[tuple[str, Callable[[bytes, Jar], Output]], ...] = (
 
 #: Every jar entry the indexer should fetch for :func:`parse_jar`.
 WANTED_NAMES: frozenset[str] = frozenset([path for path, _ in _PARSERS] + [MANIFEST_PATH, jarjar.PATH])
+#: The loader manifests alone: a jar without any of these is not a mod.
+LOADER_MANIFESTS: frozenset[str] = frozenset(path for path, _ in _PARSERS)
+_TOML_PATHS = (forge_toml.FORGE_PATH, forge_toml.NEOFORGE_PATH)
 
 _LIBRARY_TYPES = ("LIBRARY", "GAMELIBRARY")  # FML ModFile: not a mod, loaded as a library
+
+
+def entries_to_read(entry_names: Collection[str]) -> tuple[list[str], list[str]]:
+    """Which entries of a jar to read before :func:`parse_jar`: ``(required, optional)``.
+
+    Required: every loader manifest present, JarJar metadata, and META-INF/MANIFEST.MF in a
+    jar without loader manifest (its FMLModType says whether it is a library). Optional:
+    MANIFEST.MF otherwise, since a manifest needs it only for ``${file.jarVersion}`` or a
+    missing Minecraft version, which is known after parsing (``ParseResult.wants``). A
+    reader fetches optional entries only when they cost no extra request.
+    """
+    names = entry_names if isinstance(entry_names, (set, frozenset)) else set(entry_names)
+    loaders = sorted(p for p in LOADER_MANIFESTS if p in names)
+    required = loaders + ([jarjar.PATH] if jarjar.PATH in names else [])
+    optional: list[str] = []
+    if MANIFEST_PATH in names:
+        (optional if loaders else required).append(MANIFEST_PATH)
+    return required, optional
 
 
 def parse_jar(files: Mapping[str, bytes], entry_names: Sequence[str] = (), table: VersionTable | None = None) -> ParseResult:
     """Parse every manifest present in ``files`` (entry path → bytes).
 
-    ``entry_names`` lists all entries of the jar (to find nested jars); ``table`` overrides
-    the shipped Minecraft versions table.
+    ``entry_names`` lists all entries of the jar (to find nested jars, and to tell a jar
+    without MANIFEST.MF from one whose MANIFEST.MF was not read: then ``wants`` names it
+    when a parser needed it); ``table`` overrides the shipped Minecraft versions table.
     """
+    names = entry_names or tuple(files)
+    known = MANIFEST_PATH in files or MANIFEST_PATH not in names
     jar = Jar(manifest=parse_manifest(files[MANIFEST_PATH]) if MANIFEST_PATH in files else {},
-              table=table or default_table())
+              table=table or default_table(), manifest_known=known)
     records: list[ModRecord] = []
     problems: list[ManifestProblem] = []
     for path, parser in _PARSERS:
@@ -62,8 +86,9 @@ def parse_jar(files: Mapping[str, bytes], entry_names: Sequence[str] = (), table
         records += [o for o in output if isinstance(o, ModRecord)]
         problems += [o for o in output if isinstance(o, ManifestProblem)]
     records, problems = _jar_level_notes(files, jar, records, problems)
-    records, problems = _attach_nested(files, entry_names or tuple(files), records, problems)
-    return ParseResult(records=tuple(records), problems=tuple(problems))
+    records, problems, nested = _attach_nested(files, names, records, problems)
+    return ParseResult(records=tuple(records), problems=tuple(problems), nested_jars=nested,
+                       wants=(MANIFEST_PATH,) if jar.consulted else ())
 
 
 def _add_warnings(record: ModRecord, *notes: str) -> ModRecord:
@@ -87,7 +112,14 @@ def _jar_level_notes(files: Mapping[str, bytes], jar: Jar, records: list[ModReco
     if quilt.PATH_JSON5 in files and quilt.PATH_JSON in files:
         records = [_add_warnings(r, "quilt.mod.json ignored: quilt.mod.json5 takes precedence")
                    if r.loader == "quilt" else r for r in records]
-    mod_type = (jar.attribute("FMLModType") or "").strip().upper()
+    toml_records = [r for r in records if r.manifest_path in _TOML_PATHS]
+    # FMLModType (FML 1.13+, ModFile.parseType) explains a jar without any record (a library)
+    # and is noted on mods.toml records. For the latter it is checked only when MANIFEST.MF
+    # was read anyway (held, or wanted for ${file.jarVersion}): a library jar released with
+    # a mods.toml is rare, and asking for MANIFEST.MF at offset 0 of every Forge jar would
+    # cost most of them a request (docs/indexer.md, "Request budget").
+    consult = not records or (toml_records and jar.manifest_known)
+    mod_type = (jar.attribute("FMLModType") or "").strip().upper() if consult else ""
     if mod_type in _LIBRARY_TYPES:
         note = f"MANIFEST.MF FMLModType={mod_type}: FML loads this jar as a library, not a mod"
         forge_like = [r for r in records if r.loader in toml_loaders]
@@ -99,14 +131,17 @@ def _jar_level_notes(files: Mapping[str, bytes], jar: Jar, records: list[ModReco
 
 
 def _attach_nested(files: Mapping[str, bytes], entry_names: Sequence[str], records: list[ModRecord],
-                   problems: list[ManifestProblem]) -> tuple[list[ModRecord], list[ManifestProblem]]:
+                   problems: list[ManifestProblem]) -> tuple[list[ModRecord], list[ManifestProblem], tuple[str, ...]]:
+    """Per record: the nested jars its loader would load. Per jar: all of them."""
     jarjar_paths, embedded, jarjar_notes = [], [], []
     if jarjar.PATH in files:
         jarjar_paths, embedded, jarjar_notes, failure = jarjar.parse(files[jarjar.PATH])
         if failure:
             problems.append(failure)
-    loom_entries = jarjar.entries_in(entry_names, jarjar.FABRIC_DIR)
-    jarjar_entries = jarjar.entries_in(entry_names, jarjar.JARJAR_DIR)
+    candidates = [n for n in entry_names if n.startswith("META-INF/jar")]  # one pass over maybe 20,000 names
+    loom_entries = jarjar.entries_in(candidates, jarjar.FABRIC_DIR)
+    jarjar_entries = jarjar.entries_in(candidates, jarjar.JARJAR_DIR)
+    declared = [path for r in records for path in r.nested_jars]
     out = []
     for r in records:
         if r.loader in ("fabric", "quilt"):
@@ -117,11 +152,11 @@ def _attach_nested(files: Mapping[str, bytes], entry_names: Sequence[str], recor
             r = msgspec.structs.replace(r, nested_jars=nested, dependencies=r.dependencies + tuple(embedded),
                                         warnings=r.warnings + tuple(jarjar_notes))
         out.append(r)
-    return out, problems
+    return out, problems, _unique([*declared, *jarjar_paths, *loom_entries, *jarjar_entries])
 
 
 def _unique(items: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
 
 
-__all__ = ["WANTED_NAMES", "MANIFEST_PATH", "parse_jar", "parse_manifest"]
+__all__ = ["LOADER_MANIFESTS", "MANIFEST_PATH", "WANTED_NAMES", "entries_to_read", "parse_jar", "parse_manifest"]

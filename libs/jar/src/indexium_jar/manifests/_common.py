@@ -27,13 +27,23 @@ JAR_VERSION_TOKEN = "${file.jarVersion}"
 
 @dataclass(frozen=True)
 class Jar:
-    """Jar-level context: MANIFEST.MF main attributes and the Minecraft versions table."""
+    """Jar-level context: MANIFEST.MF main attributes and the Minecraft versions table.
+
+    ``manifest_known=False`` means the jar has a MANIFEST.MF that was not read yet: every
+    attribute then reads as absent, and the names asked for are noted in ``consulted`` so
+    the caller knows the result is provisional (see ``ParseResult.wants``).
+    """
 
     manifest: Mapping[str, str] = field(default_factory=dict)
     table: VersionTable = field(default_factory=default_table)
+    manifest_known: bool = True
+    consulted: set[str] = field(default_factory=set, compare=False)
 
     def attribute(self, name: str) -> str | None:
         """Manifest attribute names are case-insensitive (java.util.jar.Attributes.Name)."""
+        if not self.manifest_known:
+            self.consulted.add(name)
+            return None
         wanted = name.lower()
         return next((v for k, v in self.manifest.items() if k.lower() == wanted), None)
 

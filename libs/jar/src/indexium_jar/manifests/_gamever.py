@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import msgspec
+
 from indexium_jar.gameversions import PredicateKind, VersionTable, evaluate
 from indexium_jar.manifests._common import compact_json
 from indexium_jar.manifests.version_syntax import PredicateError, parse_maven_range
@@ -55,7 +57,7 @@ def from_forge_version(range_text: str, source: str, table: VersionTable) -> tup
         if (v.id == line or v.id.startswith(line + ".")) and _patch(v.id) >= _patch(mc)
     )
     note = f"Minecraft versions inferred from {source} {range_text!r} (Forge {m.group(1)} is Minecraft {mc})"
-    return GameVersions(source=source, raw=range_text, versions=versions), [note]
+    return GameVersions(source=source, raw=range_text, versions=versions, inferred=True), [note]
 
 
 def _patch(version: str) -> int:
@@ -84,13 +86,15 @@ def from_neoforge_version(range_text: str, source: str, table: VersionTable) -> 
         return None
     versions = (mc,) if mc in table.by_id else ()
     note = f"Minecraft version inferred from {source} {range_text!r} (NeoForge {low} is Minecraft {mc})"
-    return GameVersions(source=source, raw=range_text, versions=versions), [note]
+    return GameVersions(source=source, raw=range_text, versions=versions, inferred=True), [note]
 
 
-def from_named_version(value: str, source: str, table: VersionTable) -> tuple[GameVersions, list[str]]:
+def from_named_version(value: str, source: str, table: VersionTable, *, inferred: bool = False) -> tuple[GameVersions, list[str]]:
     """A concrete version named by convention (mcmod.info ``mcversion``, litemod, Loom's attribute).
 
     Some mcmod.info files put a Maven range there (``[1.12,1.12.2]``); those are evaluated.
+    ``inferred``: the value is not a declared requirement (Loom's compile target).
     """
     kind: PredicateKind = "maven" if value.strip().startswith(("[", "(")) else "exact"
-    return resolve(kind, value.strip(), source, table)
+    game, notes = resolve(kind, value.strip(), source, table)
+    return (msgspec.structs.replace(game, inferred=True) if inferred else game), notes

@@ -141,5 +141,5 @@ def _game_versions(deps: list[Dependency], root: dict[str, Any], schema: int, ja
         return resolve("fabric", root[key]["minecraft"], f"{key}.minecraft", jar.table)
     if loom := jar.attribute("Fabric-Minecraft-Version"):
         # Loom writes the compile-target Minecraft version here (JarManifestService).
-        return from_named_version(loom, "MANIFEST.MF:Fabric-Minecraft-Version", jar.table)
+        return from_named_version(loom, "MANIFEST.MF:Fabric-Minecraft-Version", jar.table, inferred=True)
     return GameVersions(), []

@@ -23,10 +23,11 @@ def parse(data: bytes, jar: c.Jar) -> c.Output:
         return [c.problem(PATH, "invalid_manifest", "root must be an object")]
     if bad := c.check_id(PATH, doc.get("name"), None, "name"):
         return [bad]
-    version = c.text(doc.get("version")) or ""
-    if not version:
+    version = c.text(doc.get("version"))
+    if version is None:
         warnings.append("no version")
-    warnings += c.version_warnings(version)
+    else:
+        warnings += c.version_warnings(version)
     game, notes = (from_named_version(doc["mcversion"], "litemod.json:mcversion", jar.table)
                    if c.text(doc.get("mcversion")) else (GameVersions(), []))
     return [ModRecord(

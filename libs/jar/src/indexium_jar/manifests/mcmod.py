@@ -64,11 +64,11 @@ def _mod(entry: dict[str, Any], jar: c.Jar, shared: list[str]):
     if bad := c.check_id(PATH, mod_id, None, "modid"):
         return bad
     warnings = list(shared)
-    version = entry.get("version")
-    if not isinstance(version, str) or not version.strip():
+    version = c.text(entry.get("version"))
+    if version is None:
         warnings.append("no version")  # the real one lives in the @Mod annotation
-        version = ""
-    warnings += c.version_warnings(version)
+    else:
+        warnings += c.version_warnings(version)
     names = c.string_list(entry.get("authorList"))
     if not names and (names := c.string_list(entry.get("authors"))):
         warnings.append("'authors' is not read by FML (it reads 'authorList'); used anyway")

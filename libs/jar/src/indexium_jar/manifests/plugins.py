@@ -118,8 +118,8 @@ def parse_velocity(data: bytes, jar: c.Jar) -> c.Output:
 
 def _record(loader: Loader, path: str, doc: dict[str, Any], warnings: list[str], deps: list[Dependency],
             game: GameVersions, id_key: str = "name") -> ModRecord:
-    version = c.text(doc.get("version")) or ""
-    warnings = warnings + c.version_warnings(version)
+    version = c.text(doc.get("version"))  # optional for BungeeCord and Velocity
+    warnings = warnings + (c.version_warnings(version) if version else [])
     return ModRecord(
         loader=loader, manifest_path=path, mod_id=doc[id_key].strip(), version=version,
         name=c.text(doc.get("name")), description=c.text(doc.get("description")),

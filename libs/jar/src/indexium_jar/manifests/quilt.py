@@ -128,5 +128,5 @@ def _game_versions(minecraft: list[Any], jar: c.Jar) -> tuple[GameVersions, list
     if minecraft:  # several minecraft entries are alternatives of an "any of" array
         return resolve("quilt", minecraft, "quilt_loader.depends.minecraft", jar.table)
     if loom := jar.attribute("Fabric-Minecraft-Version"):
-        return from_named_version(loom, "MANIFEST.MF:Fabric-Minecraft-Version", jar.table)
+        return from_named_version(loom, "MANIFEST.MF:Fabric-Minecraft-Version", jar.table, inferred=True)
     return GameVersions(), []

@@ -1,0 +1,108 @@
+"""Mod identity (the repository), slugs, the icon, and what a corrupt jar does to a version."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from indexium_devstack import jars
+from indexium_indexer.job import PermanentJobError
+
+
+async def test_slug_comes_from_the_manifest_id_lowercased(gh, releases, db):
+    repo = gh.add_repo("eve", "iron-chests-legacy")
+    rel = gh.add_release(repo, "7.0.72", [("IronChest-7.0.72.jar", jars.mcmod_jar("IronChest", "7.0.72"))])
+    (event,) = (await releases.handle(rel)).events
+    assert event.slug == "ironchest"
+    assert await db.fetchval("SELECT manifest_id FROM mods") == "IronChest"
+
+
+async def test_slug_collision_gets_a_deterministic_suffix(gh, releases, db):
+    first = gh.add_repo("CaffeineMC", "sodium")
+    second = gh.add_repo("Someone", "sodium-fork")
+    third = gh.add_repo("Someone", "sodium-other")
+    for repo in (first, second, third):
+        rel = gh.add_release(repo, "1.0", [("sodium.jar", jars.fabric_jar("sodium", "1.0"))])
+        await releases.handle(rel)
+    rows = await db.fetch("SELECT github_repo_id, slug FROM mods ORDER BY created_at")
+    assert [r["slug"] for r in rows] == ["sodium", "sodium-someone", f"sodium-{third.id}"]
+
+
+async def test_slug_and_mod_survive_a_repository_rename_and_a_new_manifest_id(gh, releases, db):
+    repo = gh.add_repo("frank", "oldname")
+    await releases.handle(gh.add_release(repo, "1.0", [("m.jar", jars.fabric_jar("oldid", "1.0"))]))
+    repo.name = "newname"  # renamed on GitHub: same repository id
+    gh.state.repos["frank/newname"] = gh.state.repos.pop("frank/oldname")
+    await releases.handle(gh.add_release(repo, "2.0", [("m2.jar", jars.fabric_jar("newid", "2.0"))]))
+    rows = await db.fetch("SELECT slug, repo_full_name FROM mods")
+    assert [tuple(r) for r in rows] == [("oldid", "frank/newname")]
+    assert await db.fetchval("SELECT count(*) FROM mod_versions") == 2
+
+
+async def test_icon_is_stored_and_served_with_an_etag(gh, releases, db, api):
+    repo = gh.add_repo("grace", "shiny")
+    data = jars.fabric_jar("shiny", "1.0")
+    await releases.handle(gh.add_release(repo, "1.0", [("shiny.jar", data)]))
+    icon = jars.png_icon(32, "shiny")
+    async with api.get("/api/v1/mods/shiny/icon") as resp:
+        assert resp.status == 200 and resp.content_type == "image/png"
+        assert await resp.read() == icon
+        etag = resp.headers["ETag"]
+    assert etag == '"' + hashlib.sha256(icon).hexdigest()[:32] + '"'
+    async with api.get("/api/v1/mods/shiny/icon", headers={"If-None-Match": etag}) as resp:
+        assert resp.status == 304
+    async with api.get("/api/v1/mods/shiny") as resp:
+        assert (await resp.json())["icon_url"] == "/api/v1/mods/shiny/icon"
+
+
+async def test_a_jar_without_icon_keeps_the_mods_previous_icon(gh, releases, db):
+    repo = gh.add_repo("grace", "shiny")
+    await releases.handle(gh.add_release(repo, "1.0", [("a.jar", jars.fabric_jar("shiny", "1.0"))]))
+    before = await db.fetchval("SELECT etag FROM mod_icons")
+    await releases.handle(gh.add_release(repo, "1.1", [("b.jar", jars.fabric_jar("shiny", "1.1", icon_png=False))]))
+    assert await db.fetchval("SELECT etag FROM mod_icons") == before
+
+
+def corrupt(jar: bytes) -> bytes:
+    """Damage the manifest's compressed bytes: the directory still checks out, inflating fails."""
+    at = jar.index(b"fabric.mod.json") + len(b"fabric.mod.json") + 4
+    return jar[:at] + bytes(b ^ 0xFF for b in jar[at : at + 40]) + jar[at + 40 :]
+
+
+async def test_a_corrupt_jar_beside_a_good_one_holds_the_version_as_suspicious(gh, releases, db):
+    repo = gh.add_repo("heidi", "mixed")
+    good, bad = jars.fabric_jar("mixed", "1.0"), corrupt(jars.fabric_jar("mixed", "1.0", seed=2))
+    result = await releases.handle(gh.add_release(repo, "1.0", [("mixed-fabric.jar", good), ("mixed-x.jar", bad)]))
+    assert result.outcome == "indexed" and not result.events[0].visible
+    row = await db.fetchrow("SELECT status, suspicious FROM mod_versions")
+    assert tuple(row) == ("quarantined", True)
+    assert await db.fetchval("SELECT listed FROM mods") is False
+
+
+async def test_a_release_whose_only_jar_is_corrupt_is_recorded_suspicious_when_the_mod_exists(gh, releases, db):
+    repo = gh.add_repo("heidi", "broken")
+    bad = gh.add_release(repo, "0.9", [("broken.jar", corrupt(jars.fabric_jar("broken", "0.9")))])
+    with pytest.raises(PermanentJobError) as err:
+        await releases.handle(bad)
+    assert err.value.category == "corrupt_zip"
+    assert await db.fetchval("SELECT count(*) FROM mods") == 0  # no mod is made from an unreadable jar
+
+    await releases.handle(gh.add_release(repo, "1.0", [("broken-1.0.jar", jars.fabric_jar("broken", "1.0"))]))
+    with pytest.raises(PermanentJobError):
+        await releases.handle(bad, "edited")
+    rows = await db.fetch("SELECT version_number, status, suspicious, hidden FROM mod_versions ORDER BY 1")
+    assert [tuple(r) for r in rows] == [("0.9", "quarantined", True, False), ("1.0", "public", False, False)]
+    files = await db.fetch("SELECT f.filename, f.loaders FROM version_files f JOIN mod_versions v "
+                           "ON v.id = f.version_id WHERE v.version_number = '0.9'")
+    assert [(f["filename"], f["loaders"]) for f in files] == [("broken.jar", [])]
+    assert tuple(await db.fetchrow("SELECT listed, latest_version FROM mods")) == (True, "1.0")
+
+
+async def test_no_manifest_is_a_permanent_failure_with_the_reasons(gh, releases, db):
+    repo = gh.add_repo("ivan", "notamod")
+    lib = jars.build_jar([("META-INF/MANIFEST.MF", jars.manifest({"Created-By": "x"})), ("a/B.class", b"\xca\xfe")])
+    with pytest.raises(PermanentJobError) as err:
+        await releases.handle(gh.add_release(repo, "1.0", [("lib.jar", lib)]))
+    assert err.value.category == "no_manifest"
+    assert await db.fetchval("SELECT count(*) FROM mod_versions") == 0
