@@ -34,18 +34,28 @@ async def test_cdn_503_twice_then_ok_is_indexed_after_spaced_retries(gh, hits, i
     assert await indexer.metric("indexium_indexer_jobs_total", outcome="retry") == 2
 
 
-async def test_cdn_503_forever_is_dead_lettered_after_three_attempts(gh, hits, indexer):
+async def test_cdn_503_three_times_then_ok_is_still_indexed(gh, hits, indexer):
+    """The first try plus 3 retries (INDEXIUM_INDEXER_MAX_RETRIES=3)."""
+    rel = mod_release(gh)
+    gh.fail_next(rel.assets[0], 503, count=3)
+    delivery = await indexer.publish(rel)
+    assert await indexer.outcome(delivery, timeout=30) == "indexed"
+    assert len(hits.times("cdn", rel.assets[0])) == 4
+    assert await indexer.dead_letters() == []
+
+
+async def test_cdn_503_forever_is_dead_lettered_after_the_first_try_and_three_retries(gh, hits, indexer):
     rel = mod_release(gh)
     gh.fail_next(rel.assets[0], 503, count=100)
     delivery = await indexer.publish(rel)
-    assert await indexer.outcome(delivery) == "dead_lettered"
+    assert await indexer.outcome(delivery, timeout=30) == "dead_lettered"
     (dl,) = await indexer.dead_letters()
-    assert (dl["category"], dl["attempts"], dl["msg_id"]) == ("retries_exhausted", 3, delivery)
+    assert (dl["category"], dl["attempts"], dl["msg_id"]) == ("retries_exhausted", 4, delivery)
     assert "503" in dl["error"]
     await asyncio.sleep(RETRY_BASE_S * 5)  # nothing comes back
-    assert len(hits.times("cdn", rel.assets[0])) == 3
+    assert len(hits.times("cdn", rel.assets[0])) == 4
     on_stream = await indexer.last_dead_letter_on_stream()
-    assert (on_stream.category, on_stream.attempts, on_stream.msg_id) == ("retries_exhausted", 3, delivery)
+    assert (on_stream.category, on_stream.attempts, on_stream.msg_id) == ("retries_exhausted", 4, delivery)
     assert await indexer.fetchval("SELECT count(*) FROM mod_versions") == 0
 
 

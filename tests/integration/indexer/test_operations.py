@@ -43,7 +43,7 @@ async def test_postgres_unavailable_spends_no_attempt_and_the_job_is_indexed_whe
         await migrate.migrate(conn)
         await conn.close()
         # one attempt only: had the outage spent one, the job would be dead-lettered
-        indexer = await make_indexer(pg.dsn("indexium"), INDEXIUM_INDEXER_MAX_ATTEMPTS="1")
+        indexer = await make_indexer(pg.dsn("indexium"), INDEXIUM_INDEXER_MAX_RETRIES="0")
         await asyncio.to_thread(pg.stop)
         delivery = await indexer.publish(mod_release(gh))
         deadline = time.monotonic() + 20

@@ -45,7 +45,7 @@ INDEXER = ConsumerSpec(
     filter_subjects=(RELEASE,),
     description="Indexer: read release jars with Range requests, upsert versions",
     ack_wait_s=30.0,  # a crashed worker's jobs go to another replica after this; heartbeats every 10 s
-    max_deliver=50,  # ceiling only: retryable job failures are counted in job_attempts (3 max)
+    max_deliver=-1,  # never dropped by JetStream: attempts are counted in job_attempts (jobs.py)
     max_ack_pending=256,
 )
 

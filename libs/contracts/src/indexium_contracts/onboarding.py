@@ -25,7 +25,7 @@ GITHUB = ConsumerSpec(
     description="GitHub role: installations, repository changes, pushes -> registrations and mod cards",
     # Registration reads a few files through the API; heartbeated with in_progress() meanwhile.
     ack_wait_s=60.0,
-    max_deliver=50,  # ceiling only: rate limits and outages nak without spending attempts
+    max_deliver=-1,  # never dropped by JetStream: rate limits and outages nak without spending attempts
     # Events of one installation are order-sensitive; few in flight keeps them close to order
     # (handlers also skip state older than what they already applied).
     max_ack_pending=32,

@@ -32,7 +32,7 @@ SCAN = ConsumerSpec(
     filter_subjects=(INDEXED,),
     description="Scan stage: stream every jar once, hash it, check digests, scan its bytecode",
     ack_wait_s=120.0,  # heartbeated every 40 s while a file streams
-    max_deliver=50,  # ceiling only: retryable failures are counted in job_attempts
+    max_deliver=-1,  # never dropped by JetStream: attempts are counted in job_attempts (jobs.py)
     max_ack_pending=64,
 )
 

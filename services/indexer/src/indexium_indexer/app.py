@@ -11,6 +11,7 @@ from indexium_jar.gameversions import VersionTable, default_table, table_from
 from indexium_jar.remote import DownloadPolicy
 from indexium_platform import logs, natsutil
 from indexium_platform.consumer import PullConsumer
+from indexium_platform.jobs import JobLedger
 from indexium_platform.metrics import ServiceMetrics
 from indexium_platform.web import add_readiness_check, base_app, serve
 
@@ -68,7 +69,9 @@ def create_app(settings: Settings) -> web.Application:
         indexer = ReleaseIndexer(pool, session, download_policy(settings),
                                  publish_before_scan=settings.publish_before_scan,
                                  table=await load_version_table(pool))
-        worker = Worker(indexer, pool, js, settings, indexer_metrics)
+        ledger = JobLedger(pool, js, CONSUMER, max_attempts=settings.max_retries + 1,
+                           retry_base_s=settings.retry_base_s, outage_retry_s=settings.outage_retry_s)
+        worker = Worker(indexer, ledger, js, indexer_metrics)
         consumer = PullConsumer(js, CONSUMER, worker.handle, concurrency=settings.concurrency,
                                 grace_s=settings.shutdown_grace_s)
         add_readiness_check(app, "postgres", lambda: ping(pool))

@@ -16,3 +16,8 @@ class IndexerMetrics:
             buckets=(1, 2, 3, 4, 6, 8, 12, 16, 32),
         )
         self.bytes_fetched = base.counter("bytes_fetched_total", "Bytes fetched from asset hosts.")
+        self.webhook_to_indexed = base.histogram(
+            "webhook_to_indexed_seconds",
+            "From ingest accepting the webhook to the version committed (the freshness target).",
+            buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300),
+        )

@@ -19,17 +19,18 @@ class Settings(Common, frozen=True, kw_only=True):
     github_api_url: str = msgspec.field(default="https://api.github.com", name="INDEXIUM_GITHUB_API_URL")
     # Jobs handled at once by one process; each is mostly waiting on the CDN.
     concurrency: int = msgspec.field(default=16, name="INDEXIUM_INDEXER_CONCURRENCY")
-    # Real attempts (network, 5xx, 429) before a job is dead-lettered; outages do not count.
-    max_attempts: int = msgspec.field(default=3, name="INDEXIUM_INDEXER_MAX_ATTEMPTS")
+    # Retries after a first failed try (network, 5xx, 429), the owner's "retry, 3 attempts";
+    # then the job is dead-lettered. Outages of PostgreSQL/NATS do not count.
+    max_retries: int = msgspec.field(default=3, name="INDEXIUM_INDEXER_MAX_RETRIES")
     # Delay before attempt n+1 is retry_base * 4**(n-1): 2 s, 8 s, 32 s ...
     retry_base_s: float = msgspec.field(default=2.0, name="INDEXIUM_INDEXER_RETRY_BASE_SECONDS")
     # Delay before retrying after PostgreSQL/NATS was unreachable (no attempt is spent).
     outage_retry_s: float = msgspec.field(default=5.0, name="INDEXIUM_INDEXER_OUTAGE_RETRY_SECONDS")
-    # No scan stage yet: versions go public as soon as they are indexed.
-    publish_before_scan: bool = msgspec.field(default=True, name="INDEXIUM_PUBLISH_BEFORE_SCAN")
+    # The scan stage (indexium_indexer.scan) makes versions public once every file is clean.
+    publish_before_scan: bool = msgspec.field(default=False, name="INDEXIUM_PUBLISH_BEFORE_SCAN")
     http_timeout_s: float = msgspec.field(default=15.0, name="INDEXIUM_HTTP_TIMEOUT_SECONDS")
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.concurrency < 1 or self.max_attempts < 1:
-            raise ValueError("INDEXIUM_INDEXER_CONCURRENCY and _MAX_ATTEMPTS must be at least 1")
+        if self.concurrency < 1 or self.max_retries < 0:
+            raise ValueError("INDEXIUM_INDEXER_CONCURRENCY must be at least 1 and _MAX_RETRIES at least 0")

@@ -24,8 +24,8 @@ from indexium_contracts import telemetry
 from indexium_contracts.telemetry import utc_day
 from indexium_db.queries import telemetry as q
 from indexium_platform import logs
+from indexium_platform.jobs import JobLedger
 
-from .deadletters import give_up
 from .metrics import TelemetryMetrics
 
 log = logs.get(__name__)
@@ -70,6 +70,9 @@ class PingWriter:
                  batch: int, wait_s: float):
         self._js, self._pool, self._metrics = js, pool, metrics
         self._batch, self._wait = batch, wait_s
+        # Only give_up is used: a batch never spends attempts (a refused row is isolated instead).
+        self._ledger = JobLedger(pool, js, CONSUMER, max_attempts=1, retry_base_s=RETRY_DELAY_S,
+                                 outage_retry_s=RETRY_DELAY_S)
         self._partitions: set[date] = set()
         self._stopping = asyncio.Event()
         self._task: asyncio.Task | None = None
@@ -164,12 +167,10 @@ class PingWriter:
             await self._ack_all([msg])
 
     async def _dead_letter(self, msg: Msg, category: str, error: str) -> None:
-        if not await give_up(self._pool, self._js, CONSUMER.durable, msg, category, error):
-            await self._nak_all([msg])  # could not record it: keep it for a later attempt
-            return
-        self._metrics.writer_pings.labels("dead_lettered").inc()
-        with contextlib.suppress(Exception):
-            await msg.term()
+        # A row + DEADLETTER copy, then term; if even the row cannot be written the ledger
+        # naks the message so it comes back later.
+        if await self._ledger.give_up(msg, category, error) == "dead_lettered":
+            self._metrics.writer_pings.labels("dead_lettered").inc()
 
     @staticmethod
     async def _ack_all(msgs: list[Msg]) -> None:

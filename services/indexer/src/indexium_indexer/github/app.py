@@ -14,6 +14,7 @@ from indexium_github import ClientMetrics, GitHubClient
 from indexium_jar.remote import DownloadPolicy
 from indexium_platform import natsutil
 from indexium_platform.consumer import PullConsumer
+from indexium_platform.jobs import JobLedger
 from indexium_platform.metrics import ServiceMetrics
 from indexium_platform.web import add_readiness_check, base_app, serve
 
@@ -55,7 +56,9 @@ def create_app(settings: Settings, *, client_options: dict | None = None) -> web
                            on_sent=lambda source: gh_metrics.releases_sent.labels(source).inc())
         backfiller = Backfiller(pool, sync, settings, gh_metrics, wake)
         reconciler = Reconciler(pool, sync, client, settings, gh_metrics)
-        worker = Worker(onboarding, pool, js, settings, gh_metrics)
+        ledger = JobLedger(pool, js, CONSUMER, max_attempts=settings.max_attempts,
+                           retry_base_s=settings.retry_base_s, outage_retry_s=settings.outage_retry_s)
+        worker = Worker(onboarding, pool, ledger, gh_metrics)
         consumer = PullConsumer(js, CONSUMER, worker.handle, concurrency=settings.concurrency,
                                 grace_s=settings.shutdown_grace_s)
         app[CLIENT], app[BACKFILLER], app[RECONCILER], app[ONBOARDING] = client, backfiller, reconciler, onboarding

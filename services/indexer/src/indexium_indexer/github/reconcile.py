@@ -23,7 +23,7 @@ from indexium_db.queries import github as gh_db
 from indexium_github import GitHubClient, GitHubError, RateLimited
 from indexium_platform import logs
 
-from ..outages import is_outage
+from indexium_platform.jobs import is_outage
 from .metrics import GithubMetrics
 from .settings import Settings
 from .sync import ReleaseSync

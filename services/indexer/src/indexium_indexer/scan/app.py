@@ -14,6 +14,7 @@ from indexium_db.queries import scan as scan_q
 from indexium_jar.policy import DownloadPolicy
 from indexium_platform import natsutil
 from indexium_platform.consumer import PullConsumer
+from indexium_platform.jobs import JobLedger
 from indexium_platform.metrics import ServiceMetrics
 from indexium_platform.web import add_readiness_check, base_app, serve
 
@@ -63,7 +64,9 @@ def create_app(settings: Settings) -> web.Application:
             ctx = ScanContext(session=session, policy=download_policy(settings), parse_executor=parse,
                               hash_executor=hashing, limits=limits(settings), max_bytes=settings.max_bytes,
                               prefetch_directory=settings.prefetch_directory)
-            worker = Worker(VersionScanner(pool, ctx, scan_metrics), pool, js, settings, scan_metrics)
+            ledger = JobLedger(pool, js, CONSUMER, max_attempts=settings.max_attempts,
+                               retry_base_s=settings.retry_base_s, outage_retry_s=settings.outage_retry_s)
+            worker = Worker(VersionScanner(pool, ctx, scan_metrics), ledger, js, scan_metrics)
             consumer = PullConsumer(js, CONSUMER, worker.handle, concurrency=settings.concurrency,
                                     grace_s=settings.shutdown_grace_s)
             add_readiness_check(app, "postgres", lambda: ping(pool))
