@@ -1,38 +1,79 @@
-"""The API app factory: public JSON for launchers and the web UI, read from PostgreSQL."""
+"""The API app factory: public JSON for launchers and the web UI, read from PostgreSQL.
+
+Request path: edge middleware (metrics, canonical log line, error envelope) -> rate limit
+-> handler -> per-replica cache (invalidated over NATS) -> read database. The process is
+ready without PostgreSQL or NATS: it serves what it has cached and answers 503 otherwise,
+so a database outage never takes every replica out of the load balancer at once.
+"""
 
 from __future__ import annotations
 
+import importlib.util
+
 from aiohttp import web
 
-from indexium_db.pool import create_pool, ping
-from indexium_platform import natsutil
 from indexium_platform.metrics import ServiceMetrics
-from indexium_platform.web import add_readiness_check, base_app, serve
+from indexium_platform.web import base_app, serve
 
-from . import routes
+from . import db, edge, lookups, openapi, respond, routes
+from .cache import Cache
+from .invalidation import Invalidator
+from .metrics import ApiMetrics
+from .ratelimit import ClientKeys, RateLimiter
 from .settings import Settings
+from .state import API, Api
 
 NAME = "api"
+INVALIDATOR = web.AppKey("invalidator", Invalidator)
 
 
 def create_app(settings: Settings) -> web.Application:
-    metrics = ServiceMetrics(NAME)
-    app = base_app(NAME, metrics)
-    app[routes.SETTINGS] = settings
+    base_metrics = ServiceMetrics(NAME)
+    app = base_app(NAME, base_metrics)
+    metrics = ApiMetrics(base_metrics)
+    cache = Cache(max_bytes=settings.cache_max_mb * 1024 * 1024, stale_s=settings.cache_stale_s,
+                  stale_if_error_s=settings.cache_stale_if_error_s, sizeof=respond.sizeof)
+    metrics.cache_entries.set_function(lambda: len(cache))
+    metrics.cache_bytes.set_function(lambda: cache.bytes)
+    limiter = RateLimiter(settings.rate_limit_per_minute) if settings.rate_limit_per_minute else None
+    api = Api(settings=settings, cache=cache, metrics=metrics, keys=ClientKeys(settings.trusted_proxies),
+              limiter=limiter)
+    app[API] = api
 
-    async def resources(app: web.Application):
-        pool = await create_pool(settings.read_url, max_size=20)
-        app[routes.READ_POOL] = pool
-        nc = await natsutil.connect(settings.nats_url, name=f"indexium-{NAME}")
-        add_readiness_check(app, "postgres", lambda: ping(pool))
-        add_readiness_check(app, "nats", natsutil.connected_check(nc))
+    async def database(app: web.Application):
+        pool = await db.create_pool(settings)
+        api.db = db.ReadDatabase(pool, settings, on_state=lambda up: metrics.db_up.set(1 if up else 0))
         yield
-        await natsutil.close(nc)
         await pool.close()
 
-    app.cleanup_ctx.append(resources)
+    async def invalidation(app: web.Application):
+        invalidator = Invalidator(api, settings.nats_url)
+        app[INVALIDATOR] = invalidator
+        await invalidator.start()
+        yield
+        await invalidator.stop()
+
+    app.cleanup_ctx.append(database)
+    app.cleanup_ctx.append(invalidation)
     routes.setup(app)
+    lookups.setup(app)
+    _setup_analytics(app)
+    openapi.setup(app, settings)
+    edge.setup(app)  # last: its OPTIONS route answers preflights for every route above
     return app
+
+
+def _setup_analytics(app: web.Application) -> None:
+    """Analytics and badge routes (analytics.py, owned by telemetry) when that module exists.
+
+    Its ``setup(app)`` adds routes; it may use ``respond.cached`` (5-minute TTL) and
+    ``openapi.register`` for its paths.
+    """
+    if importlib.util.find_spec(f"{__package__}.analytics") is None:
+        return
+    from . import analytics  # noqa: PLC0415 - optional until that module lands
+
+    analytics.setup(app)
 
 
 def main() -> None:

@@ -7,28 +7,78 @@ from aiohttp import web
 from indexium_platform.web import ApiError
 
 MAX_QUERY_CHARS = 200
+MAX_VALUES = 20  # repeated facet values (loader=fabric&loader=quilt ...)
+
+
+def bad(name: str, why: str) -> ApiError:
+    return ApiError(400, "invalid_parameter", f"'{name}' {why}.")
+
+
+def clean(name: str, value: str, max_len: int) -> str:
+    """Strings reach PostgreSQL only when they are valid, NUL-free UTF-8 of bounded length."""
+    if len(value) > max_len:
+        raise bad(name, f"must be at most {max_len} characters")
+    if "\x00" in value:
+        raise bad(name, "must not contain NUL characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise bad(name, "must be valid UTF-8") from None
+    return value
+
+
+def _single(request: web.Request, name: str) -> str | None:
+    values = request.query.getall(name, ())
+    if len(values) > 1:
+        raise bad(name, "must be given at most once")
+    return values[0] if values else None
 
 
 def text(request: web.Request, name: str, *, max_len: int = MAX_QUERY_CHARS) -> str | None:
-    value = request.query.get(name)
+    value = _single(request, name)
     if value is None:
         return None
-    value = value.strip()
-    if len(value) > max_len:
-        raise ApiError(400, "invalid_parameter", f"'{name}' must be at most {max_len} characters.")
-    if "\x00" in value:
-        raise ApiError(400, "invalid_parameter", f"'{name}' must not contain NUL characters.")
-    return value or None
+    return clean(name, value.strip(), max_len) or None
+
+
+def texts(request: web.Request, name: str, *, max_len: int = 64) -> tuple[str, ...]:
+    """A repeatable parameter; empty values are ignored, duplicates dropped, order kept."""
+    values = request.query.getall(name, ())
+    if len(values) > MAX_VALUES:
+        raise bad(name, f"may be given at most {MAX_VALUES} times")
+    out: dict[str, None] = {}
+    for raw in values:
+        value = clean(name, raw.strip(), max_len)
+        if value:
+            out[value] = None
+    return tuple(out)
+
+
+def choice(request: web.Request, name: str, allowed: tuple[str, ...], default: str | None = None) -> str | None:
+    raw = _single(request, name)
+    if raw is None:
+        return default
+    value = raw.strip()  # an empty value is not one of the choices: 400, not the default
+    if value not in allowed:
+        raise bad(name, f"must be one of: {', '.join(allowed)}")
+    return value
+
+
+def choices(request: web.Request, name: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    values = texts(request, name)
+    for value in values:
+        if value not in allowed:
+            raise bad(name, f"must be one of: {', '.join(allowed)}")
+    return values
 
 
 def integer(request: web.Request, name: str, *, default: int, low: int, high: int) -> int:
-    raw = request.query.get(name)
+    raw = _single(request, name)
     if raw is None:
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ApiError(400, "invalid_parameter", f"'{name}' must be an integer.") from None
-    if not low <= value <= high:
-        raise ApiError(400, "invalid_parameter", f"'{name}' must be between {low} and {high}.")
-    return value
+    raw = raw.strip()
+    if not (raw.isascii() and raw.removeprefix("-").isdigit()):
+        raise bad(name, "must be an integer")
+    if len(raw) > 30 or not low <= int(raw) <= high:
+        raise bad(name, f"must be between {low} and {high}")
+    return int(raw)

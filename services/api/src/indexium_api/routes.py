@@ -1,70 +1,165 @@
-"""Public routes under /api/v1."""
+"""Public catalogue routes under /api/v1: search, mod cards, versions, icons, tags."""
 
 from __future__ import annotations
 
-import asyncpg
+import dataclasses
+import re
+import typing
+
 from aiohttp import web
 
 from indexium_db.queries import catalog
-from indexium_platform.web import ApiError, json_response
+from indexium_jar import gameversions
+from indexium_jar.model import Loader
+from indexium_platform.web import error_response
 
 from . import params, views
-from .settings import Settings
+from .respond import GLOBAL, Cached, cached, mod_tag, not_found
+from .state import API
 
-BASE = "/api/v1"
-READ_POOL = web.AppKey("read_pool", asyncpg.Pool)
-SETTINGS = web.AppKey("settings", Settings)
+BASE = views.BASE
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{1,63}$")
+TAGS_TTL_S = 3600.0  # static tables: the shipped loader list and Minecraft version table
+ICON_CACHE_CONTROL = "public, max-age=3600"
+PARSED_SEARCHES_MAX = 10_000
 
 
-def _not_found(slug: str) -> ApiError:
-    return ApiError(404, "not_found", f"No mod with slug '{slug}'.")
+def _slug(request: web.Request) -> str | None:
+    slug = request.match_info["slug"]
+    return slug if _SLUG.match(slug) else None  # cannot exist: 404 without a query
+
+
+def _search_query(request: web.Request) -> catalog.SearchQuery:
+    s = request.app[API].settings
+    q = params.text(request, "q")
+    return catalog.SearchQuery(
+        q=" ".join(q.split()) if q else None,
+        game_versions=params.texts(request, "game_version"),
+        loaders=params.texts(request, "loader", max_len=32),
+        limit=params.integer(request, "limit", default=s.default_limit, low=1, high=s.max_limit),
+        offset=params.integer(request, "offset", default=0, low=0, high=s.max_offset),
+        sort=params.choice(request, "sort", catalog.SORTS),
+        environment=params.choice(request, "environment", catalog.ENVIRONMENTS),
+        categories=params.texts(request, "category"),
+        author=params.text(request, "author", max_len=64),
+    )
 
 
 async def search_mods(request: web.Request) -> web.Response:
-    settings = request.app[SETTINGS]
-    sq = catalog.SearchQuery(
-        q=params.text(request, "q"),
-        game_version=params.text(request, "game_version", max_len=64),
-        loader=params.text(request, "loader", max_len=32),
-        limit=params.integer(request, "limit", default=settings.default_limit, low=1, high=settings.max_limit),
-        offset=params.integer(request, "offset", default=0, low=0, high=100_000),
-    )
-    async with request.app[READ_POOL].acquire() as conn:
-        rows, total = await catalog.search(conn, sq)
-    return json_response({
-        "hits": [views.hit(r) for r in rows], "total": total, "limit": sq.limit, "offset": sq.offset,
-    })
+    api = request.app[API]
+    # Hot queries arrive as the same raw query string again and again: parse each once.
+    raw = request.query_string
+    sq = api.parsed_searches.get(raw)
+    if sq is None:
+        sq = _search_query(request)  # raises 400 for a bad one, which is not remembered
+        if len(api.parsed_searches) >= PARSED_SEARCHES_MAX:
+            api.parsed_searches.clear()
+        api.parsed_searches[raw] = sq
+
+    async def compute():
+        total = None
+        if sq.q is None:
+            # A browse total depends only on the filters: pages and sorts of one filter share it.
+            filters = dataclasses.replace(sq, limit=0, offset=0, sort=None)
+            total, _ = await api.cache.get(("search-total", filters), (GLOBAL,), api.settings.cache_ttl_s,
+                                           lambda: api.db.run(catalog.count, filters))
+        with api.metrics.search_seconds.time():
+            rows, total = await api.db.run(catalog.search, sq, total=total)
+        return 200, views.search(rows, total, sq.limit, sq.offset)
+
+    return await cached(request, ("search", sq), (GLOBAL,), compute)
 
 
 async def get_mod(request: web.Request) -> web.Response:
-    slug = request.match_info["slug"]
-    async with request.app[READ_POOL].acquire() as conn:
-        row = await catalog.mod_by_slug(conn, slug)
-    if row is None:
-        raise _not_found(slug)
-    return json_response(views.mod(row, BASE))
+    api = request.app[API]
+    slug = _slug(request)
+    if slug is None:
+        return _missing_mod(request)
+
+    async def compute():
+        row = await api.db.run(catalog.mod_by_slug, slug)
+        return (200, views.mod(row)) if row else not_found(f"No mod with slug '{slug}'.")
+
+    return await cached(request, ("mod", slug), (mod_tag(slug),), compute)
 
 
 async def list_versions(request: web.Request) -> web.Response:
-    slug = request.match_info["slug"]
-    async with request.app[READ_POOL].acquire() as conn:
-        row = await catalog.mod_by_slug(conn, slug)
-        if row is None:
-            raise _not_found(slug)
-        versions = await catalog.versions_of(conn, row["id"])
-    return json_response([views.version(v) for v in versions])
+    api = request.app[API]
+    filters = {
+        "game_versions": params.texts(request, "game_version"),
+        "loaders": params.texts(request, "loader", max_len=32),
+        "version_types": params.choices(request, "version_type", catalog.VERSION_TYPES),
+    }
+    slug = _slug(request)
+    if slug is None:
+        return _missing_mod(request)
+
+    async def compute():
+        async def query(conn):
+            row = await catalog.mod_by_slug(conn, slug)
+            return None if row is None else await catalog.versions_of(conn, row["id"], **filters)
+
+        rows = await api.db.run(query)
+        if rows is None:
+            return not_found(f"No mod with slug '{slug}'.")
+        return 200, [views.version(v) for v in rows]
+
+    key = ("versions", slug, *filters.values())
+    return await cached(request, key, (mod_tag(slug),), compute)
+
+
+async def get_version(request: web.Request) -> web.Response:
+    api = request.app[API]
+    number = params.clean("version_number", request.match_info["version_number"], 128)
+    slug = _slug(request)
+    if slug is None:
+        return _missing_mod(request)
+
+    async def compute():
+        async def query(conn):
+            row = await catalog.mod_by_slug(conn, slug)
+            return row, (await catalog.version_by_number(conn, row["id"], number) if row else None)
+
+        mod, version = await api.db.run(query)
+        if mod is None:
+            return not_found(f"No mod with slug '{slug}'.")
+        if version is None:
+            return not_found(f"Mod '{slug}' has no public version '{number}'.")
+        return 200, views.version(version)
+
+    return await cached(request, ("version", slug, number), (mod_tag(slug),), compute)
 
 
 async def get_icon(request: web.Request) -> web.Response:
-    slug = request.match_info["slug"]
-    async with request.app[READ_POOL].acquire() as conn:
-        row = await catalog.icon(conn, slug)
-    if row is None:
-        raise ApiError(404, "not_found", f"No icon for mod '{slug}'.")
-    headers = {"ETag": row["etag"], "Cache-Control": "public, max-age=3600"}
-    if request.headers.get("If-None-Match") == row["etag"]:
-        return web.Response(status=304, headers=headers)
-    return web.Response(body=row["data"], content_type=row["content_type"], headers=headers)
+    api = request.app[API]
+    slug = _slug(request)
+
+    async def compute():
+        row = await api.db.run(catalog.icon, slug) if slug else None
+        if row is None:
+            return not_found(f"No icon for mod '{slug or request.match_info['slug']}'.")
+        return Cached(200, bytes(row["data"]), row["etag"], row["content_type"])
+
+    return await cached(request, ("icon", slug), (mod_tag(slug or ""),), compute,
+                        cache_control=ICON_CACHE_CONTROL)
+
+
+def _missing_mod(request: web.Request) -> web.Response:
+    return error_response(404, "not_found", f"No mod with slug '{request.match_info['slug'][:64]}'.")
+
+
+async def tag_loaders(request: web.Request) -> web.Response:
+    async def compute():
+        return 200, [{"name": name} for name in typing.get_args(Loader)]
+
+    return await cached(request, ("tags", "loaders"), (), compute, ttl=TAGS_TTL_S)
+
+
+async def tag_game_versions(request: web.Request) -> web.Response:
+    async def compute():
+        return 200, [views.game_version(v) for v in gameversions.default_table().versions]
+
+    return await cached(request, ("tags", "game-versions"), (), compute, ttl=TAGS_TTL_S)
 
 
 def setup(app: web.Application) -> None:
@@ -72,4 +167,7 @@ def setup(app: web.Application) -> None:
     r.add_get(f"{BASE}/mods", search_mods)
     r.add_get(f"{BASE}/mods/{{slug}}", get_mod)
     r.add_get(f"{BASE}/mods/{{slug}}/versions", list_versions)
+    r.add_get(f"{BASE}/mods/{{slug}}/versions/{{version_number:.+}}", get_version)
     r.add_get(f"{BASE}/mods/{{slug}}/icon", get_icon)
+    r.add_get(f"{BASE}/tags/loaders", tag_loaders)
+    r.add_get(f"{BASE}/tags/game-versions", tag_game_versions)

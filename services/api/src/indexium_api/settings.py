@@ -1,4 +1,9 @@
-"""API settings, decoded once at start-up."""
+"""API settings, decoded once at start-up (INDEXIUM_API_* beside the common variables).
+
+docs/api.md lists every variable with its default and the reason for it.
+"""
+
+import ipaddress
 
 import msgspec
 
@@ -11,6 +16,50 @@ class Settings(Common, frozen=True, kw_only=True):
     database_read_url: str | None = msgspec.field(default=None, name="DATABASE_READ_URL")
     max_limit: int = msgspec.field(default=100, name="INDEXIUM_API_MAX_LIMIT")
     default_limit: int = msgspec.field(default=20, name="INDEXIUM_API_DEFAULT_LIMIT")
+    # Deep pages cost a sort of everything before them; 10,000 is Elasticsearch's default window.
+    max_offset: int = msgspec.field(default=10_000, name="INDEXIUM_API_MAX_OFFSET")
+    max_bulk_hashes: int = msgspec.field(default=1000, name="INDEXIUM_API_MAX_BULK_HASHES")
+
+    # Cache: the owner's 60 s for search results and mod cards.
+    cache_ttl_s: float = msgspec.field(default=60.0, name="INDEXIUM_API_CACHE_TTL_SECONDS")
+    # After the TTL an entry is still served for this long while one request refreshes it.
+    cache_stale_s: float = msgspec.field(default=30.0, name="INDEXIUM_API_CACHE_STALE_SECONDS")
+    # PostgreSQL unreachable: any entry this young (even invalidated) beats a 503.
+    cache_stale_if_error_s: float = msgspec.field(default=3600.0, name="INDEXIUM_API_CACHE_STALE_IF_ERROR_SECONDS")
+    cache_max_mb: int = msgspec.field(default=256, name="INDEXIUM_API_CACHE_MAX_MB")
+    # With a read replica, invalidate once more this long after an event (replication lag).
+    replica_lag_grace_s: float = msgspec.field(default=1.0, name="INDEXIUM_API_REPLICA_LAG_GRACE_SECONDS")
+    # Cache-Control max-age for clients and CDNs; 0 = revalidate every time (cheap 304s), so a
+    # new release is visible to launchers as soon as the API sees it.
+    client_max_age_s: int = msgspec.field(default=0, name="INDEXIUM_API_CLIENT_MAX_AGE_SECONDS")
+
+    # Database: fail fast instead of queueing behind a dead server.
+    db_pool_size: int = msgspec.field(default=20, name="INDEXIUM_API_DB_POOL_SIZE")
+    db_connect_timeout_s: float = msgspec.field(default=2.0, name="INDEXIUM_API_DB_CONNECT_TIMEOUT_SECONDS")
+    db_statement_timeout_s: float = msgspec.field(default=5.0, name="INDEXIUM_API_DB_STATEMENT_TIMEOUT_SECONDS")
+    # After a connection failure, uncached requests get 503 without trying for this long.
+    db_breaker_s: float = msgspec.field(default=1.0, name="INDEXIUM_API_DB_BREAKER_SECONDS")
+    retry_after_s: int = msgspec.field(default=5, name="INDEXIUM_API_RETRY_AFTER_SECONDS")
+
+    # Rate limit per client address per minute; 0 turns it off. Bulk routes count once.
+    rate_limit_per_minute: int = msgspec.field(default=1200, name="INDEXIUM_API_RATE_LIMIT_PER_MINUTE")
+    # Proxies (CIDRs) whose X-Forwarded-For is believed; none by default. A request from one
+    # of them is limited by the forwarded client address, or not at all when none is given.
+    trusted_proxies: tuple[str, ...] = msgspec.field(default=(), name="INDEXIUM_API_TRUSTED_PROXIES")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 1 <= self.default_limit <= self.max_limit:
+            raise ValueError("INDEXIUM_API_DEFAULT_LIMIT must be between 1 and INDEXIUM_API_MAX_LIMIT")
+        if self.cache_ttl_s < 0 or self.cache_stale_s < 0 or self.cache_max_mb < 1:
+            raise ValueError("INDEXIUM_API_CACHE_* must not be negative (CACHE_MAX_MB at least 1)")
+        if self.rate_limit_per_minute < 0 or self.db_pool_size < 1:
+            raise ValueError("INDEXIUM_API_RATE_LIMIT_PER_MINUTE >= 0, INDEXIUM_API_DB_POOL_SIZE >= 1")
+        for cidr in self.trusted_proxies:
+            try:
+                ipaddress.ip_network(cidr, strict=False)
+            except ValueError:
+                raise ValueError(f"INDEXIUM_API_TRUSTED_PROXIES: {cidr!r} is not an address or CIDR") from None
 
     @property
     def read_url(self) -> str:

@@ -1,12 +1,18 @@
-"""Database rows -> the JSON shapes the API promises (kept in one place)."""
+"""Database rows -> the JSON shapes the API promises (kept in one place; openapi.py describes them)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
+BASE = "/api/v1"
+
 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
+
+
+def _icon_url(row) -> str | None:
+    return f"{BASE}/mods/{row['slug']}/icon" if row["has_icon"] else None
 
 
 def hit(row) -> dict:
@@ -16,15 +22,23 @@ def hit(row) -> dict:
         "summary": row["summary"],
         "authors": list(row["authors"]),
         "categories": list(row["categories"]),
+        "environment": row["environment"],
         "loaders": list(row["loaders"]),
         "game_versions": list(row["game_versions"]),
         "latest_version": row["latest_version"],
         "downloads": row["downloads"],
+        "active_servers": row["active_servers"],
+        "icon_url": _icon_url(row),
+        "created_at": _iso(row["created_at"]),
         "updated_at": _iso(row["updated_at"]),
     }
 
 
-def mod(row, base_path: str) -> dict:
+def search(rows, total: int, limit: int, offset: int) -> dict:
+    return {"hits": [hit(r) for r in rows], "total": total, "limit": limit, "offset": offset}
+
+
+def mod(row) -> dict:
     return {
         "slug": row["slug"],
         "name": row["name"],
@@ -40,8 +54,9 @@ def mod(row, base_path: str) -> dict:
         "game_versions": list(row["game_versions"]),
         "latest_version": row["latest_version"],
         "downloads": row["downloads"],
+        "active_servers": row["active_servers"],
         "repository": row["repo_full_name"],
-        "icon_url": f"{base_path}/mods/{row['slug']}/icon" if row["has_icon"] else None,
+        "icon_url": _icon_url(row),
         "created_at": _iso(row["created_at"]),
         "updated_at": _iso(row["updated_at"]),
     }
@@ -49,6 +64,7 @@ def mod(row, base_path: str) -> dict:
 
 def version(row) -> dict:
     return {
+        "mod": row["mod_slug"],
         "version_number": row["version_number"],
         "version_type": row["version_type"],
         "name": row["name"],
@@ -56,5 +72,24 @@ def version(row) -> dict:
         "loaders": list(row["loaders"]),
         "game_versions": list(row["game_versions"]),
         "published_at": _iso(row["published_at"]),
-        "files": row["files"],
+        "downloads": row["downloads"],
+        "files": [_file(f) for f in row["files"]],
     }
+
+
+def _file(f: dict) -> dict:
+    hashes = f["hashes"]
+    return {
+        "filename": f["filename"],
+        "url": f["url"],
+        "size": f["size"],
+        "primary": f["primary"],
+        "loaders": f["loaders"],
+        "game_versions": f["game_versions"],
+        # char(n) columns: strip any padding; null until the scan stage has hashed the file
+        "hashes": {k: (v.strip() if v else None) for k, v in hashes.items()},
+    }
+
+
+def game_version(v) -> dict:
+    return {"version": v.id, "version_type": v.type, "date": v.release_time}

@@ -1,89 +1,360 @@
-"""Public read queries for the API: only listed mods and public, unhidden versions."""
+"""Public read queries for the API: only listed mods and public, unhidden versions.
+
+Search SQL is assembled from the filters actually given (each shape is a prepared
+statement of its own), so PostgreSQL plans every shape with the right index instead
+of one generic plan full of ``$n IS NULL OR ...``. Values always travel as parameters.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 
 import asyncpg
+
+from .telemetry import ACTIVE_SERVERS_DAY, ACTIVE_SERVERS_EXPR, ACTIVE_SERVERS_JOIN
 
 # A version launchers may see: scanned clean (or published before scan), not hidden.
 PUBLIC_VERSION = "v.status = 'public' AND NOT v.hidden"
 
+SORTS = ("relevance", "updated", "newest", "downloads", "active_servers", "name")
+ENVIRONMENTS = ("client", "server")
+VERSION_TYPES = ("release", "beta", "alpha")
+# Full-text search finding fewer hits than this (and a query of at least FUZZY_MIN_CHARS)
+# adds trigram matches on names, so "sodim" still finds Sodium. 1 = only when it finds
+# nothing: a query that already found its mod ("Lazy Lanterns API") gains only noise from
+# a fuzzy pass, and that pass (a trigram scan over every name) is the slowest search we run.
+FUZZY_BELOW = 1
+FUZZY_MIN_CHARS = 3
+# One letter wrong in an 8-letter word scores about 0.55 ("furaces" ~ "furnaces"); pg_trgm's
+# default (0.6) misses it. Below 0.5 a query matches names that merely share a syllable.
+FUZZY_WORD_SIMILARITY = 0.5
+# A query word is replaced by the most similar catalogue word at least this similar
+# ("sodim" ~ "sodium" is 0.44, "furaces" ~ "furnaces" 0.55).
+CORRECTION_SIMILARITY = 0.4
+MAX_QUERY_WORDS = 12
+PREFIX_MIN_CHARS = 3
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def _as_tuple(value) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value)
+
 
 @dataclass(frozen=True)
 class SearchQuery:
+    """What GET /mods asks. Facet tuples are OR within a facet; categories must all match."""
+
     q: str | None
-    game_version: str | None
-    loader: str | None
-    limit: int
-    offset: int
+    game_versions: tuple[str, ...] = ()
+    loaders: tuple[str, ...] = ()
+    limit: int = 20
+    offset: int = 0
+    sort: str | None = None  # None: relevance with q, updated without
+    environment: str | None = None
+    categories: tuple[str, ...] = ()
+    author: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("game_versions", "loaders", "categories"):
+            object.__setattr__(self, name, _as_tuple(getattr(self, name)))
+        if self.sort is not None and self.sort not in SORTS:
+            raise ValueError(f"unknown sort {self.sort!r}")
+
+    @property
+    def effective_sort(self) -> str:
+        return self.sort or ("relevance" if self.q else "updated")
 
 
-_SEARCH = f"""
-WITH query AS (
-    SELECT websearch_to_tsquery('english', $1) || websearch_to_tsquery('simple', $1)
-           || websearch_to_tsquery('russian', $1) AS tsq
-)
-SELECT m.slug, m.name, m.summary, m.loaders, m.game_versions, m.latest_version,
-       m.last_published_at AS updated_at, m.downloads, m.categories, m.authors,
-       count(*) OVER () AS total
-FROM mods m, query
-WHERE m.listed
-  AND ($1::text IS NULL OR m.search_vector @@ query.tsq)
-  AND ($2::text IS NULL OR m.game_versions @> ARRAY[$2::text])
-  AND ($3::text IS NULL OR m.loaders @> ARRAY[$3::text])
-  -- Facets must hold on one file: a mod with forge on 1.19 and fabric on 1.20 is no match
-  -- for (1.20, forge). The roll-up arrays above only pre-filter through the GIN index.
-  AND (($2::text IS NULL AND $3::text IS NULL) OR EXISTS (
-        SELECT 1 FROM mod_versions v JOIN version_files f ON f.version_id = v.id
-        WHERE v.mod_id = m.id AND {PUBLIC_VERSION}
-          AND ($2::text IS NULL OR f.game_versions @> ARRAY[$2::text])
-          AND ($3::text IS NULL OR f.loaders @> ARRAY[$3::text])))
-ORDER BY CASE WHEN $1::text IS NULL THEN 0 ELSE ts_rank(m.search_vector, query.tsq) END DESC,
-         m.last_published_at DESC NULLS LAST, m.slug
-LIMIT $4 OFFSET $5
-"""
+def prefix_tsquery(q: str) -> str | None:
+    """'fast rend' -> "'fast' & 'rend':*" (as-you-type: the last word is a prefix).
+
+    A last word shorter than PREFIX_MIN_CHARS is still being typed and means nothing yet
+    ('a':* matches a third of everything): 'tiny p' -> "'tiny'".
+    """
+    words = _WORDS.findall(q.lower())[:MAX_QUERY_WORDS]
+    if words and len(words[-1]) < PREFIX_MIN_CHARS:
+        words = words[:-1]
+        return " & ".join(f"'{w}'" for w in words) if words else None
+    if not words:
+        return None
+    return " & ".join(f"'{w}'" for w in words) + ":*"
 
 
-async def search(conn: asyncpg.Connection, sq: SearchQuery) -> tuple[list[asyncpg.Record], int]:
-    rows = await conn.fetch(_SEARCH, sq.q, sq.game_version, sq.loader, sq.limit, sq.offset)
-    total = rows[0]["total"] if rows else 0
-    if not rows and sq.offset:
-        # Past the end: the window count is gone, so count separately for an honest total.
-        total = await conn.fetchval(
-            f"SELECT count(*) FROM ({_SEARCH.replace('LIMIT $4 OFFSET $5', '')}) s",
-            sq.q, sq.game_version, sq.loader,
-        )
-    return rows, total
+class _Sql:
+    """Collects parameters so fragments can say ``p(value)`` instead of counting $n."""
+
+    def __init__(self) -> None:
+        self.args: list = []
+
+    def p(self, value, cast: str = "") -> str:
+        self.args.append(value)
+        return f"${len(self.args)}{cast}"
+
+
+def _filters(sq: SearchQuery, s: _Sql) -> list[str]:
+    where = ["m.listed"]
+    if sq.game_versions and sq.loaders:
+        # Both facets must hold on one file: a mod with forge on 1.19 and fabric on 1.20 is
+        # no match for (1.20, forge). file_facets holds exactly those per-file pairs.
+        pairs = sorted({f"{lo}|{gv}" for lo in sq.loaders for gv in sq.game_versions})
+        where.append(f"m.file_facets && {s.p(pairs, '::text[]')}")
+    elif sq.game_versions:
+        where.append(f"m.game_versions && {s.p(list(sq.game_versions), '::text[]')}")
+    elif sq.loaders:
+        where.append(f"m.loaders && {s.p(list(sq.loaders), '::text[]')}")
+    if sq.environment:
+        where.append(f"m.environment = ANY({s.p([sq.environment, 'both'], '::text[]')})")
+    if sq.categories:
+        where.append(f"m.categories @> {s.p(list(sq.categories), '::text[]')}")
+    if sq.author:
+        a = s.p(sq.author.lower())
+        where.append(f"(m.author_keys @> ARRAY[{a}::text] OR m.author_github_id IN "
+                     f"(SELECT github_id FROM authors WHERE lower(login) = {a}))")
+    return where
+
+
+_HIT_COLUMNS = f"""m.slug, m.name, m.summary, m.authors, m.categories, m.environment, m.loaders,
+       m.game_versions, m.latest_version, m.downloads, m.last_published_at AS updated_at,
+       m.created_at, EXISTS (SELECT 1 FROM mod_icons i WHERE i.mod_id = m.id) AS has_icon,
+       COALESCE((SELECT ds.servers FROM mod_daily_stats ds
+                 WHERE ds.mod_id = m.id AND ds.day = {ACTIVE_SERVERS_DAY}), 0) AS active_servers"""
+
+# Orders by sort; "h." names columns of the ranked page (rank, servers), "m." the mod.
+_ORDER = {
+    "relevance": "h.rank DESC, m.downloads DESC, m.slug",
+    "updated": "m.last_published_at DESC NULLS LAST, m.slug",
+    "newest": "m.created_at DESC, m.slug",
+    "downloads": "m.downloads DESC, m.slug",
+    "name": "lower(m.name), m.slug",
+    "active_servers": "h.servers DESC, m.downloads DESC, m.slug",
+}
+
+
+def _text_query(sq: SearchQuery, s: _Sql, fuzzy: bool, ranked: bool = True) -> tuple[str, str, str]:
+    """(CTE, match condition, rank expression) for a non-empty q."""
+    q = s.p(sq.q)
+    parts = [f"websearch_to_tsquery('{cfg}', {q})" for cfg in ("english", "russian", "simple")]
+    prefix = prefix_tsquery(sq.q)
+    if prefix:
+        parts.append(f"to_tsquery('simple', {s.p(prefix)})")
+    # The configurations often agree ('sodium' three times): OR only the distinct ones, so
+    # matching and ranking test each alternative once.
+    # (By text: tsquery equality ignores the :* prefix flag.)
+    cte = (f"WITH parts AS (SELECT DISTINCT p::text AS p FROM unnest(ARRAY[{', '.join(parts)}]) AS p"
+           f" WHERE numnode(p) > 0),"
+           f" query AS (SELECT COALESCE((SELECT string_agg('(' || p || ')', ' | ') FROM parts),"
+           f" '')::tsquery AS tsq)")
+    match, rank = "m.search_vector @@ query.tsq", ""
+    if not (ranked or fuzzy):
+        return cte, match, rank  # (every parameter added must be used: its type is inferred)
+    ql = s.p(" ".join(sq.q.lower().split()), "::text")
+    rank = (f"ts_rank(m.search_vector, query.tsq, 32)"  # rank/(rank+1): frequency saturates
+            f" + CASE WHEN lower(m.name) = {ql} THEN 1.0 WHEN starts_with(lower(m.name), {ql}) THEN 0.5"
+            f" ELSE 0 END + ln(1 + m.downloads::float8) / 100")
+    if fuzzy:
+        # Word similarity: the query against the best-matching stretch of the name, so
+        # "sodim" finds "Sodium Extra" and a long query is not diluted by a short name.
+        match = f"({match} OR {ql} <% lower(m.name))"
+        rank += f" + word_similarity({ql}, lower(m.name))"
+    return cte, match, rank
+
+
+def _page_sql(sq: SearchQuery, fuzzy: bool) -> tuple[str, list]:
+    """Two phases: rank and count narrow rows, then read the card columns of one page only."""
+    s = _Sql()
+    sort = sq.effective_sort if (sq.q or sq.effective_sort != "relevance") else "downloads"
+    if sort == "active_servers" and not sq.q:
+        return _active_servers_sql(sq, s)
+    ctes, frm, conditions, rank, servers, total = [], "mods m", [], "NULL::float8", "0", ""
+    if sq.q:
+        cte, match, rank = _text_query(sq, s, fuzzy)
+        ctes.append(cte.removeprefix("WITH "))
+        frm += " CROSS JOIN query"
+        conditions.append(match)
+        total = ", count(*) OVER () AS total"
+    if sort == "active_servers":
+        frm += f" {ACTIVE_SERVERS_JOIN}"
+        servers = ACTIVE_SERVERS_EXPR
+    conditions = _filters(sq, s) + conditions
+    inner_order = _ORDER[sort].replace("h.", "")
+    ctes.append(f"""h AS (
+    SELECT m.id, {rank} AS rank, {servers} AS servers{total}
+    FROM {frm}
+    WHERE {' AND '.join(conditions)}
+    ORDER BY {inner_order}
+    LIMIT {s.p(sq.limit)} OFFSET {s.p(sq.offset)})""")
+    sql = f"""WITH {', '.join(ctes)}
+SELECT {_HIT_COLUMNS}{', h.total' if total else ''}
+FROM h JOIN mods m ON m.id = h.id
+ORDER BY {_ORDER[sort]}"""
+    return sql, s.args
+
+
+def _active_servers_sql(sq: SearchQuery, s: _Sql) -> tuple[str, list]:
+    """Browse by active servers without walking every mod: the day's stats in index order
+    (mod_daily_stats_day_servers_idx), then mods with no servers by popularity."""
+    conditions = " AND ".join(_filters(sq, s))
+    n = s.p(sq.offset + sq.limit)
+    sql = f"""WITH h AS (
+    (SELECT m.id, ds.servers, m.downloads, m.slug
+     FROM mod_daily_stats ds JOIN mods m ON m.id = ds.mod_id
+     WHERE ds.day = {ACTIVE_SERVERS_DAY} AND ds.servers > 0 AND {conditions}
+     ORDER BY ds.servers DESC, m.downloads DESC, m.slug LIMIT {n})
+    UNION ALL
+    (SELECT m.id, 0, m.downloads, m.slug FROM mods m
+     WHERE {conditions} AND NOT EXISTS (
+        SELECT 1 FROM mod_daily_stats ds
+        WHERE ds.mod_id = m.id AND ds.day = {ACTIVE_SERVERS_DAY} AND ds.servers > 0)
+     ORDER BY m.downloads DESC, m.slug LIMIT {n})
+    ORDER BY 2 DESC, 3 DESC, 4 LIMIT {s.p(sq.limit)} OFFSET {s.p(sq.offset)})
+SELECT {_HIT_COLUMNS}
+FROM h JOIN mods m ON m.id = h.id
+ORDER BY {_ORDER["active_servers"]}"""
+    return sql, s.args
+
+
+def _count_sql(sq: SearchQuery, fuzzy: bool) -> tuple[str, list]:
+    s = _Sql()
+    cte, frm, conditions = "", "mods m", []
+    if sq.q:
+        cte, match, _ = _text_query(sq, s, fuzzy, ranked=False)
+        frm = "mods m CROSS JOIN query"
+        conditions.append(match)
+    conditions = _filters(sq, s) + conditions
+    return f"{cte} SELECT count(*) FROM {frm} WHERE {' AND '.join(conditions)}", s.args
+
+
+async def _run(
+    conn: asyncpg.Connection, sq: SearchQuery, fuzzy: bool, total: int | None = None
+) -> tuple[list[asyncpg.Record], int]:
+    sql, args = _page_sql(sq, fuzzy)
+    rows = await conn.fetch(sql, *args)
+    if sq.q and rows:
+        return rows, rows[0]["total"]
+    if not rows and sq.offset == 0:
+        return rows, 0
+    if total is not None:
+        return rows, total
+    # Without q the count is its own query (an index-only count where it can be); past the
+    # end the window count is gone, so count separately.
+    sql, args = _count_sql(sq, fuzzy)
+    return rows, await conn.fetchval(sql, *args)
+
+
+async def search(
+    conn: asyncpg.Connection, sq: SearchQuery, *, total: int | None = None
+) -> tuple[list[asyncpg.Record], int]:
+    """A page of hits and the total. ``total`` known already (cached, for the same filters
+    without q) saves the count."""
+    rows, found = await _run(conn, sq, fuzzy=False, total=total)
+    if not sq.q or found >= FUZZY_BELOW or len(sq.q.strip()) < FUZZY_MIN_CHARS:
+        return rows, found
+    # Full text found nothing. First correct the words against the catalogue's own words
+    # ("furaces" -> "furnaces") and search again; failing that, trigram word similarity
+    # on names (the slower scan).
+    async with conn.transaction():
+        corrected = await _corrected(conn, sq.q)
+        if corrected is not None:
+            rows, found = await _run(conn, replace(sq, q=corrected), fuzzy=False)
+            if found:
+                return rows, found
+        await conn.execute(f"SET LOCAL pg_trgm.word_similarity_threshold = {FUZZY_WORD_SIMILARITY}")
+        return await _run(conn, sq, fuzzy=True)
+
+
+async def count(conn: asyncpg.Connection, sq: SearchQuery) -> int:
+    """How many listed mods pass the filters (a browse total: no q)."""
+    sql, args = _count_sql(sq, fuzzy=False)
+    return await conn.fetchval(sql, *args)
+
+
+async def _corrected(conn: asyncpg.Connection, q: str) -> str | None:
+    """q with each word replaced by its most similar catalogue word; None if nothing changes."""
+    words = _WORDS.findall(q.lower())[:MAX_QUERY_WORDS]
+    await conn.execute(f"SET LOCAL pg_trgm.similarity_threshold = {CORRECTION_SIMILARITY}")
+    rows = await conn.fetch(
+        """SELECT t.w, CASE WHEN length(t.w) < 3 THEN t.w ELSE COALESCE(
+                (SELECT s.word FROM search_words s WHERE s.word % t.w
+                 ORDER BY similarity(s.word, t.w) DESC, s.word LIMIT 1), t.w) END AS best
+           FROM unnest($1::text[]) WITH ORDINALITY AS t(w, i) ORDER BY t.i""",
+        words,
+    )
+    fixed = [r["best"] for r in rows]
+    return " ".join(fixed) if fixed != words else None
 
 
 async def mod_by_slug(conn: asyncpg.Connection, slug: str) -> asyncpg.Record | None:
     return await conn.fetchrow(
-        """SELECT m.id, m.slug, m.name, m.summary, m.description, m.authors, m.licenses, m.links,
+        f"""SELECT m.id, m.slug, m.name, m.summary, m.description, m.authors, m.licenses, m.links,
                   m.categories, m.environment, m.loaders, m.game_versions, m.latest_version,
                   m.downloads, m.repo_full_name, m.created_at, m.last_published_at AS updated_at,
                   (SELECT login FROM authors a WHERE a.github_id = m.author_github_id) AS owner,
-                  EXISTS (SELECT 1 FROM mod_icons i WHERE i.mod_id = m.id) AS has_icon
+                  EXISTS (SELECT 1 FROM mod_icons i WHERE i.mod_id = m.id) AS has_icon,
+                  COALESCE((SELECT ds.servers FROM mod_daily_stats ds
+                            WHERE ds.mod_id = m.id AND ds.day = {ACTIVE_SERVERS_DAY}), 0) AS active_servers
            FROM mods m WHERE m.slug = $1 AND m.listed""",
         slug,
     )
 
 
-async def versions_of(conn: asyncpg.Connection, mod_id) -> list[asyncpg.Record]:
+# One version as the API shows it, files included (primary first). Callers add FROM/WHERE
+# over "mod_versions v JOIN mods m ON m.id = v.mod_id" and keep PUBLIC_VERSION in it.
+VERSION_COLUMNS = """v.id, m.slug AS mod_slug, v.version_number, v.version_type, v.name, v.changelog,
+       v.loaders, v.game_versions, v.published_at,
+       COALESCE((SELECT sum(f.download_count) FROM version_files f WHERE f.version_id = v.id), 0)::bigint
+           AS downloads,
+       COALESCE((SELECT json_agg(json_build_object(
+                    'filename', f.filename, 'url', f.url, 'size', f.size, 'primary', f.is_primary,
+                    'loaders', f.loaders, 'game_versions', f.game_versions,
+                    'hashes', json_build_object('sha1', f.sha1, 'sha256', f.sha256, 'sha512', f.sha512))
+                    ORDER BY f.is_primary DESC, f.filename)
+                 FROM version_files f WHERE f.version_id = v.id), '[]') AS files"""
+
+# Newest first: version order (indexium_version_key), then publish time.
+VERSION_ORDER = "v.version_sort DESC, v.published_at DESC NULLS LAST, v.created_at DESC"
+
+
+def file_match(s_game_versions: str | None, s_loaders: str | None) -> str:
+    """A version has one file supporting one of the game versions AND one of the loaders."""
+    conds = ["f.version_id = v.id"]
+    if s_game_versions:
+        conds.append(f"f.game_versions && {s_game_versions}")
+    if s_loaders:
+        conds.append(f"f.loaders && {s_loaders}")
+    return f"EXISTS (SELECT 1 FROM version_files f WHERE {' AND '.join(conds)})"
+
+
+async def versions_of(
+    conn: asyncpg.Connection, mod_id, *, game_versions: tuple[str, ...] = (), loaders: tuple[str, ...] = (),
+    version_types: tuple[str, ...] = (),
+) -> list[asyncpg.Record]:
+    s = _Sql()
+    where = [f"v.mod_id = {s.p(mod_id)}", PUBLIC_VERSION]
+    if game_versions or loaders:
+        where.append(file_match(s.p(list(game_versions), "::text[]") if game_versions else None,
+                                s.p(list(loaders), "::text[]") if loaders else None))
+    if version_types:
+        where.append(f"v.version_type = ANY({s.p(list(version_types), '::text[]')})")
     return await conn.fetch(
-        f"""SELECT v.id, v.version_number, v.version_type, v.name, v.changelog, v.loaders,
-                   v.game_versions, v.published_at,
-                   COALESCE(json_agg(json_build_object(
-                       'filename', f.filename, 'url', f.url, 'size', f.size, 'primary', f.is_primary,
-                       'loaders', f.loaders, 'game_versions', f.game_versions,
-                       'hashes', json_build_object('sha1', f.sha1, 'sha256', f.sha256, 'sha512', f.sha512))
-                       ORDER BY f.is_primary DESC, f.filename)
-                     FILTER (WHERE f.id IS NOT NULL), '[]') AS files
-            FROM mod_versions v LEFT JOIN version_files f ON f.version_id = v.id
-            WHERE v.mod_id = $1 AND {PUBLIC_VERSION}
-            GROUP BY v.id
-            ORDER BY v.published_at DESC NULLS LAST, v.created_at DESC""",
-        mod_id,
+        f"""SELECT {VERSION_COLUMNS}
+            FROM mod_versions v JOIN mods m ON m.id = v.mod_id
+            WHERE {' AND '.join(where)}
+            ORDER BY {VERSION_ORDER}""",
+        *s.args,
+    )
+
+
+async def version_by_number(conn: asyncpg.Connection, mod_id, version_number: str) -> asyncpg.Record | None:
+    return await conn.fetchrow(
+        f"""SELECT {VERSION_COLUMNS}
+            FROM mod_versions v JOIN mods m ON m.id = v.mod_id
+            WHERE v.mod_id = $1 AND v.version_number = $2 AND {PUBLIC_VERSION}""",
+        mod_id, version_number,
     )
 
 

@@ -1,0 +1,309 @@
+"""API bench: 100,000 synthetic mods on an embedded PostgreSQL, the API as a real process.
+
+    python bench/api/run.py [--mods 100000] [--seconds 5] [--connections 32] [--skip-webhooks]
+
+Prints, in one run:
+  * cache-hit GET /mods?q=... requests/s, and as a ratio of a bare aiohttp handler returning
+    the same JSON bytes (target >= 0.6);
+  * cache-miss search latency p50/p95/p99 (target p95 <= 20 ms) by kind of query;
+  * hash lookup and update-check latency (single and 100-hash bulk);
+  * webhook-to-searchable time with ingest, indexer and API running (target p95 <= 2 s).
+
+Not part of `make test`: it takes a few minutes (most of it loading the catalogue).
+The machine is small (2 cores) and shared: client and servers compete for the same cores,
+so absolute numbers are pessimistic; the ratio compares like with like.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+import asyncpg
+import nats
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import data  # noqa: E402
+
+from indexium_contracts import registry  # noqa: E402
+from indexium_db import migrate  # noqa: E402
+from indexium_devstack import jars  # noqa: E402
+from indexium_devstack.embedded import EmbeddedNats, EmbeddedPostgres, free_port  # noqa: E402
+from indexium_devstack.fakegithub import FakeGitHub  # noqa: E402
+from indexium_devstack.procs import BY_NAME, ServiceProcess  # noqa: E402
+from indexium_platform import natsutil  # noqa: E402
+
+SECRET = "bench-secret"
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def summary(ms: list[float]) -> str:
+    return (f"p50 {pct(ms, 50):6.1f} ms  p95 {pct(ms, 95):6.1f} ms  p99 {pct(ms, 99):6.1f} ms"
+            f"  (n={len(ms)}, mean {statistics.mean(ms):.1f})")
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+async def load_catalogue(dsn: str, n: int) -> data.Catalogue:
+    conn = await asyncpg.connect(dsn)
+    try:
+        await migrate.migrate(conn)
+        started = time.monotonic()
+        catalogue = await data.load(conn, n)
+        # Compact the table the bulk roll-up rewrote, then VACUUM for the visibility map
+        # (index-only counts), as a steady-state production table would be.
+        await conn.execute("VACUUM (FULL, ANALYZE) mods")
+        await conn.execute("VACUUM ANALYZE")
+        say(f"catalogue: {catalogue.mods} mods, {catalogue.versions} versions, {catalogue.files} files "
+            f"loaded with COPY in {time.monotonic() - started:.0f} s")
+        return catalogue
+    finally:
+        await conn.close()
+
+
+async def throughput(port: int, pid: int, path: str, seconds: float, connections: int) -> tuple[float, float]:
+    """(requests/s, server CPU µs per request)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(HERE / "load.py"), "127.0.0.1", str(port), path, str(seconds), str(connections),
+        str(pid), stdout=subprocess.PIPE)
+    out, _ = await proc.communicate()
+    result = json.loads(out)
+    if result["non_200"]:
+        raise RuntimeError(f"{result['non_200']} non-200 answers from port {port}")
+    return result["rps"], result["cpu_us_per_request"]
+
+
+async def best_of(n: int, *args) -> tuple[float, float]:
+    runs = [await throughput(*args) for _ in range(n)]
+    return max(r[0] for r in runs), min(r[1] for r in runs)
+
+
+async def timed(http: aiohttp.ClientSession, method: str, url: str, **kw) -> tuple[float, aiohttp.ClientResponse, bytes]:
+    started = time.perf_counter()
+    async with http.request(method, url, **kw) as resp:
+        body = await resp.read()
+    return (time.perf_counter() - started) * 1000, resp, body
+
+
+def queries(catalogue: data.Catalogue, rng: random.Random) -> dict[str, list[dict]]:
+    """Distinct (so uncached) searches of the kinds launchers send."""
+    names = rng.sample(catalogue.names, 400)
+    words = [w for n in names for w in n.replace("'s", "").split() if len(w) > 3]
+    typo = lambda w: w[: len(w) // 2] + w[len(w) // 2 + 1:]  # noqa: E731 - a dropped letter
+    gv_lo = [("1.20.1", "fabric"), ("1.21.1", "neoforge"), ("1.19.2", "forge"), ("1.20.4", "quilt")]
+    out = {
+        "full name": [{"q": n} for n in names[:120]],
+        "as-you-type prefix": [{"q": n[: max(3, len(n) - rng.randint(1, 5))]} for n in names[120:200]],
+        "typo": [{"q": typo(w)} for w in words[:60]],
+        "name + facets": [{"q": n, "game_version": gv, "loader": lo} for n, (gv, lo) in
+                          zip(names[200:280], gv_lo * 20)],
+        "browse (facets, sorts)": [{"game_version": gv, "loader": lo, "sort": s, "offset": str(o)}
+                                   for (gv, lo) in gv_lo for s in ("updated", "downloads", "newest")
+                                   for o in (0, 20, 40, 60, 80)],
+    }
+    seen, unique = set(), {}
+    for kind, items in out.items():
+        unique[kind] = []
+        for item in items:
+            key = tuple(sorted(item.items()))
+            if key not in seen:
+                seen.add(key)
+                unique[kind].append(item)
+    return unique
+
+
+async def cache_miss_search(http, api: str, catalogue: data.Catalogue) -> list[str]:
+    lines, every = [], []
+    for kind, items in queries(catalogue, random.Random(11)).items():
+        ms = []
+        for params in items:
+            elapsed, resp, _ = await timed(http, "GET", f"{api}/api/v1/mods", params=params)
+            assert resp.status == 200 and resp.headers["X-Cache"] == "MISS", (params, resp.status)
+            ms.append(elapsed)
+        every += ms
+        lines.append(f"  {kind:24} {summary(ms)}")
+    lines.insert(0, f"  {'all searches':24} {summary(every)}")
+    return lines
+
+
+async def lookups(http, api: str, catalogue: data.Catalogue) -> list[str]:
+    rng = random.Random(5)
+    hashes = catalogue.sha1[:]
+    rng.shuffle(hashes)
+    lines = []
+    ms = [(await timed(http, "GET", f"{api}/api/v1/versions/by-hash/{h}"))[0] for h in hashes[:300]]
+    lines.append(f"  {'by-hash (1, uncached)':24} {summary(ms)}")
+    bulk = [hashes[i: i + 100] for i in range(0, min(len(hashes), 3000), 100)]
+    ms = []
+    for group in bulk:
+        elapsed, resp, body = await timed(http, "POST", f"{api}/api/v1/versions/by-hashes", json={"hashes": group})
+        assert resp.status == 200 and len(json.loads(body)) == len(group)
+        ms.append(elapsed)
+    lines.append(f"  {'by-hashes (100)':24} {summary(ms)}")
+    ms = []
+    for h in hashes[:300]:
+        body = {"hashes": [h], "loaders": ["fabric", "forge", "neoforge", "quilt"],
+                "game_versions": [catalogue.newest_gv[h]]}
+        ms.append((await timed(http, "POST", f"{api}/api/v1/versions/update-check", json=body))[0])
+    lines.append(f"  {'update-check (1)':24} {summary(ms)}")
+    ms = []
+    for group in bulk:
+        body = {"hashes": group, "loaders": ["fabric", "quilt"], "game_versions": ["1.20.1", "1.21.1"]}
+        elapsed, resp, _ = await timed(http, "POST", f"{api}/api/v1/versions/update-check", json=body)
+        assert resp.status == 200
+        ms.append(elapsed)
+    lines.append(f"  {'update-check (100)':24} {summary(ms)}")
+    return lines
+
+
+async def webhook_to_searchable(env: dict, tmp: Path, api: str, http, rounds: int) -> str:
+    async with FakeGitHub() as gh:
+        service_env = {**env, "INDEXIUM_WEBHOOK_SECRET": SECRET,
+                       "INDEXIUM_PUBLISH_BEFORE_SCAN": "true",  # no scan stage process in this bench
+                       "INDEXIUM_DOWNLOAD_HOSTS": f"{gh.github_host},{gh.cdn_host}"}
+        procs = [ServiceProcess(BY_NAME[name], port=free_port(), env=service_env, log_path=tmp / f"{name}.log")
+                 for name in ("ingest", "indexer")]
+        for p in procs:
+            p.start()
+        try:
+            for p in procs:
+                await asyncio.to_thread(p.wait_ready, 60)
+            ingest = next(p for p in procs if p.spec.name == "ingest")
+            ms = []
+            for i in range(rounds):
+                mod_id = f"benchnew{i}"
+                jar = jars.fabric_jar(mod_id, "1.0.0", f"Quokkafresh {i}", "Brand new mod.", minecraft="~1.20.1")
+                repo = gh.add_repo("benchowner", f"quokka-{i}")
+                release = gh.add_release(repo, "v1.0.0", [(f"{mod_id}.jar", jar)])
+                query = {"q": f"Quokkafresh {i}"}
+
+                async def found(query=query, mod_id=mod_id) -> bool:
+                    async with http.get(f"{api}/api/v1/mods", params=query) as resp:
+                        return any(h["slug"] == mod_id for h in (await resp.json())["hits"])
+
+                assert not await found()  # and now that answer is cached
+                started = time.perf_counter()
+                status = await gh.send_webhook(f"{ingest.url}/webhooks/github", "release",
+                                               gh.release_payload(release, action="published"), SECRET)
+                assert status == 202, status
+                while not await found():
+                    if time.perf_counter() - started > 30:
+                        for name in ("ingest", "indexer", "api"):
+                            say(f"--- {name} log ---\n" + (tmp / f"{name}.log").read_text()[-3000:])
+                        raise RuntimeError(f"webhook {i} not searchable after 30 s")
+                    await asyncio.sleep(0.005)
+                ms.append((time.perf_counter() - started) * 1000)
+            return f"  {'webhook -> searchable':24} {summary(ms)}"
+        finally:
+            for p in procs:
+                await asyncio.to_thread(p.stop, 30)
+
+
+async def main(args) -> None:
+    with tempfile.TemporaryDirectory(prefix="indexium-bench-") as d:
+        tmp = Path(d)
+        pg = EmbeddedPostgres(tmp / "pg", durable=False).start()
+        nats_server = EmbeddedNats(tmp / "nats").start()
+        procs: list[ServiceProcess] = []
+        bare = None
+        try:
+            admin = await asyncpg.connect(pg.dsn("postgres"))
+            await admin.execute("CREATE DATABASE bench")
+            await admin.close()
+            dsn = pg.dsn("bench")
+            nc = await nats.connect(nats_server.url)
+            await natsutil.ensure_streams(nc.jetstream(), registry.STREAMS, registry.CONSUMERS)
+            await nc.drain()
+            catalogue = await load_catalogue(dsn, args.mods)
+            env = {"DATABASE_URL": dsn, "NATS_URL": nats_server.url, "INDEXIUM_API_RATE_LIMIT_PER_MINUTE": "0",
+                   "INDEXIUM_LOG_FORMAT": "json"}
+            api_proc = ServiceProcess(BY_NAME["api"], port=free_port(), env=env, log_path=tmp / "api.log").start()
+            procs.append(api_proc)
+            try:
+                await asyncio.to_thread(api_proc.wait_ready, 60)
+            except Exception:
+                say((tmp / "api.log").read_text()[-3000:])
+                raise
+            api = api_proc.url
+            async with aiohttp.ClientSession() as http:
+                for _ in range(100):
+                    async with http.get(f"{api}/metrics") as resp:
+                        if "indexium_api_nats_connected 1.0" in await resp.text():
+                            break
+                    await asyncio.sleep(0.05)
+                # --- cache-hit throughput vs a bare handler with the same bytes -----------------
+                hot = "/api/v1/mods?q=" + catalogue.names[0].split()[-1].lower()
+                async with http.get(api + hot) as resp:
+                    body = await resp.read()
+                (tmp / "body.json").write_bytes(body)
+                bare_port = free_port()
+                bare = subprocess.Popen([sys.executable, str(HERE / "bare.py"), str(bare_port), str(tmp / "body.json")])
+                await asyncio.sleep(1.5)
+                say(f"\ncache-hit throughput: GET {hot} ({len(body)} bytes), {args.connections} connections, "
+                    f"{args.seconds:.0f} s each, best of 2")
+                bare_rps, bare_cpu = await best_of(2, bare_port, bare.pid, hot, args.seconds, args.connections)
+                api_rps, api_cpu = await best_of(2, api_proc.port, api_proc.proc.pid, hot, args.seconds,
+                                                 args.connections)
+                # The same API with the platform's per-request log line filtered out: what the
+                # API's own code costs (the line is libs/platform's, not the API's to change).
+                quiet = ServiceProcess(BY_NAME["api"], port=free_port(), env={**env, "INDEXIUM_LOG_LEVEL": "warning"},
+                                       log_path=tmp / "api-quiet.log").start()
+                procs.append(quiet)
+                await asyncio.to_thread(quiet.wait_ready, 60)
+                async with http.get(quiet.url + hot) as resp:
+                    assert await resp.read() == body
+                quiet_rps, quiet_cpu = await best_of(2, quiet.port, quiet.proc.pid, hot, args.seconds,
+                                                     args.connections)
+                quiet.stop(30)
+                procs.remove(quiet)
+                say(f"  bare aiohttp handler        {bare_rps:8.0f} req/s   {bare_cpu:6.0f} µs CPU/request")
+                say(f"  API (cache hit)             {api_rps:8.0f} req/s   {api_cpu:6.0f} µs CPU/request   "
+                    f"ratio {api_rps / bare_rps:.2f} (by CPU {bare_cpu / api_cpu:.2f}; target >= 0.6)")
+                say(f"  API, log level warning      {quiet_rps:8.0f} req/s   {quiet_cpu:6.0f} µs CPU/request   "
+                    f"ratio {quiet_rps / bare_rps:.2f} (by CPU {bare_cpu / quiet_cpu:.2f})")
+                bare.terminate()
+                bare.wait(10)
+                bare = None
+                say("\ncache-miss search latency (client-side, sequential, every request a MISS):")
+                for line in await cache_miss_search(http, api, catalogue):
+                    say(line)
+                say("\nhash lookups and update checks (uncached):")
+                for line in await lookups(http, api, catalogue):
+                    say(line)
+                if not args.skip_webhooks:
+                    say(f"\nwebhook-to-searchable ({args.webhooks} releases, ingest + indexer + API as processes):")
+                    say(await webhook_to_searchable(env, tmp, api, http, args.webhooks))
+        finally:
+            if bare is not None:
+                bare.terminate()
+            for p in procs:
+                p.stop(30)
+            nats_server.stop()
+            pg.stop()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mods", type=int, default=100_000)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--webhooks", type=int, default=20)
+    parser.add_argument("--skip-webhooks", action="store_true")
+    asyncio.run(main(parser.parse_args()))

@@ -1,0 +1,74 @@
+"""What every public response gets: the rate limit, CORS, and no-store on errors.
+
+CORS is open (``Access-Control-Allow-Origin: *``, no credentials): web UIs and launchers
+call the API from browsers, and nothing here depends on cookies. Preflights are answered
+for the read methods and the two read-only POST lookups.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from indexium_platform.web import ApiError
+
+from .ratelimit import Verdict
+from .state import API
+from .views import BASE
+
+RATE = web.RequestKey("rate", Verdict)  # read again when the response is prepared
+PUBLIC_PREFIXES = (BASE + "/", "/openapi.json")
+EXPOSED = "ETag, Retry-After, X-Cache, X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
+
+
+def _public(path: str) -> bool:
+    return path.startswith(PUBLIC_PREFIXES)
+
+
+@web.middleware
+async def rate_limit(request: web.Request, handler):
+    api = request.app[API]
+    if request.method == "OPTIONS" or not _public(request.path):
+        return await handler(request)
+    # The peer address is used here and only here: never logged, never a label.
+    key = api.keys.key(request.remote, request.headers.get("X-Forwarded-For"))
+    if key is None:  # a trusted proxy forwarding no client
+        return await handler(request)
+    verdict = api.limiter.hit(key)
+    request[RATE] = verdict
+    if not verdict.allowed:
+        api.metrics.rate_limited.inc()
+        raise ApiError(429, "rate_limited",
+                       f"More than {verdict.limit} requests in a minute; retry in {verdict.reset_s} s.",
+                       headers={"Retry-After": str(verdict.reset_s)})
+    return await handler(request)
+
+
+async def preflight(request: web.Request) -> web.Response:
+    return web.Response(status=204, headers={
+        "Access-Control-Allow-Methods": "GET, HEAD, POST, OPTIONS",
+        "Access-Control-Allow-Headers": "Content-Type, If-None-Match",
+        "Access-Control-Max-Age": "86400",
+    })
+
+
+async def decorate(request: web.Request, response: web.StreamResponse) -> None:
+    if not _public(request.path):
+        return
+    headers = response.headers
+    headers["Access-Control-Allow-Origin"] = "*"
+    headers["Access-Control-Expose-Headers"] = EXPOSED
+    verdict = request.get(RATE)
+    if verdict is not None:
+        headers["X-RateLimit-Limit"] = str(verdict.limit)
+        headers["X-RateLimit-Remaining"] = str(verdict.remaining)
+        headers["X-RateLimit-Reset"] = str(verdict.reset_s)
+    if response.status >= 400 and "Cache-Control" not in headers:
+        headers["Cache-Control"] = "no-store"
+
+
+def setup(app: web.Application) -> None:
+    """Call after every route is added: the preflight route catches OPTIONS on all of them."""
+    if app[API].limiter is not None:  # no middleware at all when the limit is off
+        app.middlewares.append(rate_limit)
+    app.on_response_prepare.append(decorate)
+    app.router.add_route("OPTIONS", f"{BASE}/{{tail:.*}}", preflight)

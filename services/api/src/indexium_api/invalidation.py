@@ -1,0 +1,123 @@
+"""Cross-replica cache invalidation from the VERSIONS stream's subjects.
+
+Every replica holds a plain NATS subscription on ``indexium.version.>`` (JetStream stores
+what the indexer publishes there, and core subscribers receive the same messages as they
+are published), so each replica sees every event within milliseconds, with no consumer
+state on the server to create, share or clean up. Core delivery is at-most-once, so
+whenever the connection comes back (events may have been published while it was away)
+the whole cache is invalidated: a gap costs one round of cache misses, never a stale
+answer. Without NATS the cache still expires by TTL.
+
+An event for a mod invalidates that mod's card and versions and every listing and
+lookup (a new or hidden version can change any search result). Event types this module
+does not know (a scan stage's quarantine event, say) are handled the same way as long as
+they carry a ``slug``; an event it cannot read at all invalidates everything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import msgspec
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+
+from indexium_contracts import versions
+from indexium_platform import logs, natsutil
+
+from .respond import GLOBAL, mod_tag
+from .state import Api
+
+log = logs.get(__name__)
+SUBJECT = f"{versions.SUBJECT_PREFIX}.>"
+
+
+class _AnyVersionEvent(msgspec.Struct):
+    """What every version event carries that matters here; unknown fields and tags ignored."""
+
+    type: str = "unknown"
+    slug: str | None = None
+
+
+_lenient = msgspec.msgpack.Decoder(_AnyVersionEvent)
+
+
+def tags_for(data: bytes) -> tuple[str, tuple[str, ...] | None]:
+    """(event type, tags to invalidate); None tags means "invalidate everything"."""
+    try:
+        event = _lenient.decode(data)
+    except msgspec.DecodeError:
+        return "undecodable", None
+    event_type = event.type if event.type in _KNOWN_TYPES else "other"
+    if not event.slug:
+        return event_type, None
+    return event_type, (GLOBAL, mod_tag(event.slug))
+
+
+# Metric labels stay bounded: known tags by name, anything newer as "other".
+_KNOWN_TYPES = {"version_indexed.v1", "version_hidden.v1", "version_scanned.v1", "version_reviewed.v1", "unknown"}
+
+
+class Invalidator:
+    def __init__(self, api: Api, nats_url: str, *, poll_s: float = 0.25):
+        self.api, self.nats_url, self.poll_s = api, nats_url, poll_s
+        self.nc: Client | None = None
+        self.subscribed = asyncio.Event()
+        self._task: asyncio.Task | None = None
+        self._grace = api.settings.replica_lag_grace_s if api.settings.database_read_url else 0.0
+
+    async def start(self) -> None:
+        """Subscribe in the background: serving does not wait for NATS. Whatever is cached before
+        the subscription is up is invalidated when it comes up."""
+        self._task = asyncio.create_task(self._run(), name="api-invalidation")
+
+    async def _connect(self) -> None:
+        nc = await natsutil.connect(self.nats_url, name="indexium-api")
+        await nc.subscribe(SUBJECT, cb=self._on_message)
+        await nc.flush()
+        self.nc = nc
+        # Events published before we subscribed were missed: whatever is cached is suspect.
+        self.api.cache.invalidate_all()
+        self.subscribed.set()
+
+    async def _run(self) -> None:
+        while self.nc is None:
+            try:
+                await self._connect()
+            except Exception as exc:
+                log.warning("invalidation_connect_failed", error=type(exc).__name__)
+                await asyncio.sleep(1.0)
+        reconnects = self.nc.stats["reconnects"]
+        while True:
+            self.api.metrics.nats_connected.set(1 if self.nc.is_connected else 0)
+            if self.nc.stats["reconnects"] != reconnects:
+                reconnects = self.nc.stats["reconnects"]
+                self.api.cache.invalidate_all()
+                self.api.metrics.invalidations.labels("reconnect").inc()
+                log.info("cache_invalidated_after_reconnect")
+            await asyncio.sleep(self.poll_s)
+
+    async def _on_message(self, msg: Msg) -> None:
+        event_type, tags = tags_for(msg.data)
+        self.api.metrics.version_events.labels(event_type).inc()
+        self._invalidate(tags, "event")
+        if self._grace > 0:
+            # The replica we read from may not have replayed the commit yet: invalidate again
+            # once it has, so a result computed from the lagging replica does not live 60 s.
+            asyncio.get_running_loop().call_later(self._grace, self._invalidate, tags, "replica_lag")
+
+    def _invalidate(self, tags: tuple[str, ...] | None, reason: str) -> None:
+        if tags is None:
+            self.api.cache.invalidate_all()
+        else:
+            self.api.cache.invalidate(*tags)
+        self.api.metrics.invalidations.labels(reason).inc()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        if self.nc is not None:
+            await natsutil.close(self.nc)

@@ -1,0 +1,33 @@
+"""API metrics (all prefixed indexium_api_). Labels are route templates and fixed codes only."""
+
+from indexium_platform.metrics import ServiceMetrics
+
+
+class ApiMetrics:
+    def __init__(self, base: ServiceMetrics):
+        # result: hit | miss | stale | coalesced (a miss that awaited another request's query)
+        self.cache_requests = base.counter(
+            "cache_requests_total", "Cached routes' lookups by route template and result.", ("route", "result"))
+        self.cache_entries = base.gauge("cache_entries", "Responses held in this replica's cache.")
+        self.cache_bytes = base.gauge("cache_bytes", "Bytes of response bodies held in the cache.")
+        # reason: event | reconnect | replica_lag
+        self.invalidations = base.counter(
+            "cache_invalidations_total", "Cache invalidations by reason.", ("reason",))
+        # type: the event's tag (version_indexed.v1, ...) or "undecodable"
+        self.version_events = base.counter(
+            "version_events_total", "indexium.version.* events received, by type.", ("type",))
+        self.rate_limited = base.counter("rate_limited_total", "Requests answered 429.")
+        self.db_unavailable = base.counter(
+            "db_unavailable_total", "Requests answered 503 because PostgreSQL was unavailable.", ("route",))
+        self.db_up = base.gauge("db_up", "1 while the last read-database call succeeded.")
+        self.nats_connected = base.gauge("nats_connected", "1 while the invalidation subscription is connected.")
+        self.search_seconds = base.histogram(
+            "search_query_duration_seconds", "Database time of one uncached search.")
+        self._cache_children: dict[tuple[str, str], object] = {}
+
+    def cache_result(self, route: str, result: str):
+        """The labelled child, looked up once per (route, result): this is on every cache hit."""
+        child = self._cache_children.get((route, result))
+        if child is None:
+            child = self._cache_children[(route, result)] = self.cache_requests.labels(route, result)
+        return child

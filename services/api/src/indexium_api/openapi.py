@@ -1,0 +1,302 @@
+"""GET /openapi.json: the OpenAPI 3.1 description of what this server really does.
+
+Kept next to the handlers and checked against them by a schemathesis property test
+(tests/integration/api/test_openapi_contract.py): every documented parameter limit is
+the one params.py enforces, every status a route can answer is listed. Other modules
+(analytics) add their paths with :func:`register` before the app starts.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from aiohttp import web
+
+from indexium_db.queries import catalog
+
+from .respond import Cached, make
+from .settings import Settings
+from .views import BASE
+
+EXTRA = web.AppKey("openapi_extra", list)
+DOCUMENT = web.AppKey("openapi_document", Cached)
+_NO_NUL = "^[^\\u0000]*$"
+
+
+def _ref(name: str) -> dict:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _nullable(t: str, **extra) -> dict:
+    return {"type": [t, "null"], **extra}
+
+
+def _strings(**extra) -> dict:
+    return {"type": "array", "items": {"type": "string", **extra}}
+
+
+_HEADERS_CACHED = {
+    "ETag": {"description": "Strong validator of the body; send it back in If-None-Match.",
+             "schema": {"type": "string"}, "required": True},
+    "Cache-Control": {"schema": {"type": "string"}, "required": True},
+    "X-Cache": {"description": "This replica's cache: HIT, MISS or STALE.",
+                "schema": {"type": "string", "enum": ["HIT", "MISS", "STALE"]}, "required": True},
+    "X-RateLimit-Limit": {"schema": {"type": "integer"}},
+    "X-RateLimit-Remaining": {"schema": {"type": "integer"}},
+    "X-RateLimit-Reset": {"description": "Seconds until the window resets.", "schema": {"type": "integer"}},
+}
+# A 404 from the cache carries them; one for a slug that cannot exist (never queried) does not.
+_HEADERS_404 = {name: {k: v for k, v in spec.items() if k != "required"} for name, spec in _HEADERS_CACHED.items()}
+_RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer"}, "required": True}}
+
+
+def _error(description: str, headers: dict | None = None) -> dict:
+    out = {"description": description, "content": {"application/json": {"schema": _ref("Error")}}}
+    if headers:
+        out["headers"] = headers
+    return out
+
+
+def _responses(ok: dict, *, cached: bool = True, not_found: bool = False, body: bool = False) -> dict:
+    out = {"200": ok}
+    if cached:
+        out["200"]["headers"] = _HEADERS_CACHED
+        out["304"] = {"description": "Not modified (If-None-Match matched the ETag).",
+                      "headers": {"ETag": {"schema": {"type": "string"}}}}
+    out["400"] = _error("A parameter (or the body) is invalid; the description names it.")
+    if not_found:
+        out["404"] = _error("No such mod, version or file.", _HEADERS_404 if cached else None)
+    if body:
+        out["413"] = _error("The body is larger than 1 MiB.")
+    out["429"] = _error("Rate limit exceeded.", _RETRY_AFTER)
+    out["503"] = _error("PostgreSQL is unavailable and no cached answer exists.", _RETRY_AFTER)
+    return out
+
+
+def _json(schema: dict, description: str = "OK") -> dict:
+    return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+
+def _query(name: str, schema: dict, description: str, *, explode: bool = False) -> dict:
+    p = {"name": name, "in": "query", "required": False, "schema": schema, "description": description}
+    if explode:
+        p.update(style="form", explode=True)
+    return p
+
+
+def _slug() -> dict:
+    return {"name": "slug", "in": "path", "required": True, "example": "sodium",
+            "schema": {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{1,63}$"}}
+
+
+def _facets(max_values: int = 20) -> list[dict]:
+    return [
+        _query("game_version", {"type": "array", "maxItems": max_values,
+                                "items": {"type": "string", "maxLength": 64, "pattern": _NO_NUL}},
+               "Minecraft versions (repeat for any of several).", explode=True),
+        _query("loader", {"type": "array", "maxItems": max_values,
+                          "items": {"type": "string", "maxLength": 32, "pattern": _NO_NUL}},
+               "Loaders (repeat for any of several). With game_version, both must hold on one file.",
+               explode=True),
+    ]
+
+
+def _paths(settings: Settings) -> dict:
+    hash_pattern = "^([0-9a-fA-F]{40}|[0-9a-fA-F]{64}|[0-9a-fA-F]{128})$"
+    bulk = {"type": "array", "maxItems": settings.max_bulk_hashes,
+            "items": {"type": "string", "pattern": hash_pattern}}
+    algorithm = {"type": "string", "enum": ["sha1", "sha256", "sha512"]}
+    version_map = {"type": "object", "additionalProperties": _ref("Version"),
+                   "description": "Lower-cased hash -> version. Unknown hashes are absent."}
+    mod_versions = [_slug(), *_facets(),
+                    _query("version_type", {"type": "array", "maxItems": 3,
+                                            "items": {"type": "string", "enum": list(catalog.VERSION_TYPES)}},
+                           "Version types (repeat for any of several).", explode=True)]
+    return {
+        "/mods": {"get": {
+            "operationId": "searchMods",
+            "summary": "Search listed mods",
+            "description": "Full text over name, summary and authors (English and Russian stemming, "
+                           "prefix matching of the last word, trigram typo tolerance on names when full "
+                           "text finds nothing). Facets match per file.",
+            "parameters": [
+                _query("q", {"type": "string", "maxLength": 200, "pattern": _NO_NUL, "example": "sodium"},
+                       "Search text."),
+                *_facets(),
+                _query("environment", {"type": "string", "enum": list(catalog.ENVIRONMENTS)},
+                       "Mods that run there: environment=client matches client and both."),
+                _query("category", {"type": "array", "maxItems": 20,
+                                    "items": {"type": "string", "maxLength": 64, "pattern": _NO_NUL}},
+                       "GitHub topics; every one given must match.", explode=True),
+                _query("author", {"type": "string", "maxLength": 64, "pattern": _NO_NUL},
+                       "A manifest author or the repository owner's login (case-insensitive)."),
+                _query("sort", {"type": "string", "enum": list(catalog.SORTS)},
+                       "Default: relevance with q, updated without."),
+                _query("limit", {"type": "integer", "minimum": 1, "maximum": settings.max_limit,
+                                 "default": settings.default_limit}, "Page size (over the maximum is a 400)."),
+                _query("offset", {"type": "integer", "minimum": 0, "maximum": settings.max_offset,
+                                  "default": 0}, "Hits to skip."),
+            ],
+            "responses": _responses(_json(_ref("SearchResult"))),
+        }},
+        "/mods/{slug}": {"get": {
+            "operationId": "getMod", "summary": "A mod's card", "parameters": [_slug()],
+            "responses": _responses(_json(_ref("Mod")), not_found=True),
+        }},
+        "/mods/{slug}/versions": {"get": {
+            "operationId": "listVersions",
+            "summary": "A mod's public versions, newest first (version order, then publish time)",
+            "parameters": mod_versions,
+            "responses": _responses(_json({"type": "array", "items": _ref("Version")}), not_found=True),
+        }},
+        "/mods/{slug}/versions/{version_number}": {"get": {
+            "operationId": "getVersion", "summary": "One public version",
+            "parameters": [_slug(), {"name": "version_number", "in": "path", "required": True,
+                                     "example": "0.5.3",
+                                     "schema": {"type": "string", "minLength": 1, "maxLength": 128,
+                                                "pattern": "^[^\\u0000/]+$"}}],
+            "responses": _responses(_json(_ref("Version")), not_found=True),
+        }},
+        "/mods/{slug}/icon": {"get": {
+            "operationId": "getIcon", "summary": "The mod's icon", "parameters": [_slug()],
+            "responses": _responses({"description": "PNG or JPEG", "content": {
+                "image/png": {"schema": {"type": "string", "format": "binary"}},
+                "image/jpeg": {"schema": {"type": "string", "format": "binary"}}}}, not_found=True),
+        }},
+        "/versions/by-hash/{hash}": {"get": {
+            "operationId": "versionByHash", "summary": "The public version holding a file",
+            "parameters": [
+                {"name": "hash", "in": "path", "required": True, "schema": {"type": "string", "pattern": hash_pattern},
+                 "example": "0" * 40},
+                _query("algorithm", algorithm, "sha1, sha256 or sha512; detected from the length when omitted "
+                                               "(a length that does not fit the algorithm is a 400)."),
+            ],
+            "responses": _responses(_json(_ref("Version")), not_found=True),
+        }},
+        "/versions/by-hashes": {"post": {
+            "operationId": "versionsByHashes", "summary": "Many hashes at once (one request for the rate limit)",
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "additionalProperties": False, "required": ["hashes"],
+                "properties": {"hashes": bulk, "algorithm": algorithm}}}}},
+            "responses": _responses(_json(version_map), cached=False, body=True),
+        }},
+        "/versions/update-check": {"post": {
+            "operationId": "updateCheck",
+            "summary": "For each hash, the newest version of its mod matching the filters; never older",
+            "description": "Loaders and game versions must hold on one file. A hash whose installed version "
+                           "is newer than everything that matches is absent, as are unknown hashes.",
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "additionalProperties": False, "required": ["hashes"],
+                "properties": {
+                    "hashes": bulk, "algorithm": algorithm,
+                    "loaders": {"type": "array", "maxItems": 50,
+                                "items": {"type": "string", "maxLength": 32, "pattern": _NO_NUL}},
+                    "game_versions": {"type": "array", "maxItems": 50,
+                                      "items": {"type": "string", "maxLength": 64, "pattern": _NO_NUL}},
+                    "version_types": {"type": "array", "maxItems": 50,
+                                      "items": {"type": "string", "enum": list(catalog.VERSION_TYPES)}},
+                }}}}},
+            "responses": _responses(_json(version_map), cached=False, body=True),
+        }},
+        "/tags/loaders": {"get": {
+            "operationId": "tagLoaders", "summary": "Loaders the index knows",
+            "responses": _responses(_json({"type": "array", "items": _ref("LoaderTag")})),
+        }},
+        "/tags/game-versions": {"get": {
+            "operationId": "tagGameVersions", "summary": "Minecraft versions, newest first",
+            "responses": _responses(_json({"type": "array", "items": _ref("GameVersionTag")})),
+        }},
+    }
+
+
+_STR = {"type": "string"}
+_INT0 = {"type": "integer", "minimum": 0}
+_DATE = _nullable("string", format="date-time")
+
+SCHEMAS = {
+    "Error": {"type": "object", "required": ["error", "description"], "additionalProperties": False,
+              "properties": {"error": _STR, "description": _STR}},
+    "SearchHit": {"type": "object", "additionalProperties": False, "required": [
+        "slug", "name", "summary", "authors", "categories", "environment", "loaders", "game_versions",
+        "latest_version", "downloads", "active_servers", "icon_url", "created_at", "updated_at"],
+        "properties": {
+            "slug": _STR, "name": _STR, "summary": _STR, "authors": _strings(), "categories": _strings(),
+            "environment": {"type": "string", "enum": ["client", "server", "both"]},
+            "loaders": _strings(), "game_versions": _strings(), "latest_version": _nullable("string"),
+            "downloads": _INT0, "active_servers": _INT0, "icon_url": _nullable("string"),
+            "created_at": _DATE, "updated_at": _DATE}},
+    "SearchResult": {"type": "object", "additionalProperties": False,
+                     "required": ["hits", "total", "limit", "offset"],
+                     "properties": {"hits": {"type": "array", "items": _ref("SearchHit")}, "total": _INT0,
+                                    "limit": {"type": "integer", "minimum": 1}, "offset": _INT0}},
+    "Mod": {"type": "object", "additionalProperties": False, "required": [
+        "slug", "name", "summary", "description", "authors", "owner", "licenses", "links", "categories",
+        "environment", "loaders", "game_versions", "latest_version", "downloads", "active_servers",
+        "repository", "icon_url", "created_at", "updated_at"],
+        "properties": {
+            "slug": _STR, "name": _STR, "summary": _STR, "description": _STR, "authors": _strings(),
+            "owner": _nullable("string"), "licenses": _strings(),
+            "links": {"type": "object", "additionalProperties": _STR}, "categories": _strings(),
+            "environment": {"type": "string", "enum": ["client", "server", "both"]},
+            "loaders": _strings(), "game_versions": _strings(), "latest_version": _nullable("string"),
+            "downloads": _INT0, "active_servers": _INT0, "repository": _STR, "icon_url": _nullable("string"),
+            "created_at": _DATE, "updated_at": _DATE}},
+    "File": {"type": "object", "additionalProperties": False,
+             "required": ["filename", "url", "size", "primary", "loaders", "game_versions", "hashes"],
+             "properties": {
+                 "filename": _STR, "url": _STR, "size": _INT0, "primary": {"type": "boolean"},
+                 "loaders": _strings(), "game_versions": _strings(),
+                 "hashes": {"type": "object", "additionalProperties": False,
+                            "required": ["sha1", "sha256", "sha512"],
+                            "properties": {k: _nullable("string") for k in ("sha1", "sha256", "sha512")}}}},
+    "Version": {"type": "object", "additionalProperties": False, "required": [
+        "mod", "version_number", "version_type", "name", "changelog", "loaders", "game_versions",
+        "published_at", "downloads", "files"],
+        "properties": {
+            "mod": {"type": "string", "description": "The mod's slug."}, "version_number": _STR,
+            "version_type": {"type": "string", "enum": list(catalog.VERSION_TYPES)},
+            "name": _STR, "changelog": _STR, "loaders": _strings(), "game_versions": _strings(),
+            "published_at": _DATE, "downloads": _INT0, "files": {"type": "array", "items": _ref("File")}}},
+    "LoaderTag": {"type": "object", "additionalProperties": False, "required": ["name"],
+                  "properties": {"name": _STR}},
+    "GameVersionTag": {"type": "object", "additionalProperties": False,
+                       "required": ["version", "version_type", "date"],
+                       "properties": {"version": _STR,
+                                      "version_type": {"type": "string",
+                                                       "enum": ["release", "snapshot", "old_beta", "old_alpha"]},
+                                      "date": _STR}},
+}
+
+
+def document(settings: Settings, extra: list[tuple[dict, dict]] = ()) -> dict:
+    paths, schemas = _paths(settings), copy.deepcopy(SCHEMAS)
+    for more_paths, more_schemas in extra:
+        paths.update(more_paths)
+        schemas.update(more_schemas)
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Indexium public API", "version": "1.0.0",
+                 "description": "Minecraft mods published as GitHub Releases. Errors are "
+                                "{\"error\": code, \"description\": text}. See docs/api.md."},
+        "servers": [{"url": BASE}],
+        "paths": paths,
+        "components": {"schemas": schemas},
+    }
+
+
+def register(app: web.Application, paths: dict, schemas: dict | None = None) -> None:
+    """Add paths (relative to /api/v1) and component schemas; call before the app starts."""
+    app.setdefault(EXTRA, []).append((paths, schemas or {}))
+
+
+async def serve(request: web.Request) -> web.Response:
+    doc = request.app[DOCUMENT]
+    return web.Response(body=doc.body, content_type="application/json",
+                        headers={"ETag": doc.etag, "Cache-Control": "public, max-age=300"})
+
+
+def setup(app: web.Application, settings: Settings) -> None:
+    """Call after every other module has registered its paths."""
+    app[DOCUMENT] = make(200, document(settings, app.get(EXTRA, [])))
+    app.router.add_get(f"{BASE}/openapi.json", serve)
+    app.router.add_get("/openapi.json", serve)

@@ -1,0 +1,91 @@
+"""Per-client rate limit: a fixed one-minute window per client address, in process memory.
+
+The client address is used for this and nothing else: it is never logged, never a
+metric label, and the table holding it is dropped whole at every window boundary.
+IPv6 clients are counted per /64 (one host usually owns a whole /64). Behind a trusted
+proxy the forwarded client (the right-most X-Forwarded-For entry that is not itself a
+trusted proxy) is limited; a trusted proxy forwarding no client is not limited at all.
+Each replica limits on its own: with N replicas behind a balancer a client gets up to
+N times the limit, which is acceptable for a generous abuse guard.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+WINDOW_S = 60
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    allowed: bool
+    limit: int
+    remaining: int
+    reset_s: int  # seconds until the window resets
+
+
+class RateLimiter:
+    def __init__(self, limit: int, *, window_s: int = WINDOW_S, clock: Callable[[], float] = time.time):
+        self.limit, self.window_s, self._clock = limit, window_s, clock
+        self._window = -1
+        self._counts: dict[str, int] = {}
+
+    def hit(self, key: str, cost: int = 1) -> Verdict:
+        now = self._clock()
+        window = int(now // self.window_s)
+        if window != self._window:
+            self._window, self._counts = window, {}
+        used = self._counts.get(key, 0)
+        reset = max(1, math.ceil((window + 1) * self.window_s - now))
+        if used + cost > self.limit:
+            return Verdict(False, self.limit, max(0, self.limit - used), reset)
+        self._counts[key] = used + cost
+        return Verdict(True, self.limit, self.limit - used - cost, reset)
+
+
+class ClientKeys:
+    """Turns a request's peer address (and, from trusted proxies, X-Forwarded-For) into a key."""
+
+    def __init__(self, trusted_proxies: tuple[str, ...]):
+        self._trusted = tuple(ipaddress.ip_network(c, strict=False) for c in trusted_proxies)
+
+    def _is_trusted(self, addr) -> bool:
+        return any(addr in net for net in self._trusted if addr.version == net.version)
+
+    @staticmethod
+    def _key(addr) -> str:
+        if addr.version == 6:
+            if addr.ipv4_mapped is not None:
+                return str(addr.ipv4_mapped)
+            return str(ipaddress.ip_network(f"{addr}/64", strict=False))
+        return str(addr)
+
+    def key(self, peer: str | None, forwarded_for: str | None) -> str | None:
+        """The key to limit, or None for a trusted proxy that names no client."""
+        try:
+            addr = ipaddress.ip_address(peer or "")
+        except ValueError:
+            return peer or "unknown"  # a unix socket or test transport: one bucket
+        if not self._trusted or not self._is_trusted(addr):
+            return self._key(addr)
+        for hop in reversed([h.strip() for h in (forwarded_for or "").split(",") if h.strip()]):
+            try:
+                hop_addr = ipaddress.ip_address(_strip_port(hop))
+            except ValueError:
+                return None  # garbage from a trusted proxy: do not guess
+            if not self._is_trusted(hop_addr):
+                return self._key(hop_addr)
+        return None
+
+
+def _strip_port(hop: str) -> str:
+    """'1.2.3.4:5678' and '[2001:db8::1]:443' (some proxies add ports) -> the bare address."""
+    if hop.startswith("["):
+        return hop[1:].split("]", 1)[0]
+    if hop.count(":") == 1:
+        return hop.split(":", 1)[0]
+    return hop.split("%", 1)[0]

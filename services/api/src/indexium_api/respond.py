@@ -1,0 +1,108 @@
+"""Cached JSON answers: one cache lookup, ETag / If-None-Match -> 304, Cache-Control, X-Cache.
+
+Handlers call :func:`cached` with a key, the tags that invalidate it, a TTL and a
+function computing ``(status, payload)`` from the database. 404s are cached like 200s
+(tagged with the slug, so the mod's first release clears them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import msgspec
+from aiohttp import web
+
+from indexium_platform.web import ApiError
+
+from .cache import Unavailable
+from .state import API
+
+_json = msgspec.json.Encoder()
+GLOBAL = "global"  # every listing and lookup that any version event may change
+_X_CACHE = {"hit": "HIT", "miss": "MISS", "coalesced": "MISS", "stale": "STALE"}
+
+
+@dataclass(frozen=True, slots=True)
+class Cached:
+    status: int
+    body: bytes
+    etag: str
+    content_type: str = "application/json"
+
+
+def make(status: int, payload: object) -> Cached:
+    body = _json.encode(payload)
+    return Cached(status, body, '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"')
+
+
+def sizeof(value) -> int:
+    return len(value.body) + 200 if isinstance(value, Cached) else 64  # (a cached count is an int)
+
+
+def mod_tag(slug: str) -> str:
+    return f"mod:{slug}"
+
+
+def not_found(what: str) -> tuple[int, dict]:
+    return 404, {"error": "not_found", "description": what}
+
+
+def etag_matches(header: str | None, etag: str) -> bool:
+    """If-None-Match with weak comparison: a list of (W/)"tags" or '*'."""
+    if not header:
+        return False
+    header = header.strip()
+    if header == "*":
+        return True
+    return any(t.strip().removeprefix("W/") == etag for t in header.split(","))
+
+
+def client_cache_control(request: web.Request) -> str:
+    max_age = request.app[API].settings.client_max_age_s
+    return f"public, max-age={max_age}" if max_age > 0 else "public, max-age=0, must-revalidate"
+
+
+def unavailable(request: web.Request) -> ApiError:
+    api = request.app[API]
+    route = request.match_info.route.resource
+    api.metrics.db_unavailable.labels(route.canonical if route else "unmatched").inc()
+    return ApiError(503, "database_unavailable", "The catalogue is briefly unavailable; retry shortly.",
+                    headers={"Retry-After": str(api.settings.retry_after_s)})
+
+
+async def cached(
+    request: web.Request,
+    key: tuple,
+    tags: tuple[str, ...],
+    compute: Callable[[], Awaitable[tuple[int, object] | Cached]],
+    ttl: float | None = None,
+    cache_control: str | None = None,
+) -> web.Response:
+    api = request.app[API]
+
+    async def build() -> Cached:
+        result = await compute()
+        return result if isinstance(result, Cached) else make(*result)
+
+    try:
+        value, result = await api.cache.get(key, tags, api.settings.cache_ttl_s if ttl is None else ttl, build)
+    except Unavailable:
+        raise unavailable(request) from None
+    route = request.match_info.route.resource
+    api.metrics.cache_result(route.canonical if route else "unmatched", result).inc()
+    headers = {"ETag": value.etag, "Cache-Control": cache_control or client_cache_control(request),
+               "X-Cache": _X_CACHE[result]}
+    if value.status == 200 and etag_matches(request.headers.get("If-None-Match"), value.etag):
+        return web.Response(status=304, headers=headers)
+    return web.Response(status=value.status, body=value.body, content_type=value.content_type, headers=headers)
+
+
+async def query(request: web.Request, fn, *args, **kwargs):
+    """One uncached database call (bulk POST lookups); 503 when PostgreSQL is unavailable."""
+    db = request.app[API].db
+    try:
+        return await db.run(fn, *args, **kwargs)
+    except Unavailable:
+        raise unavailable(request) from None

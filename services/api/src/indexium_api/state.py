@@ -1,0 +1,27 @@
+"""Everything a request handler needs, as one typed app value (no globals)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from .cache import Cache
+from .db import ReadDatabase
+from .metrics import ApiMetrics
+from .ratelimit import ClientKeys, RateLimiter
+from .settings import Settings
+
+
+@dataclass
+class Api:
+    settings: Settings
+    cache: Cache
+    metrics: ApiMetrics
+    keys: ClientKeys
+    limiter: RateLimiter | None
+    db: ReadDatabase | None = field(default=None)  # set by the pool's cleanup_ctx
+    parsed_searches: dict = field(default_factory=dict)  # raw query string -> SearchQuery
+
+
+API = web.AppKey("api", Api)

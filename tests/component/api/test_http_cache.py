@@ -1,0 +1,154 @@
+"""HTTP behaviour: cache (ETag/304, single-flight, stale-while-revalidate), PostgreSQL outages,
+the read replica URL, rate limits and CORS."""
+
+import asyncio
+
+from indexium_api.state import API
+
+FABRIC_120 = (["fabric"], ["1.20.1"])
+
+
+async def test_etag_304_cache_control_and_x_cache(client, seed):
+    m = await seed.mod("cached")
+    await seed.version(m, "1.0", [FABRIC_120])
+    first = await client.get("/api/v1/mods", params={"q": "cached"})
+    assert first.status == 200 and first.headers["X-Cache"] == "MISS"
+    etag = first.headers["ETag"]
+    assert etag.startswith('"') and first.headers["Cache-Control"] == "public, max-age=0, must-revalidate"
+    second = await client.get("/api/v1/mods", params={"q": "cached"})
+    assert second.headers["X-Cache"] == "HIT" and second.headers["ETag"] == etag
+    assert await second.read() == await first.read()
+    for header in (etag, f'W/{etag}', f'"other", {etag}', "*"):
+        not_modified = await client.get("/api/v1/mods", params={"q": "cached"}, headers={"If-None-Match": header})
+        assert not_modified.status == 304 and not_modified.headers["ETag"] == etag
+    changed = await client.get("/api/v1/mods", params={"q": "cached"}, headers={"If-None-Match": '"old"'})
+    assert changed.status == 200
+    card = await client.get("/api/v1/mods/cached", headers={"If-None-Match": etag})
+    assert card.status == 200 and card.headers["ETag"] != etag
+
+
+async def test_cold_key_is_computed_once(client, seed):
+    m = await seed.mod("popular")
+    await seed.version(m, "1.0", [FABRIC_120])
+    db = client.app[API].db
+    calls = []
+    original = db.run
+
+    async def counting(fn, *args, **kwargs):
+        calls.append(fn)
+        await asyncio.sleep(0.05)  # make the window for piling up wide
+        return await original(fn, *args, **kwargs)
+
+    db.run = counting
+    responses = await asyncio.gather(*(client.get("/api/v1/mods/popular") for _ in range(20)))
+    assert {r.status for r in responses} == {200}
+    assert len(calls) == 1
+    assert sorted(r.headers["X-Cache"] for r in responses).count("MISS") == 20  # 1 computed, 19 coalesced
+
+
+async def test_stale_while_revalidate(make_client, seed):
+    client = await make_client(INDEXIUM_API_CACHE_TTL_SECONDS="0.2", INDEXIUM_API_CACHE_STALE_SECONDS="30")
+    m = await seed.mod("swr", summary="old summary")
+    await seed.version(m, "1.0", [FABRIC_120])
+    assert (await (await client.get("/api/v1/mods/swr")).json())["summary"] == "old summary"
+    await seed.db.execute("UPDATE mods SET summary = 'new summary' WHERE slug = 'swr'")
+    await asyncio.sleep(0.3)
+    stale = await client.get("/api/v1/mods/swr")
+    assert stale.headers["X-Cache"] == "STALE" and (await stale.json())["summary"] == "old summary"
+    for _ in range(50):  # the background refresh lands shortly
+        fresh = await client.get("/api/v1/mods/swr")
+        if (await fresh.json())["summary"] == "new summary":
+            break
+        await asyncio.sleep(0.02)
+    assert fresh.headers["X-Cache"] in ("HIT", "STALE") and (await fresh.json())["summary"] == "new summary"
+
+
+async def test_postgres_down_serves_cache_and_503s_the_rest(make_client, seed, pg_proxy):
+    m = await seed.mod("resilient")
+    await seed.version(m, "1.0", [FABRIC_120])
+    # Reads go to DATABASE_READ_URL when set: DATABASE_URL here points at nothing.
+    client = await make_client(DATABASE_URL="postgresql://postgres@127.0.0.1:1/none", DATABASE_READ_URL=pg_proxy.url,
+                               INDEXIUM_API_CACHE_TTL_SECONDS="0.2", INDEXIUM_API_CACHE_STALE_SECONDS="0",
+                               INDEXIUM_API_RETRY_AFTER_SECONDS="7")
+    assert (await client.get("/api/v1/mods/resilient")).status == 200
+    assert (await client.get("/api/v1/mods", params={"q": "resilient"})).status == 200
+    await pg_proxy.stop()
+    await asyncio.sleep(0.3)  # past the TTL and the stale window: only stale-if-error remains
+    cached = await client.get("/api/v1/mods/resilient")
+    assert cached.status == 200 and cached.headers["X-Cache"] == "STALE"
+    assert (await cached.json())["slug"] == "resilient"
+    client.app[API].cache.invalidate_all()  # even an invalidated copy beats a 503
+    assert (await client.get("/api/v1/mods", params={"q": "resilient"})).status == 200
+    for path in ("/api/v1/mods/other", "/api/v1/mods?q=uncached"):
+        resp = await client.get(path)
+        assert resp.status == 503 and resp.headers["Retry-After"] == "7", path
+        assert (await resp.json())["error"] == "database_unavailable"
+    resp = await client.post("/api/v1/versions/by-hashes", json={"hashes": ["0" * 40]})
+    assert resp.status == 503 and resp.headers["Retry-After"] == "7"
+    assert (await client.get("/readyz")).status == 200  # degraded, not out of the load balancer
+    await pg_proxy.start()  # PostgreSQL back: answers resume after the short breaker
+    for _ in range(60):
+        resp = await client.get("/api/v1/mods/other")
+        if resp.status == 404:
+            break
+        await asyncio.sleep(0.05)
+    assert resp.status == 404
+
+
+async def test_rate_limit_headers_and_429(make_client, seed):
+    client = await make_client(INDEXIUM_API_RATE_LIMIT_PER_MINUTE="3")
+    first = await client.get("/api/v1/tags/loaders")
+    assert first.headers["X-RateLimit-Limit"] == "3" and first.headers["X-RateLimit-Remaining"] == "2"
+    assert 1 <= int(first.headers["X-RateLimit-Reset"]) <= 60
+    # A bulk lookup is one request whatever it holds.
+    bulk = await client.post("/api/v1/versions/by-hashes", json={"hashes": [f"{i:040x}" for i in range(500)]})
+    assert bulk.status == 200 and bulk.headers["X-RateLimit-Remaining"] == "1"
+    await client.get("/api/v1/tags/loaders")
+    limited = await client.get("/api/v1/mods")
+    assert limited.status == 429 and (await limited.json())["error"] == "rate_limited"
+    assert int(limited.headers["Retry-After"]) >= 1 and limited.headers["X-RateLimit-Remaining"] == "0"
+    assert (await client.get("/healthz")).status == 200  # operational endpoints are not limited
+
+
+async def test_trusted_proxy_limits_the_forwarded_client(make_client):
+    client = await make_client(INDEXIUM_API_RATE_LIMIT_PER_MINUTE="2", INDEXIUM_API_TRUSTED_PROXIES="127.0.0.0/8")
+    for _ in range(2):
+        assert (await client.get("/api/v1/tags/loaders", headers={"X-Forwarded-For": "203.0.113.9"})).status == 200
+    assert (await client.get("/api/v1/tags/loaders", headers={"X-Forwarded-For": "203.0.113.9"})).status == 429
+    # Another client behind the same proxy has its own budget; the proxy itself is not limited.
+    assert (await client.get("/api/v1/tags/loaders", headers={"X-Forwarded-For": "203.0.113.10"})).status == 200
+    for _ in range(5):
+        resp = await client.get("/api/v1/tags/loaders")
+        assert resp.status == 200 and "X-RateLimit-Limit" not in resp.headers
+
+
+async def test_cors_is_open(client):
+    resp = await client.get("/api/v1/tags/loaders", headers={"Origin": "https://launcher.example"})
+    assert resp.headers["Access-Control-Allow-Origin"] == "*"
+    assert "ETag" in resp.headers["Access-Control-Expose-Headers"]
+    error = await client.get("/api/v1/mods", params={"limit": "500"})
+    assert error.status == 400 and error.headers["Access-Control-Allow-Origin"] == "*"
+    assert error.headers["Cache-Control"] == "no-store"
+    preflight = await client.options("/api/v1/versions/by-hashes", headers={
+        "Origin": "https://ui.example", "Access-Control-Request-Method": "POST"})
+    assert preflight.status == 204 and preflight.headers["Access-Control-Allow-Origin"] == "*"
+    assert "POST" in preflight.headers["Access-Control-Allow-Methods"]
+
+
+async def test_openapi_document_is_served(client):
+    for path in ("/openapi.json", "/api/v1/openapi.json"):
+        resp = await client.get(path)
+        doc = await resp.json()
+        assert resp.status == 200 and doc["openapi"].startswith("3.1")
+        assert "/mods" in doc["paths"] and "/versions/update-check" in doc["paths"]
+
+
+async def test_metrics_count_cache_results_by_route_template(client, seed):
+    m = await seed.mod("metered")
+    await seed.version(m, "1.0", [FABRIC_120])
+    for _ in range(3):
+        await client.get("/api/v1/mods/metered")
+    text = await (await client.get("/metrics")).text()
+    assert 'indexium_api_cache_requests_total{result="miss",route="/api/v1/mods/{slug}"} 1.0' in text
+    assert 'indexium_api_cache_requests_total{result="hit",route="/api/v1/mods/{slug}"} 2.0' in text
+    assert "metered" not in text  # never a slug in a label

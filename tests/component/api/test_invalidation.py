@@ -1,0 +1,104 @@
+"""Cross-replica invalidation: two API apps, one NATS; a version event clears both caches."""
+
+import asyncio
+import time
+
+import msgspec
+import nats
+
+from indexium_api.app import INVALIDATOR
+from indexium_api.state import API
+from indexium_contracts import versions as events
+from indexium_db.queries import mods
+
+FABRIC_120 = (["fabric"], ["1.20.1"])
+
+
+async def replicas(make_client, nats_url, n=2):
+    clients = [await make_client(NATS_URL=nats_url) for _ in range(n)]
+    for c in clients:
+        await asyncio.wait_for(c.app[INVALIDATOR].subscribed.wait(), 10)
+    return clients
+
+
+async def publish(nats_url, event, subject=events.INDEXED) -> None:
+    nc = await nats.connect(nats_url)
+    await nc.jetstream().publish(subject, events.encoder.encode(event))
+    await nc.drain()
+
+
+async def search(client, q):
+    resp = await client.get("/api/v1/mods", params={"q": q})
+    return resp.headers["X-Cache"], [h["slug"] for h in (await resp.json())["hits"]]
+
+
+async def test_a_new_release_is_searchable_on_every_replica_within_seconds(make_client, nats_url, seed):
+    a, b = await replicas(make_client, nats_url)
+    old = await seed.mod("steady", summary="a fresh idea")
+    await seed.version(old, "1.0", [FABRIC_120])
+    for c in (a, b):  # warm both caches, and the untouched mod's card
+        assert await search(c, "fresh") == ("MISS", ["steady"])
+        assert await search(c, "fresh") == ("HIT", ["steady"])
+        assert (await c.get("/api/v1/mods/steady")).status == 200
+    new = await seed.mod("newcomer", summary="another fresh mod")
+    vid = await seed.version(new, "1.0", [FABRIC_120])
+    assert (await search(a, "fresh"))[1] == ["steady"]  # still cached: nothing told us yet
+    started = time.monotonic()
+    await publish(nats_url, events.VersionIndexed(mod_id=str(new["id"]), slug="newcomer", version_id=str(vid),
+                                                  version_number="1.0", visible=True))
+    for c in (a, b):
+        while True:
+            state, found = await search(c, "fresh")
+            if "newcomer" in found:
+                break
+            assert time.monotonic() - started < 2.0, "not searchable within 2 s"
+            await asyncio.sleep(0.01)
+        assert state == "MISS"
+        # Another mod's card was not touched by this event.
+        assert (await c.get("/api/v1/mods/steady")).headers["X-Cache"] == "HIT"
+
+
+async def test_hidden_and_unknown_event_types_invalidate_too(make_client, nats_url, seed):
+    (a,) = await replicas(make_client, nats_url, n=1)
+    m = await seed.mod("vanishing")
+    vid = await seed.version(m, "1.0", [FABRIC_120])
+    assert (await a.get("/api/v1/mods/vanishing")).status == 200
+    await seed.db.execute("UPDATE mod_versions SET hidden = true WHERE id = $1", vid)
+    await mods.refresh_rollup(seed.db, m["id"])
+    await publish(nats_url, events.VersionHidden(mod_id=str(m["id"]), slug="vanishing", version_id=str(vid),
+                                                 version_number="1.0", reason="release deleted"),
+                  subject=events.HIDDEN)
+    await wait_for_status(a, "/api/v1/mods/vanishing", 404)
+    # A future event type (the scan stage's quarantine, say) with a slug is understood as well.
+    m2 = await seed.mod("quarantine-me")
+    v2 = await seed.version(m2, "1.0", [FABRIC_120])
+    assert (await a.get("/api/v1/mods/quarantine-me")).status == 200
+    await seed.set_status(m2, v2, "quarantined")
+    nc = await nats.connect(nats_url)
+    await nc.jetstream().publish("indexium.version.quarantined", msgspec.msgpack.encode(
+        {"type": "version_quarantined.v1", "mod_id": str(m2["id"]), "slug": "quarantine-me", "findings": ["x"]}))
+    await nc.drain()
+    await wait_for_status(a, "/api/v1/mods/quarantine-me", 404)
+    # Garbage on the subject: everything is invalidated (safe), nothing crashes.
+    cache = a.app[API].cache
+    assert (await a.get("/api/v1/tags/loaders")).headers["X-Cache"] in ("MISS", "HIT")
+    nc = await nats.connect(nats_url)
+    await nc.jetstream().publish("indexium.version.indexed", b"\xc1not msgpack")
+    await nc.drain()
+    for _ in range(100):
+        if (await a.get("/api/v1/tags/loaders")).headers["X-Cache"] == "MISS":
+            break
+        await asyncio.sleep(0.02)
+    else:
+        raise AssertionError("undecodable event did not invalidate the cache")
+    assert len(cache) > 0
+
+
+async def wait_for_status(client, path, status, timeout=2.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        resp = await client.get(path)
+        if resp.status == status:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{path} did not become {status}")

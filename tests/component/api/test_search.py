@@ -1,0 +1,153 @@
+"""GET /api/v1/mods on a real PostgreSQL: text search, facets per file, filters, sorts, validation."""
+
+FABRIC_120 = (["fabric"], ["1.20.1"])
+
+
+async def slugs(client, pairs=None, **query) -> list[str]:
+    resp = await client.get("/api/v1/mods", params=pairs if pairs is not None else query)
+    assert resp.status == 200, await resp.text()
+    return [h["slug"] for h in (await resp.json())["hits"]]
+
+
+async def test_hit_shape_and_paging(client, seed):
+    for i in range(5):
+        m = await seed.mod(f"mod{i}", summary="A mod", categories=["utility"])
+        await seed.version(m, "1.0", [FABRIC_120], published=seed.T0 + seed.days(i))
+    resp = await client.get("/api/v1/mods", params={"limit": "2", "offset": "1"})
+    body = await resp.json()
+    assert resp.status == 200 and body["total"] == 5 and (body["limit"], body["offset"]) == (2, 1)
+    assert [h["slug"] for h in body["hits"]] == ["mod3", "mod2"]  # default without q: updated
+    hit = body["hits"][0]
+    assert hit["loaders"] == ["fabric"] and hit["game_versions"] == ["1.20.1"] and hit["latest_version"] == "1.0"
+    assert hit["environment"] == "both" and hit["active_servers"] == 0 and hit["downloads"] == 5
+    assert hit["updated_at"] == "2025-01-04T00:00:00Z" and hit["icon_url"] is None
+    past = await (await client.get("/api/v1/mods", params={"offset": "50"})).json()
+    assert past["hits"] == [] and past["total"] == 5  # an honest total past the end
+
+
+async def test_facets_hold_on_one_file(client, seed):
+    split = await seed.mod("split")  # forge on 1.19.2, fabric on 1.20.1: different files
+    await seed.version(split, "1.0", [(["forge"], ["1.19.2"]), (["fabric"], ["1.20.1"])])
+    both = await seed.mod("both")
+    await seed.version(both, "1.0", [(["forge", "neoforge"], ["1.20.1"])])
+    assert await slugs(client, game_version="1.20.1", loader="forge") == ["both"]
+    assert sorted(await slugs(client, game_version="1.20.1", loader="fabric")) == ["split"]
+    assert sorted(await slugs(client, game_version="1.20.1")) == ["both", "split"]
+    assert sorted(await slugs(client, loader="forge")) == ["both", "split"]
+    # Repeated values are alternatives within the facet, still per file.
+    assert sorted(await slugs(client, [("game_version", "1.19.2"), ("game_version", "1.20.1"),
+                                       ("loader", "forge")])) == ["both", "split"]
+
+
+async def test_facets_ignore_versions_that_are_not_public(client, seed):
+    m = await seed.mod("scanning")
+    await seed.version(m, "1.0", [FABRIC_120])
+    v2 = await seed.version(m, "2.0", [(["forge"], ["1.21"])])
+    await seed.set_status(m, v2, "quarantined")
+    assert await slugs(client, loader="forge") == []
+    assert await slugs(client, game_version="1.21", loader="forge") == []
+    assert await slugs(client, game_version="1.20.1", loader="fabric") == ["scanning"]
+
+
+async def test_mods_without_a_public_version_are_not_listed(client, seed):
+    pending = await seed.mod("pending")
+    await seed.version(pending, "1.0", [FABRIC_120], status="pending_scan")
+    quarantined = await seed.mod("quarantined")
+    await seed.version(quarantined, "1.0", [FABRIC_120], status="quarantined")
+    visible = await seed.mod("visible")
+    await seed.version(visible, "1.0", [FABRIC_120])
+    assert await slugs(client) == ["visible"]
+    assert await slugs(client, q="pending") == []
+
+
+async def test_full_text_english_russian_prefix_and_typos(client, seed):
+    sodium = await seed.mod("sodium", name="Sodium", summary="Modern rendering engine", authors=["JellySquid"])
+    await seed.version(sodium, "1.0", [FABRIC_120])
+    chests = await seed.mod("storage", name="Хранилище", summary="Мод добавляет новые сундуки")
+    await seed.version(chests, "1.0", [FABRIC_120])
+    journey = await seed.mod("journeymap", name="JourneyMap", summary="Real-time mapping in game")
+    await seed.version(journey, "1.0", [FABRIC_120])
+    assert await slugs(client, q="renders") == ["sodium"]  # english stemming
+    assert await slugs(client, q="сундук") == ["storage"]  # russian stemming
+    assert await slugs(client, q="jellysquid") == ["sodium"]  # authors
+    assert await slugs(client, q="sod") == ["sodium"]  # as-you-type prefix
+    assert await slugs(client, q="journ") == ["journeymap"]
+    assert await slugs(client, q="sodium r") == ["sodium"]  # a 1-letter word being typed is left out
+    assert await slugs(client, q="sodim") == ["sodium"]  # typo: trigram fallback
+    assert await slugs(client, q="jurneymap") == ["journeymap"]
+    assert await slugs(client, q="renderng engne") == ["sodium"]  # words corrected, then full text
+    assert await slugs(client, q="zzzzzz") == []
+
+
+async def test_relevance_puts_exact_names_first(client, seed):
+    extra = await seed.mod("sodium-extra", name="Sodium Extra", summary="More options for sodium")
+    await seed.version(extra, "1.0", [FABRIC_120], downloads=1000)
+    sodium = await seed.mod("sodium", name="Sodium", summary="Rendering")
+    await seed.version(sodium, "1.0", [FABRIC_120], downloads=10)
+    assert await slugs(client, q="sodium") == ["sodium", "sodium-extra"]
+
+
+async def test_sorts(client, seed, db):
+    a = await seed.mod("alpha", name="Alpha")
+    await seed.version(a, "1.0", [FABRIC_120], published=seed.T0 + seed.days(3), downloads=10)
+    b = await seed.mod("beta", name="beta")
+    await seed.version(b, "1.0", [FABRIC_120], published=seed.T0 + seed.days(1), downloads=300)
+    c = await seed.mod("gamma", name="Gamma")
+    await seed.version(c, "1.0", [FABRIC_120], published=seed.T0 + seed.days(2), downloads=20)
+    await db.execute("UPDATE mods SET created_at = $2 WHERE slug = $1", "alpha", seed.T0)
+    await db.execute("UPDATE mods SET created_at = $2 WHERE slug = $1", "beta", seed.T0 + seed.days(9))
+    await db.execute("UPDATE mods SET created_at = $2 WHERE slug = $1", "gamma", seed.T0 + seed.days(5))
+    # Servers on the last complete UTC day count; today's partial day does not.
+    await db.execute(
+        """INSERT INTO mod_daily_stats (mod_id, day, servers) VALUES
+           ($1, (now() AT TIME ZONE 'UTC')::date - 1, 7), ($2, (now() AT TIME ZONE 'UTC')::date - 1, 3),
+           ($2, (now() AT TIME ZONE 'UTC')::date, 999)""", c["id"], a["id"])
+    assert await slugs(client, sort="updated") == ["alpha", "gamma", "beta"]
+    assert await slugs(client, sort="newest") == ["beta", "gamma", "alpha"]
+    assert await slugs(client, sort="downloads") == ["beta", "gamma", "alpha"]
+    assert await slugs(client, sort="name") == ["alpha", "beta", "gamma"]  # case-insensitive
+    assert await slugs(client, sort="active_servers") == ["gamma", "alpha", "beta"]
+    hits = (await (await client.get("/api/v1/mods", params={"sort": "active_servers"})).json())["hits"]
+    assert [h["active_servers"] for h in hits] == [7, 3, 0]
+    assert await slugs(client, sort="relevance") == ["beta", "gamma", "alpha"]  # no q: popularity
+
+
+async def test_environment_category_and_author_filters(client, seed):
+    client_mod = await seed.mod("zoom", environment="client", categories=["utility", "camera"],
+                                authors=["Ann Example"], owner="ann")
+    await seed.version(client_mod, "1.0", [FABRIC_120])
+    server_mod = await seed.mod("backups", environment="server", categories=["utility"], owner="bob")
+    await seed.version(server_mod, "1.0", [FABRIC_120])
+    both = await seed.mod("lib", environment="both", categories=["library"], authors=["Ann Example", "Cy"])
+    await seed.version(both, "1.0", [FABRIC_120])
+    assert sorted(await slugs(client, environment="client")) == ["lib", "zoom"]
+    assert sorted(await slugs(client, environment="server")) == ["backups", "lib"]
+    assert sorted(await slugs(client, category="utility")) == ["backups", "zoom"]
+    assert await slugs(client, [("category", "utility"), ("category", "camera")]) == ["zoom"]
+    assert sorted(await slugs(client, author="ann example")) == ["lib", "zoom"]  # manifest author
+    assert await slugs(client, author="BOB") == ["backups"]  # repository owner login
+
+
+BAD = [
+    ({"limit": "101"}, "limit"), ({"limit": "0"}, "limit"), ({"limit": "ten"}, "limit"),
+    ({"offset": "-1"}, "offset"), ({"offset": "10001"}, "offset"), ({"sort": "popular"}, "sort"),
+    ({"environment": "both"}, "environment"), ({"q": "x" * 201}, "q"), ({"q": "a\x00b"}, "q"),
+    ([("q", "a"), ("q", "b")], "q"), ({"limit": "9" * 40}, "limit"), ({"author": "a" * 65}, "author"),
+    ([("loader", "x")] * 21, "loader"), ({"game_version": "1" * 65}, "game_version"), ({"sort": ""}, "sort"),
+]
+
+
+async def test_bad_parameters_are_a_400_naming_them(client):
+    for query, name in BAD:
+        resp = await client.get("/api/v1/mods", params=query)
+        assert resp.status == 400, query
+        body = await resp.json()
+        assert body["error"] == "invalid_parameter" and f"'{name}'" in body["description"], (query, body)
+
+
+async def test_odd_but_valid_queries_never_fail(client, seed):
+    m = await seed.mod("thing")
+    await seed.version(m, "1.0", [FABRIC_120])
+    for q in ['"unterminated', "a | b", "!!!", "-", "or", "':*", "\\", "% _", "🙂", "a & (b", "  "]:
+        resp = await client.get("/api/v1/mods", params={"q": q})
+        assert resp.status == 200, (q, await resp.text())

@@ -1,0 +1,128 @@
+"""The response cache: TTL, single-flight, stale-while-revalidate, generations, stale-if-error, size bound."""
+
+import asyncio
+
+import pytest
+
+from indexium_api.cache import COALESCED, HIT, MISS, STALE, Cache, Unavailable
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def make(clock, **kw):
+    return Cache(max_bytes=kw.pop("max_bytes", 10_000), stale_s=kw.pop("stale_s", 30),
+                 stale_if_error_s=kw.pop("stale_if_error_s", 3600), clock=clock, sizeof=lambda v: 100)
+
+
+class Source:
+    def __init__(self, delay=0.0):
+        self.calls, self.value, self.delay, self.fail = 0, "v1", delay, False
+
+    async def __call__(self):
+        self.calls += 1
+        value = self.value  # what the database held when the query ran
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        if self.fail:
+            raise Unavailable("down")
+        return value
+
+
+async def test_hit_within_ttl_then_stale_while_revalidate_then_miss():
+    clock, src = Clock(), Source()
+    cache = make(clock)
+    assert await cache.get("k", ("t",), 60, src) == ("v1", MISS)
+    assert await cache.get("k", ("t",), 60, src) == ("v1", HIT)
+    src.value = "v2"
+    clock.now += 61
+    assert await cache.get("k", ("t",), 60, src) == ("v1", STALE)  # served stale, refresh started
+    await asyncio.sleep(0)
+    assert await cache.get("k", ("t",), 60, src) == ("v2", HIT)
+    assert src.calls == 2
+    clock.now += 60 + 31  # beyond the stale window: a plain miss
+    src.value = "v3"
+    assert await cache.get("k", ("t",), 60, src) == ("v3", MISS)
+
+
+async def test_single_flight_computes_a_cold_key_once():
+    cache, src = make(Clock()), Source(delay=0.02)
+    results = await asyncio.gather(*(cache.get("k", (), 60, src) for _ in range(50)))
+    assert src.calls == 1
+    assert sorted(state for _, state in results) == [COALESCED] * 49 + [MISS]
+
+
+async def test_invalidating_a_tag_drops_only_its_entries():
+    cache, a, b = make(Clock()), Source(), Source()
+    await cache.get("a", ("global", "mod:a"), 60, a)
+    await cache.get("b", ("mod:b",), 60, b)
+    cache.invalidate("mod:a")
+    assert (await cache.get("a", ("global", "mod:a"), 60, a))[1] == MISS
+    assert (await cache.get("b", ("mod:b",), 60, b))[1] == HIT
+    cache.invalidate_all()
+    assert (await cache.get("b", ("mod:b",), 60, b))[1] == MISS
+
+
+async def test_a_computation_racing_an_invalidation_is_not_served_as_fresh():
+    cache, src = make(Clock()), Source(delay=0.05)
+    slow = asyncio.create_task(cache.get("k", ("t",), 60, src))  # reads the old data...
+    await asyncio.sleep(0.01)
+    cache.invalidate("t")  # ...while the new data is committed and announced
+    src.value, src.delay = "fresh", 0
+    # A request after the event does not join the pre-event flight.
+    assert await cache.get("k", ("t",), 60, src) == ("fresh", MISS)
+    assert (await slow)[0] == "v1"
+    assert await cache.get("k", ("t",), 60, src) == ("fresh", HIT)  # the late old result did not win
+
+
+async def test_stale_if_error_serves_even_invalidated_entries_when_the_source_is_down():
+    clock, src = Clock(), Source()
+    cache = make(clock, stale_s=0)
+    await cache.get("k", ("t",), 60, src)
+    cache.invalidate("t")
+    clock.now += 600
+    src.fail = True
+    assert await cache.get("k", ("t",), 60, src) == ("v1", STALE)
+    with pytest.raises(Unavailable):
+        await cache.get("other", (), 60, src)
+    clock.now += 3600
+    with pytest.raises(Unavailable):  # too old even for an outage
+        await cache.get("k", ("t",), 60, src)
+
+
+async def test_a_failed_background_refresh_keeps_the_stale_entry():
+    clock, src = Clock(), Source()
+    cache = make(clock)
+    await cache.get("k", (), 60, src)
+    clock.now += 70
+    src.fail = True
+    assert await cache.get("k", (), 60, src) == ("v1", STALE)
+    await asyncio.sleep(0)
+    assert await cache.get("k", (), 60, src) == ("v1", STALE)
+
+
+async def test_least_recently_used_entries_leave_when_over_the_byte_budget():
+    cache = make(Clock(), max_bytes=300)
+    for key in "abc":
+        await cache.get(key, (), 60, Source())
+    await cache.get("a", (), 60, Source())  # touch a
+    await cache.get("d", (), 60, Source())
+    assert len(cache) == 3 and cache.bytes == 300
+    assert (await cache.get("b", (), 60, Source()))[1] == MISS  # b was the least recently used
+    assert (await cache.get("a", (), 60, Source()))[1] == HIT
+
+
+async def test_errors_other_than_unavailable_propagate_and_are_not_cached():
+    cache = make(Clock())
+
+    async def boom():
+        raise ValueError("bug")
+
+    with pytest.raises(ValueError):
+        await cache.get("k", (), 60, boom)
+    assert len(cache) == 0

@@ -1,0 +1,57 @@
+"""Small pure pieces: hash detection, prefix queries, ETag matching, event tags, search query shapes."""
+
+import msgspec
+import pytest
+
+from indexium_api import hashes, invalidation, respond
+from indexium_contracts import versions
+from indexium_db.queries import catalog
+from indexium_platform.web import ApiError
+
+
+def test_hash_algorithms_are_detected_by_length():
+    assert hashes.algorithm_of("a" * 40, None) == "sha1"
+    assert hashes.algorithm_of("a" * 64, None) == "sha256"
+    assert hashes.algorithm_of("a" * 128, "sha512") == "sha512"
+    for value, algorithm in [("a" * 39, None), ("g" * 40, None), ("a" * 40, "sha256"), ("", None)]:
+        with pytest.raises(ApiError) as err:
+            hashes.algorithm_of(value, algorithm)
+        assert err.value.status == 400 and "'hash'" in err.value.description
+    assert hashes.group(["A" * 40, "a" * 40, "b" * 64], None) == {"sha1": ["a" * 40], "sha256": ["b" * 64]}
+
+
+def test_prefix_query_for_as_you_type():
+    assert catalog.prefix_tsquery("Fast rend") == "'fast' & 'rend':*"
+    assert catalog.prefix_tsquery("  сундук ") == "'сундук':*"
+    assert catalog.prefix_tsquery("a'b | c_dee") == "'a' & 'b' & 'c' & 'dee':*"  # no tsquery syntax survives
+    assert catalog.prefix_tsquery("!!! ---") is None
+    assert catalog.prefix_tsquery("fast r") == "'fast'"  # a one- or two-letter prefix is left out
+    assert catalog.prefix_tsquery("a") is None
+
+
+def test_search_query_normalizes_facets_and_picks_default_sort():
+    sq = catalog.SearchQuery(None, "1.20.1", None)
+    assert sq.game_versions == ("1.20.1",) and sq.loaders == () and sq.effective_sort == "updated"
+    assert catalog.SearchQuery("x").effective_sort == "relevance"
+    with pytest.raises(ValueError):
+        catalog.SearchQuery("x", sort="random")
+
+
+def test_both_facets_become_per_file_pairs():
+    sql, args = catalog._page_sql(catalog.SearchQuery(None, ("1.20.1", "1.21"), ("forge",)), fuzzy=False)
+    assert "m.file_facets && $1::text[]" in sql and args[0] == ["forge|1.20.1", "forge|1.21"]
+
+
+def test_etag_matching():
+    assert respond.etag_matches('"a"', '"a"') and respond.etag_matches('W/"a"', '"a"')
+    assert respond.etag_matches('"x", "a"', '"a"') and respond.etag_matches("*", '"a"')
+    assert not respond.etag_matches('"b"', '"a"') and not respond.etag_matches(None, '"a"')
+
+
+def test_event_tags():
+    event = versions.VersionIndexed(mod_id="m", slug="sodium", version_id="v", version_number="1", visible=True)
+    assert invalidation.tags_for(versions.encoder.encode(event)) == ("version_indexed.v1", ("global", "mod:sodium"))
+    future = msgspec.msgpack.encode({"type": "version_rescanned.v9", "slug": "x", "new": [1]})
+    assert invalidation.tags_for(future) == ("other", ("global", "mod:x"))
+    assert invalidation.tags_for(msgspec.msgpack.encode({"type": "version_hidden.v1"}))[1] is None
+    assert invalidation.tags_for(b"\xc1") == ("undecodable", None)
