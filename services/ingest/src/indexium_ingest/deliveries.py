@@ -9,6 +9,7 @@ through. The database upsert stays the last line of defence.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 
@@ -29,9 +30,12 @@ def key_for(delivery_id: str) -> str:
 
 
 class DeliveryLog:
-    def __init__(self, js: JetStreamContext):
+    def __init__(self, js: JetStreamContext, *, timeout_s: float = 0.5):
         self._js = js
         self._kv: KeyValue | None = None
+        # A look-up is advice, not a gate: when NATS is slow or away, give up quickly and
+        # let the publish (which has its own timeout) decide between 202 and 503.
+        self._timeout_s = timeout_s
 
     async def _bucket(self) -> KeyValue:
         if self._kv is None:  # bound lazily: the setup step may run after this replica started
@@ -41,7 +45,7 @@ class DeliveryLog:
     async def seen(self, delivery_id: str) -> bool:
         """True only when we know it was stored; any doubt lets the publish decide."""
         try:
-            await (await self._bucket()).get(key_for(delivery_id))
+            await asyncio.wait_for(self._get(delivery_id), self._timeout_s)
             return True
         except KeyNotFoundError:
             return False
@@ -49,8 +53,14 @@ class DeliveryLog:
             log.warning("delivery_log_unavailable", error=str(exc) or type(exc).__name__)
             return False
 
+    async def _get(self, delivery_id: str) -> None:
+        await (await self._bucket()).get(key_for(delivery_id))
+
+    async def _put(self, delivery_id: str, stream_seq: int) -> None:
+        await (await self._bucket()).put(key_for(delivery_id), str(stream_seq).encode())
+
     async def remember(self, delivery_id: str, stream_seq: int) -> None:
         try:
-            await (await self._bucket()).put(key_for(delivery_id), str(stream_seq).encode())
+            await asyncio.wait_for(self._put(delivery_id, stream_seq), self._timeout_s * 4)
         except Exception as exc:  # the message is stored; losing this record only weakens dedupe
             log.warning("delivery_log_write_failed", error=str(exc) or type(exc).__name__)
