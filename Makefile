@@ -43,8 +43,11 @@ test-component: env
 test-integration: env
 	$(PY) -m pytest -m integration $(PYTEST_ARGS)
 
+# Benchmarks print ratios against a baseline measured in the same run (see bench/README.md).
+# One at a time: make bench BENCH=api (indexer, scan, api, telemetry); all by default.
+BENCH ?= indexer scan telemetry api
 bench: env
-	$(PY) -m bench $(BENCH_ARGS)
+	@for b in $(BENCH); do echo "== bench/$$b"; $(PY) bench/$$b/run.py $(BENCH_ARGS) || exit 1; done
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .run

@@ -7,7 +7,7 @@ import re
 import pytest
 import yaml
 
-from deploy_facts import K8S, markdown_anchors
+from deploy_facts import K8S, REPO, markdown_anchors
 
 
 def test_the_operations_guide_has_every_section(operations_doc):
@@ -32,10 +32,15 @@ def test_every_alert_is_explained(operations_doc):
             assert f"`{alert['alert']}`" in operations_doc, f"docs/operations.md never names {alert['alert']}"
 
 
-def test_capacity_figures_wait_for_the_benchmarks(operations_doc):
+def test_capacity_figures_name_the_benchmark_that_measured_them(operations_doc):
     capacity = operations_doc.split("## Capacity", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in capacity.splitlines() if line.startswith("| ") and "---" not in line][1:]
-    assert rows and all("measured by bench/" in row for row in rows)
+    assert rows and "to be measured" not in capacity
+    for row in rows:
+        source = row.rstrip(" |").rsplit("|", 1)[1].strip()
+        assert source == "—" or source.startswith("bench/"), row
+        for bench in re.findall(r"bench/([a-z]+)", source):
+            assert (REPO / "bench" / bench / "run.py").exists(), row
 
 
 def test_the_operator_commands_it_gives_exist(operations_doc, capsys):

@@ -1,8 +1,8 @@
 """Stream VERSIONS: facts about versions after they are committed to PostgreSQL.
 
 Published by the indexer after its transaction commits (publish after commit).
-Consumed by the API replicas (cache invalidation; each replica its own ephemeral
-consumer) and by the scan stage (durable ``scan``, "version indexed" only), which
+Consumed by the API replicas (cache invalidation: each replica holds a core NATS
+subscription on ``indexium.version.>``) and by the scan stage (durable ``scan``, "version indexed" only), which
 publishes ``version.scanned`` after its own commit; operators' quarantine decisions
 publish ``version.reviewed``.
 """

@@ -1,9 +1,10 @@
 """Operator commands.
 
-    python -m indexium_ops setup                 # migrations + streams (one deploy step)
-    python -m indexium_ops dead-letters list
-    python -m indexium_ops dead-letters replay ID [ID ...]
-    python -m indexium_ops dead-letters purge [--all]
+    python -m indexium_ops setup                                # migrations + streams (one deploy step)
+    python -m indexium_ops dead-letters list | replay ID ... | purge [--all]
+    python -m indexium_ops quarantine list [--all] | show ID | approve ID --by NAME | reject ID --by NAME
+    python -m indexium_ops github status | repos
+    python -m indexium_ops minecraft-versions refresh --file PATH | --url URL
 
 Reads NATS_URL and DATABASE_URL like the services (and INDEXIUM_STREAM_REPLICAS for setup).
 """

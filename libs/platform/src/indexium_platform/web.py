@@ -61,10 +61,35 @@ _HTTP_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 
                415: "unsupported_media_type"}
 
 
+_QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics"})
+
+
+class _RouteMetrics:
+    """Labelled metric children cached per (route, method, status): label look-ups are on the hot path."""
+
+    def __init__(self, metrics: ServiceMetrics):
+        self._metrics = metrics
+        self._counters: dict[tuple[str, str, int], object] = {}
+        self._latency: dict[tuple[str, str], object] = {}
+
+    def observe(self, template: str, method: str, status: int, elapsed: float) -> None:
+        counter = self._counters.get((template, method, status))
+        if counter is None:
+            counter = self._counters[(template, method, status)] = self._metrics.http_requests.labels(
+                template, method, str(status))
+        latency = self._latency.get((template, method))
+        if latency is None:
+            latency = self._latency[(template, method)] = self._metrics.http_latency.labels(template, method)
+        counter.inc()
+        latency.observe(elapsed)
+
+
+ROUTE_METRICS = web.AppKey("route_metrics", _RouteMetrics)
+
+
 @web.middleware
 async def _edge_middleware(request: web.Request, handler):
     """Metrics by route template, one canonical log line, errors as the envelope."""
-    metrics = request.app[METRICS]
     started = time.perf_counter()
     route = request.match_info.route.resource
     template = route.canonical if route is not None else "unmatched"
@@ -96,9 +121,8 @@ async def _edge_middleware(request: web.Request, handler):
         raise
     finally:
         elapsed = time.perf_counter() - started
-        metrics.http_requests.labels(template, request.method, str(status)).inc()
-        metrics.http_latency.labels(template, request.method).observe(elapsed)
-        if template not in ("/healthz", "/readyz", "/metrics"):
+        request.app[ROUTE_METRICS].observe(template, request.method, status, elapsed)
+        if template not in _QUIET_ROUTES:
             # The canonical line: no client address, ever (telemetry's privacy promise).
             log.info("request", method=request.method, route=template, status=status,
                      duration_ms=round(elapsed * 1000, 2))
@@ -143,6 +167,7 @@ def base_app(
                           handler_args=handler_args)
     app[SERVICE] = service
     app[METRICS] = metrics
+    app[ROUTE_METRICS] = _RouteMetrics(metrics)
     app[READINESS] = {}
     app[SHUTTING_DOWN] = asyncio.Event()
     app.on_shutdown.append(_mark_shutting_down)
