@@ -147,3 +147,16 @@ async def db(database_url):
     conn = await pool.connect(database_url)
     yield conn
     await conn.close()
+
+
+@pytest.fixture
+async def needs_per_message_ttl(nats_server):
+    """Per-message TTL needs nats-server 2.11+; an external older server (e.g. Debian's 2.9)
+    skips the tests that watch entries expire (the setup step refuses such a server)."""
+    nc = await nats.connect(nats_server.url)
+    try:
+        if not natsutil.supports_per_message_ttl(nc):
+            v = nc.connected_server_version
+            pytest.skip(f"nats-server {v.major}.{v.minor} has no per-message TTL (2.11+ needed)")
+    finally:
+        await nc.drain()

@@ -55,6 +55,7 @@ async def test_replicas_share_the_days_salt_and_it_rotates_at_midnight(kv):
     assert (await kv.get("2025-03-15")).value != salt
 
 
+@pytest.mark.usefixtures("needs_per_message_ttl")
 async def test_nats_destroys_a_salt_when_its_day_ends_even_with_no_replica_running(kv):
     clock = FakeClock(datetime(2025, 3, 14, 23, 59, 58, 800_000, tzinfo=UTC))  # 1.2 s before midnight
     await DailySalt(kv, clock).hash_now(uuid.uuid4())

@@ -156,6 +156,7 @@ async def test_one_ping_per_server_per_window(client, nats_url, clock):
     assert len(await stream_events(nats_url)) == 2
 
 
+@pytest.mark.usefixtures("needs_per_message_ttl")
 async def test_the_window_reopens_after_its_ttl(nats_url, database_url, mods, clock):
     import asyncio
     app = create_app(make_settings(nats_url, database_url, INDEXIUM_TELEMETRY_RATE_LIMIT_SECONDS="1"),

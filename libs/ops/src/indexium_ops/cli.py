@@ -40,6 +40,7 @@ async def setup(settings: Settings) -> list[str]:
         await conn.close()
     nc = await natsutil.connect(settings.nats_url, name="indexium-setup")
     try:
+        natsutil.require_per_message_ttl(nc)
         done += await natsutil.ensure_all(nc.jetstream(), replicas=settings.stream_replicas)
     finally:
         await nc.drain()

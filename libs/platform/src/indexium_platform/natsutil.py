@@ -73,6 +73,25 @@ async def ensure_all(js: JetStreamContext, *, replicas: int = 1) -> list[str]:
                                 replicas=replicas)
 
 
+MIN_SERVER = (2, 11)  # per-message TTL (ADR-43): telemetry's daily salts and rate-limit windows
+
+
+def supports_per_message_ttl(nc: Client) -> bool:
+    version = nc.connected_server_version
+    return (version.major, version.minor) >= MIN_SERVER
+
+
+def require_per_message_ttl(nc: Client) -> None:
+    """Stop the setup step on an older server: without per-message TTL a day's telemetry salt
+    would outlive its day (the privacy promise) and rate-limit windows would not reopen."""
+    if not supports_per_message_ttl(nc):
+        version = nc.connected_server_version
+        raise SystemExit(
+            f"nats-server {version.major}.{version.minor}.{version.patch} is too old: Indexium needs "
+            f"{MIN_SERVER[0]}.{MIN_SERVER[1]} or newer (per-message TTL). The embedded server is 2.15."
+        )
+
+
 def connected_check(nc: Client):
     """A readiness check: the connection is up (it reconnects by itself when it is not)."""
 
