@@ -16,9 +16,7 @@
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import re
-import socket
 import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
@@ -29,7 +27,6 @@ from yarl import URL
 from .errors import (
     AssetChanged,
     AssetNotFound,
-    DownloadHostNotAllowed,
     FetchLimitExceeded,
     FetchTimeout,
     HttpError,
@@ -38,7 +35,7 @@ from .errors import (
     RangeNotSupportedTooLarge,
     TooManyRedirects,
 )
-from .policy import DownloadPolicy, is_public_address
+from .policy import DownloadPolicy, check_host
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
@@ -263,38 +260,10 @@ class HttpRangeSource:
     # --- host policy --------------------------------------------------------------------
 
     async def _check_host(self, url: URL) -> None:
-        host, port = url.host, url.port
-        if url.scheme not in ("http", "https") or not host:
-            raise DownloadHostNotAllowed("only http(s) URLs with a host are fetched")
-        rule = self._policy.match_host(host, port)
-        if rule is None:
-            raise DownloadHostNotAllowed(f"host {host} is not allowed")
-        if rule == "explicit" or (host, port) in self._public_hosts:
-            return
-        addresses = await self._resolve(host, port)
-        if not addresses or not all(is_public_address(a) for a in addresses):
-            raise DownloadHostNotAllowed(f"host {host} resolves to a non-public address")
-        self._public_hosts.add((host, port))
-
-    async def _resolve(self, host: str, port: int | None) -> list[str]:
-        if _is_ip_literal(host):
-            return [host]
-        try:
-            async with asyncio.timeout(self._policy.timeout):
-                infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except TimeoutError:
-            raise FetchTimeout(f"resolving {host} timed out") from None
-        except OSError as exc:
-            raise NetworkError(f"cannot resolve {host}: {type(exc).__name__}") from None
-        return [str(info[4][0]) for info in infos]
-
-
-def _is_ip_literal(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host.split("%", 1)[0])
-    except ValueError:
-        return False
-    return True
+        if (url.host, url.port) in self._public_hosts:
+            return  # resolved and found public earlier for this jar
+        if await check_host(url, self._policy):
+            self._public_hosts.add((url.host, url.port))
 
 
 async def _discard_small_body(resp: aiohttp.ClientResponse, limit: int = 16 * 1024) -> None:

@@ -13,9 +13,13 @@ Host rules (``allowed_hosts``; entries are lower-case):
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import socket
 from dataclasses import dataclass
 from typing import Literal
+
+from .errors import DownloadHostNotAllowed, FetchTimeout, NetworkError
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -89,3 +93,35 @@ def is_public_address(address: str) -> bool:
     return ip.is_global and not (
         ip.is_multicast or ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_reserved
     )
+
+
+async def check_host(url, policy: DownloadPolicy) -> bool:
+    """Raise DownloadHostNotAllowed unless ``policy`` lets us connect to ``url``'s host.
+
+    The one place both the range reader and the scan stage's streaming download decide
+    whether a hop may be fetched. Returns True when the host had to be resolved and was
+    found public (callers may remember that for the rest of one jar).
+    """
+    host, port = url.host, url.port
+    if url.scheme not in ("http", "https") or not host:
+        raise DownloadHostNotAllowed("only http(s) URLs with a host are fetched")
+    rule = policy.match_host(host, port)
+    if rule is None:
+        raise DownloadHostNotAllowed(f"host {host} is not allowed")
+    if rule == "explicit":
+        return False
+    try:
+        ipaddress.ip_address(host.split("%", 1)[0])
+        addresses = [host]
+    except ValueError:
+        try:
+            async with asyncio.timeout(policy.timeout):
+                infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except TimeoutError:
+            raise FetchTimeout(f"resolving {host} timed out") from None
+        except OSError as exc:
+            raise NetworkError(f"cannot resolve {host}: {type(exc).__name__}") from None
+        addresses = [str(info[4][0]) for info in infos]
+    if not addresses or not all(is_public_address(a) for a in addresses):
+        raise DownloadHostNotAllowed(f"host {host} resolves to a non-public address")
+    return True

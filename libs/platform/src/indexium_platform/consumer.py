@@ -130,6 +130,14 @@ class PullConsumer:
         with contextlib.suppress(Exception):
             await msg.nak(delay=delay)
 
+    def ready_check(self):
+        """A readiness check: bound to its durable consumer (the setup step created it)."""
+
+        async def check() -> bool:
+            return self.bound
+
+        return check
+
     async def stop(self) -> None:
         self._stopping.set()
         if self._task is not None:

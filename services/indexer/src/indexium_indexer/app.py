@@ -76,7 +76,7 @@ def create_app(settings: Settings) -> web.Application:
                                 grace_s=settings.shutdown_grace_s)
         add_readiness_check(app, "postgres", lambda: ping(pool))
         add_readiness_check(app, "nats", natsutil.connected_check(nc))
-        add_readiness_check(app, "consumer", _bound(consumer))
+        add_readiness_check(app, "consumer", consumer.ready_check())
         await consumer.start()
         yield
         await consumer.stop()  # finish or nak in-flight jobs, then close what they used
@@ -86,12 +86,6 @@ def create_app(settings: Settings) -> web.Application:
 
     app.cleanup_ctx.append(resources)
     return app
-
-
-def _bound(consumer: PullConsumer):
-    async def check() -> bool:
-        return consumer.bound
-    return check
 
 
 def main() -> None:

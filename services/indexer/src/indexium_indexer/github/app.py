@@ -64,7 +64,7 @@ def create_app(settings: Settings, *, client_options: dict | None = None) -> web
         app[CLIENT], app[BACKFILLER], app[RECONCILER], app[ONBOARDING] = client, backfiller, reconciler, onboarding
         add_readiness_check(app, "postgres", lambda: ping(pool))
         add_readiness_check(app, "nats", natsutil.connected_check(nc))
-        add_readiness_check(app, "consumer", _bound(consumer))
+        add_readiness_check(app, "consumer", consumer.ready_check())
         stop = asyncio.Event()
         await consumer.start()
         loops = [asyncio.create_task(backfiller.run(stop), name="github:backfill"),
@@ -83,12 +83,6 @@ def create_app(settings: Settings, *, client_options: dict | None = None) -> web
 
     app.cleanup_ctx.append(resources)
     return app
-
-
-def _bound(consumer: PullConsumer):
-    async def check() -> bool:
-        return consumer.bound
-    return check
 
 
 def main() -> None:

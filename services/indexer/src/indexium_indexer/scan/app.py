@@ -71,7 +71,7 @@ def create_app(settings: Settings) -> web.Application:
                                     grace_s=settings.shutdown_grace_s)
             add_readiness_check(app, "postgres", lambda: ping(pool))
             add_readiness_check(app, "nats", natsutil.connected_check(nc))
-            add_readiness_check(app, "consumer", _bound(consumer))
+            add_readiness_check(app, "consumer", consumer.ready_check())
             gauge = asyncio.create_task(_refresh_quarantine_gauge(pool, scan_metrics))
             await consumer.start()
             yield
@@ -92,12 +92,6 @@ async def _refresh_quarantine_gauge(pool, metrics: ScanMetrics, every_s: float =
             async with pool.acquire() as conn:
                 metrics.quarantined.set(await scan_q.quarantined_count(conn))
         await asyncio.sleep(every_s)
-
-
-def _bound(consumer: PullConsumer):
-    async def check() -> bool:
-        return consumer.bound
-    return check
 
 
 def main() -> None:

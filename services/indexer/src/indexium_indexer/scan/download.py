@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
-import socket
 from collections.abc import AsyncIterator
 
 import aiohttp
@@ -21,7 +19,6 @@ from yarl import URL
 
 from indexium_jar.errors import (
     AssetNotFound,
-    DownloadHostNotAllowed,
     FetchLimitExceeded,
     FetchTimeout,
     HttpError,
@@ -30,7 +27,7 @@ from indexium_jar.errors import (
     TooManyRedirects,
 )
 from indexium_jar.http_source import parse_retry_after
-from indexium_jar.policy import DownloadPolicy, is_public_address
+from indexium_jar.policy import DownloadPolicy, check_host
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 CHUNK = 256 * 1024  # handed to the hashers and the parser at a time
@@ -38,32 +35,6 @@ CHUNK = 256 * 1024  # handed to the hashers and the parser at a time
 
 class TooLarge(FetchLimitExceeded):
     code = "too_large"
-
-
-async def check_host(url: URL, policy: DownloadPolicy) -> None:
-    """Raise DownloadHostNotAllowed unless ``policy`` lets us connect to ``url``'s host."""
-    host, port = url.host, url.port
-    if url.scheme not in ("http", "https") or not host:
-        raise DownloadHostNotAllowed("only http(s) URLs with a host are fetched")
-    rule = policy.match_host(host, port)
-    if rule is None:
-        raise DownloadHostNotAllowed(f"host {host} is not allowed")
-    if rule == "explicit":
-        return
-    try:
-        ipaddress.ip_address(host.split("%", 1)[0])
-        addresses = [host]
-    except ValueError:
-        try:
-            async with asyncio.timeout(policy.timeout):
-                infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except TimeoutError:
-            raise FetchTimeout(f"resolving {host} timed out") from None
-        except OSError as exc:
-            raise NetworkError(f"cannot resolve {host}: {type(exc).__name__}") from None
-        addresses = [str(info[4][0]) for info in infos]
-    if not addresses or not all(is_public_address(a) for a in addresses):
-        raise DownloadHostNotAllowed(f"host {host} resolves to a non-public address")
 
 
 async def _get(session: aiohttp.ClientSession, url: URL, policy: DownloadPolicy) -> aiohttp.ClientResponse:
