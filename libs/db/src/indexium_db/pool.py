@@ -12,13 +12,18 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
         await conn.set_type_codec(typ, encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
-async def create_pool(dsn: str, *, min_size: int = 1, max_size: int = 10) -> asyncpg.Pool:
+async def create_pool(
+    dsn: str, *, min_size: int = 1, max_size: int = 10, command_timeout: float = 30,
+    connect_timeout: float = 60, server_settings: dict[str, str] | None = None,
+) -> asyncpg.Pool:
     return await asyncpg.create_pool(
         dsn,
         min_size=min_size,
         max_size=max_size,
         init=_init_connection,
-        command_timeout=30,
+        timeout=connect_timeout,
+        command_timeout=command_timeout,
+        server_settings=server_settings,
         # Dead connections are dropped and replaced on next acquire, so the pool recovers
         # from a PostgreSQL restart without restarting the service.
         max_inactive_connection_lifetime=60,

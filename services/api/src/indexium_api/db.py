@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import asyncpg
 
+from indexium_db.pool import create_pool as open_pool
 from indexium_platform import logs
 
 from .cache import Unavailable
@@ -39,20 +39,14 @@ _CONNECTION_ERRORS = (
 )
 
 
-async def _init_connection(conn: asyncpg.Connection) -> None:
-    for typ in ("json", "jsonb"):
-        await conn.set_type_codec(typ, encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
-
-
 async def create_pool(settings: Settings) -> asyncpg.Pool:
-    return await asyncpg.create_pool(
+    # min_size 0: the API starts (and serves cached answers) without PostgreSQL.
+    return await open_pool(
         settings.read_url,
         min_size=0,
         max_size=settings.db_pool_size,
-        init=_init_connection,
-        timeout=settings.db_connect_timeout_s,
+        connect_timeout=settings.db_connect_timeout_s,
         command_timeout=settings.db_statement_timeout_s + 1,
-        max_inactive_connection_lifetime=60,
         server_settings={
             "application_name": "indexium-api",
             "statement_timeout": str(int(settings.db_statement_timeout_s * 1000)),
