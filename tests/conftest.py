@@ -19,12 +19,31 @@ import nats
 import pytest
 
 from indexium_contracts import registry
-from indexium_db import migrate, pool
+from indexium_db import migrate
+from indexium_db.pool import connect, create_pool
 from indexium_devstack.embedded import EmbeddedNats, EmbeddedPostgres
 from indexium_platform import natsutil
 
 TIERS = ("unit", "component", "integration", "faults")
 _db_counter = itertools.count()
+
+
+def _load_scan_testkit() -> None:
+    """The scan stage's class-file writer and sample mods (tests/unit/scan/scankit.py) are used by
+    every tier's scan tests: importable as ``scan_testkit`` (test modules use importlib mode)."""
+    import importlib.util
+    import sys
+
+    if "scan_testkit" in sys.modules:
+        return
+    path = Path(__file__).resolve().parent / "unit" / "scan" / "scankit.py"
+    spec = importlib.util.spec_from_file_location("scan_testkit", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["scan_testkit"] = module
+    spec.loader.exec_module(module)
+
+
+_load_scan_testkit()
 
 
 def pytest_collection_modifyitems(config, items):
@@ -143,8 +162,16 @@ async def database_url(pg_server, template_db) -> str:
 
 
 @pytest.fixture
+async def pool(database_url):
+    """A small asyncpg pool on this test's database (with the services' JSON codecs)."""
+    p = await create_pool(database_url, max_size=4)
+    yield p
+    await p.close()
+
+
+@pytest.fixture
 async def db(database_url):
-    conn = await pool.connect(database_url)
+    conn = await connect(database_url)
     yield conn
     await conn.close()
 

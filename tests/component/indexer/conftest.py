@@ -16,7 +16,6 @@ from indexium_api.app import create_app as create_api
 from indexium_api.settings import Settings as ApiSettings
 from indexium_contracts import github
 from indexium_contracts.ingest import ReleaseReceived
-from indexium_db.pool import create_pool
 from indexium_devstack.embedded import free_port
 from indexium_devstack.fakegithub import FakeGitHub
 from indexium_indexer.job import ReleaseIndexer
@@ -48,13 +47,6 @@ class Releases:
 async def gh():
     async with FakeGitHub() as server:
         yield server
-
-
-@pytest.fixture
-async def pool(database_url):
-    p = await create_pool(database_url, max_size=4)
-    yield p
-    await p.close()
 
 
 @pytest.fixture

@@ -6,20 +6,12 @@ import asyncpg
 import msgspec
 import pytest
 
-from indexium_db.pool import create_pool
 from indexium_db.queries import telemetry as q
 from indexium_telemetry import samples, writer
 from indexium_contracts.telemetry import utc_day
 from datetime import datetime
 
 SLUGS = ["sodium", "lithium", "create", "jei", "iris"]
-
-
-@pytest.fixture
-async def pool(database_url):
-    p = await create_pool(database_url, max_size=4)
-    yield p
-    await p.close()
 
 
 @pytest.fixture
