@@ -24,7 +24,6 @@ from indexium_platform.settings import Common, SettingsError, load
 
 
 class Settings(Common, frozen=True, kw_only=True):
-    port: int = msgspec.field(default=0, name="PORT")  # unused; keeps Common's shape
     # 3 in production (a NATS cluster), 1 locally.
     stream_replicas: int = msgspec.field(default=1, name="INDEXIUM_STREAM_REPLICAS")
 

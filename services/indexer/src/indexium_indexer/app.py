@@ -24,13 +24,6 @@ NAME = "indexer"
 log = logs.get(__name__)
 
 
-def download_policy(settings: Settings) -> DownloadPolicy:
-    return DownloadPolicy(
-        allowed_hosts=frozenset(h.lower() for h in settings.download_hosts),
-        timeout=settings.http_timeout_s,
-    )
-
-
 async def load_version_table(pool) -> VersionTable:
     """The Minecraft version table stored by ``indexium_ops minecraft-versions refresh``, or
     the snapshot shipped with indexium_jar when none is stored or it cannot be used.
@@ -66,7 +59,9 @@ def create_app(settings: Settings) -> web.Application:
             timeout=aiohttp.ClientTimeout(total=settings.http_timeout_s),
             headers={"User-Agent": "Indexium-Indexer"},
         )
-        indexer = ReleaseIndexer(pool, session, download_policy(settings),
+        policy = DownloadPolicy(allowed_hosts=frozenset(settings.download_hosts),
+                                timeout=settings.http_timeout_s)
+        indexer = ReleaseIndexer(pool, session, policy,
                                  publish_before_scan=settings.publish_before_scan,
                                  table=await load_version_table(pool))
         ledger = JobLedger(pool, js, CONSUMER, max_attempts=settings.max_retries + 1,

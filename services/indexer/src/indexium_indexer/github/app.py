@@ -48,7 +48,7 @@ def create_app(settings: Settings, *, client_options: dict | None = None) -> web
         client = GitHubClient(session, settings.app_config(), metrics=ClientMetrics(metrics),
                               max_wait_s=settings.max_wait_s, mutation_interval_s=settings.mutation_interval_s,
                               user_agent="Indexium-GitHub-App", **(client_options or {}))
-        policy = DownloadPolicy(allowed_hosts=frozenset(h.lower() for h in settings.download_hosts),
+        policy = DownloadPolicy(allowed_hosts=frozenset(settings.download_hosts),
                                 timeout=settings.http_timeout_s)
         wake = asyncio.Event()
         onboarding = Onboarding(pool, client, Prober(client, session, policy), gh_metrics, wake)

@@ -29,11 +29,6 @@ NAME = "scan"
 GAUGE_REFRESH_S = 30.0
 
 
-def download_policy(settings: Settings) -> DownloadPolicy:
-    return DownloadPolicy(allowed_hosts=frozenset(h.lower() for h in settings.download_hosts),
-                          timeout=settings.http_timeout_s)
-
-
 def limits(settings: Settings) -> ScanLimits:
     return ScanLimits(max_class_bytes=settings.max_class_bytes, max_nesting=settings.max_nesting,
                       max_inflated=settings.max_inflated_bytes, threshold=settings.threshold)
@@ -61,7 +56,9 @@ def create_app(settings: Settings) -> web.Application:
         js = nc.jetstream()
         session = aiohttp.ClientSession(headers={"User-Agent": "Indexium-Scan"})
         with executors(settings) as (parse, hashing):
-            ctx = ScanContext(session=session, policy=download_policy(settings), parse_executor=parse,
+            policy = DownloadPolicy(allowed_hosts=frozenset(settings.download_hosts),
+                                    timeout=settings.http_timeout_s)
+            ctx = ScanContext(session=session, policy=policy, parse_executor=parse,
                               hash_executor=hashing, limits=limits(settings), max_bytes=settings.max_bytes,
                               prefetch_directory=settings.prefetch_directory)
             ledger = JobLedger(pool, js, CONSUMER, max_attempts=settings.max_attempts,
