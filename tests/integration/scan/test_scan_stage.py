@@ -90,6 +90,17 @@ class Stage:
                 raise AssertionError(f"version {version_id} stayed {status}")
             await asyncio.sleep(0.1)
 
+    async def metrics_once(self, line: str, timeout: float = 20.0) -> str:
+        """/metrics as soon as it holds ``line``: a job's status commits before its gauge and counters move."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            text = await (await self.client.get("/metrics")).text()
+            if line in text:
+                return text
+            if asyncio.get_running_loop().time() > deadline:
+                raise AssertionError(f"/metrics never showed {line!r}:\n{text}")
+            await asyncio.sleep(0.05)
+
     async def listed_slugs(self) -> set[str]:
         rows, _ = await catalog.search(self.db, catalog.SearchQuery(q=None, limit=100))
         return {r["slug"] for r in rows}
@@ -152,7 +163,7 @@ async def test_clean_publishes_bad_ones_are_quarantined_until_an_operator_decide
     event = await last_event(stage.nats_url, version_events.SCANNED)
     assert isinstance(event, version_events.VersionScanned)
 
-    metrics = await (await stage.client.get("/metrics")).text()
+    metrics = await stage.metrics_once('indexium_scan_jobs_total{outcome="scanned"} 4.0')
     assert "indexium_scan_quarantined_versions 3.0" in metrics
     assert 'indexium_scan_findings_total{rule="fractureiser_stage0"}' in metrics
     assert 'indexium_scan_files_total{result="clean"} 1.0' in metrics

@@ -10,7 +10,6 @@ import aiohttp
 from aiohttp import web
 
 from indexium_db.pool import create_pool, ping
-from indexium_db.queries import scan as scan_q
 from indexium_jar.policy import DownloadPolicy
 from indexium_platform import natsutil
 from indexium_platform.consumer import PullConsumer
@@ -86,8 +85,7 @@ async def _refresh_quarantine_gauge(pool, metrics: ScanMetrics, every_s: float =
     """Operators release versions from another process: re-read the quarantine size now and then."""
     while True:
         with contextlib.suppress(Exception):  # only a gauge
-            async with pool.acquire() as conn:
-                metrics.quarantined.set(await scan_q.quarantined_count(conn))
+            await metrics.refresh_quarantined(pool)
         await asyncio.sleep(every_s)
 
 

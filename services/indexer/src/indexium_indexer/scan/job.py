@@ -144,7 +144,7 @@ class VersionScanner:
                 await mods.refresh_rollup(conn, locked["mod_id"])
             elif not_clean:
                 await scan_q.set_status(conn, version_id, status, suspicious=True)
-            self._metrics.quarantined.set(await scan_q.quarantined_count(conn))
+        await self._metrics.refresh_quarantined(self._pool)
         return version_events.VersionScanned(
             mod_id=str(locked["mod_id"]), slug=locked["slug"], version_id=str(version_id),
             version_number=locked["version_number"], status=status,
