@@ -268,7 +268,7 @@ async def test_everything_in_the_tail_costs_one_request(cdn, session):
     jar = await RemoteJar.open(session, cdn.url("/f/small.jar"), policy(cdn))
     got = await jar.read(WANTED)
     assert got == {"META-INF/MANIFEST.MF": MANIFEST, "fabric.mod.json": FABRIC}
-    assert jar.size == len(SMALL) and len(jar.entries) == 22 and "fabric.mod.json" in jar.names
+    assert jar.size == len(SMALL) and len(jar.entries) == 22 and "fabric.mod.json" in jar.directory
     assert (jar.stats.requests, jar.stats.bytes_fetched) == (1, len(SMALL))
     assert cdn.hits[0].range == f"bytes=-{65_557 + 8192}"
 

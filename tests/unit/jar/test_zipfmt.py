@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import struct
 import tracemalloc
 import warnings
@@ -27,6 +28,7 @@ from indexium_jar.errors import (
     UnsupportedCompression,
 )
 from indexium_jar.zipfmt import (
+    CentralDirectory,
     extract_prefix,
     scan_directory_suffix,
     MAX_EOCD_DISTANCE,
@@ -298,6 +300,61 @@ def test_duplicate_names_are_kept_in_order():
     ]
 
 
+def directory_of(data: bytes) -> CentralDirectory:
+    info = locate_eocd(data, 0, len(data))
+    return CentralDirectory(data[info.cd_offset : info.cd_offset + info.cd_size], base_offset=info.base_offset)
+
+
+def test_directory_lookup_takes_the_last_duplicate_as_java_does():
+    data = zip_bytes([("META-INF/MANIFEST.MF", b"first", STORED), ("x", b"", STORED),
+                      ("META-INF/MANIFEST.MF", b"second", DEFLATED)])
+    directory = directory_of(data)
+    found = directory.entry("META-INF/MANIFEST.MF")
+    assert found == directory.entries()[2] and extract(found, data, 0, MiB) == b"second"
+    assert len(directory) == 3 and list(directory) == ["META-INF/MANIFEST.MF", "x", "META-INF/MANIFEST.MF"]
+    assert directory.entry("META-INF/MANIFEST") is None and "MANIFEST.MF" not in directory
+
+
+def test_a_record_hidden_in_another_records_extra_field_is_not_an_entry():
+    name = b"fabric.mod.json"
+    fake = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 0, 0, 0, 0, 3, 3, len(name), 0, 0, 0, 0, 0, 0)
+    data = raw_zip([Raw(b"a.txt", b"x", central_extra=fake + name + b"logo.png"),
+                    Raw(b"META-INF/jars/real.jar", b"j")])
+    directory = directory_of(data)
+    assert [e.name for e in directory.entries()] == ["a.txt", "META-INF/jars/real.jar"]
+    assert directory.entry("fabric.mod.json") is None and "fabric.mod.json" not in directory
+    assert directory.with_prefix("fabric") == [] and directory.search(re.compile(rb"logo\.png")) == []
+    assert [e.name for e in directory.with_prefix("META-INF/jar")] == ["META-INF/jars/real.jar"]
+
+
+def test_directory_lookup_of_names_in_utf8_or_cp437():
+    data = raw_zip([Raw("café/ü.txt".encode(), b"u", flags=0x800), Raw(b"caf\x82", b"c"),
+                    Raw(b"caf\xc3\xa9", b"unflagged, so CP437")])
+    directory = directory_of(data)
+    assert directory.entry("café/ü.txt").name == "café/ü.txt"
+    assert directory.entry("café").name_size == 4  # the CP437 record, not the unflagged UTF-8 bytes
+    assert directory.entry("caf├⌐") is not None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(["fabric.mod.json", "META-INF/MANIFEST.MF", "META-INF/jars/a.jar",
+                                 "META-INF/jarjar/b.jar", "assets/m/icon.png", "pack.png", "a/fabric.mod.json",
+                                 "fabric.mod.json5", "x/", "", "iconography.txt", "logo.PNG"]), max_size=12))
+def test_directory_lookups_agree_with_parsing_every_record(names):
+    data = zip_bytes([(n, n.encode() * 3, STORED) for n in names])
+    directory = directory_of(data)
+    info = locate_eocd(data, 0, len(data))
+    everything = parse_central_directory(data[info.cd_offset : info.cd_offset + info.cd_size], 0)
+    assert directory.entries() == everything
+    last = {e.name: e for e in everything}
+    for name in {*names, "fabric", "META-INF/jars", "nothing"}:
+        assert directory.entry(name) == last.get(name)
+    for prefix in ("META-INF/jar", "fabric", "a/"):
+        assert directory.with_prefix(prefix) == [e for e in everything if e.name.startswith(prefix)]
+    icons = directory.search(re.compile(rb"(?:icon|logo|pack)[\x20-\x2e\x30-\x7e]{0,200}?\.(?:png|jpe?g)", re.I))
+    assert icons == [e for e in everything if re.search(r"(?:icon|logo|pack)[^/]*\.(?:png|jpe?g)$", e.name, re.I)]
+
+
 def test_name_encoding_utf8_flag_or_cp437():
     data = raw_zip(
         [
@@ -543,11 +600,11 @@ def test_suffix_of_the_directory_names_the_entries_written_last():
                      + [("fabric.mod.json", b'{"id":"abc"}', DEFLATED)])
     start, end, _, full = _cd_bounds(data)
     cut = end - 5000  # the tail read holds only the directory's last 5000 bytes
-    got = scan_directory_suffix(data[cut:], cut, start, end)
-    assert got is not None and got[-1].name == "fabric.mod.json"
+    got = scan_directory_suffix(data[cut:], cut, start, end).entries()
+    assert got[-1].name == "fabric.mod.json"
     assert got == full[-len(got):] and 5000 // 70 <= len(got) < len(full)
     assert scan_directory_suffix(data[end - 10:], end - 10, start, end) is None  # no whole record
-    assert scan_directory_suffix(data[start:], start, start, end) == full  # all of it
+    assert scan_directory_suffix(data[start:], start, start, end).entries() == full  # all of it
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -556,8 +613,9 @@ def test_suffix_scan_only_returns_trailing_records(data, where):
     start, end, base, full = _cd_bounds(data)
     assume(end > start)
     cut = start + int((end - start) * where)
-    got = scan_directory_suffix(data[cut:], cut, start, end, base_offset=base)
-    if got is not None:
+    suffix = scan_directory_suffix(data[cut:], cut, start, end, base_offset=base)
+    if suffix is not None:
+        got = suffix.entries()
         # the first record may be a false start merging into the true chain; the rest is exact
         assert 1 <= len(got) and got[1:] == full[len(full) - len(got) + 1 :]
 

@@ -43,6 +43,7 @@ from .spans import Range, SpanStore, plan_requests
 from .zipfmt import (
     LOCAL_HEADER_SIZE,
     MAX_EOCD_DISTANCE,
+    CentralDirectory,
     CentralDirectoryInfo,
     ZipEntry,
     check_entry,
@@ -50,7 +51,6 @@ from .zipfmt import (
     extract_prefix,
     local_data_span,
     locate_eocd,
-    parse_central_directory,
     prefix_span,
     scan_directory_suffix,
 )
@@ -62,7 +62,7 @@ PREFIX_READS = {"META-INF/MANIFEST.MF": 64 * 1024}
 #: ``plan(entries, complete)`` → ``(required, optional)`` entry names: what the caller will
 #: read. Called with the directory's last records while opening (``complete=False``) and
 #: lets the reader fetch those entries together with the directory.
-ReadPlan = Callable[[Sequence[ZipEntry], bool], tuple[Sequence[str], Sequence[str]]]
+ReadPlan = Callable[[CentralDirectory, bool], tuple[Sequence[str], Sequence[str]]]
 
 __all__ = ["DownloadPolicy", "FetchStats", "MemorySource", "RangeSource", "ReadPlan", "RemoteJar"]
 
@@ -109,9 +109,7 @@ class RemoteJar:
         self._store = store
         self.size = size
         self.info: CentralDirectoryInfo | None = None
-        self.entries: list[ZipEntry] = []
-        self._by_name: dict[str, ZipEntry] = {}
-        self._names: frozenset[str] = frozenset()
+        self.directory = CentralDirectory(b"")
         # Bytes an ideal reader needs for what was asked so far (tail, directory, entries):
         # the base of the byte allowance.
         self._needed = 0
@@ -139,9 +137,7 @@ class RemoteJar:
         jar = cls(source, policy, size, store)
         jar._needed = len(data)
         jar.info = await jar._locate()
-        jar.entries = await jar._read_central_directory(jar.info, plan)
-        jar._by_name = {e.name: e for e in jar.entries}  # later duplicates win, as in Java
-        jar._names = frozenset(jar._by_name)
+        jar.directory = await jar._read_central_directory(jar.info, plan)
         return jar
 
     @property
@@ -149,8 +145,10 @@ class RemoteJar:
         return self._source.stats
 
     @property
-    def names(self) -> frozenset[str]:
-        return self._names
+    def entries(self) -> list[ZipEntry]:
+        """Every central-directory record, in order (built on first use: the indexer
+        looks entries up by name through ``directory`` instead)."""
+        return self.directory.entries()
 
     @property
     def comment(self) -> bytes:
@@ -162,7 +160,8 @@ class RemoteJar:
         return self._needed
 
     def entry(self, name: str) -> ZipEntry | None:
-        return self._by_name.get(name)
+        """The last record with that name (later duplicates win, as in Java)."""
+        return self.directory.entry(name)
 
     def is_held(self, name_or_entry: str | ZipEntry) -> bool:
         """Whether reading the entry costs no request (its bytes were fetched already)."""
@@ -248,7 +247,7 @@ class RemoteJar:
     # --- planning -----------------------------------------------------------------------
 
     def _resolve(self, item: str | ZipEntry) -> ZipEntry | None:
-        return item if isinstance(item, ZipEntry) else self._by_name.get(item)
+        return item if isinstance(item, ZipEntry) else self.directory.entry(item)
 
     def _is_prefix_read(self, entry: ZipEntry) -> bool:
         limit = PREFIX_READS.get(entry.name)
@@ -328,7 +327,7 @@ class RemoteJar:
                 await self._fetch([(floor, offset)])
         raise CorruptZip("end of central directory not found")
 
-    async def _read_central_directory(self, info: CentralDirectoryInfo, plan: ReadPlan | None) -> list[ZipEntry]:
+    async def _read_central_directory(self, info: CentralDirectoryInfo, plan: ReadPlan | None) -> CentralDirectory:
         if info.cd_size > self._policy.max_cd_size:
             raise FetchLimitExceeded(f"central directory of {info.cd_size} bytes exceeds the limit")
         start, end = info.cd_offset, info.cd_offset + info.cd_size
@@ -337,7 +336,7 @@ class RemoteJar:
             await self._fetch_directory(info, (missing[0][0], missing[-1][1]), plan)
         offset, buf = self._store.window(start)
         directory = buf[start - offset : end - offset]
-        return parse_central_directory(directory, info.entry_count, base_offset=info.base_offset)
+        return CentralDirectory(directory, base_offset=info.base_offset)
 
     async def _fetch_directory(self, info: CentralDirectoryInfo, gap: Range, plan: ReadPlan | None) -> None:
         """One round for the rest of the directory, plus the wanted entries it already names."""
@@ -355,11 +354,10 @@ class RemoteJar:
             look = min(self._policy.cd_prefetch, max(0, self._allowance(0, gap[1] - gap[0])))
             optional.append((max(0, gap[0] - look), gap[0]))
         else:
-            by_name = {e.name: e for e in known}
             want, maybe = plan(known, False)
             for names, out in ((want, required), (maybe, None)):
                 for name in names:
-                    entry = by_name.get(name)
+                    entry = known.entry(name)
                     if entry is None or not self._plausible(entry):
                         continue
                     if out is not None:

@@ -17,6 +17,8 @@ extra field often differs in length from the central one.
 
 from __future__ import annotations
 
+import bisect
+import re
 import struct
 import zlib
 
@@ -41,6 +43,11 @@ _EOCD = struct.Struct("<IHHHHIIH")  # 22 bytes
 _ZIP64_LOCATOR = struct.Struct("<IIQI")  # 20 bytes
 _ZIP64_EOCD = struct.Struct("<IQHHIIQQQQ")  # 56 bytes (+ extensible data we ignore)
 _CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")  # 46 bytes
+# Signature and the name, extra and comment lengths: all the walk of a directory needs.
+_CENTRAL_LENGTHS = struct.Struct("<I24xHHH")  # 34 bytes
+# The same record, only the fields the reader uses: signature, flags, method, crc32,
+# compressed and uncompressed size, name/extra/comment lengths, local header offset.
+_CENTRAL_USED = struct.Struct("<I4xHH4xIIIHHH8xI")  # also 46 bytes
 _LOCAL = struct.Struct("<IHHHHHIIIHH")  # 30 bytes
 
 EOCD_SIZE = _EOCD.size
@@ -215,30 +222,176 @@ def parse_central_directory(data: bytes, count_hint: int, *, base_offset: int = 
     del count_hint  # advisory only, see above
     data = bytes(data)
     entries: list[ZipEntry] = []
-    append, unpack, header = entries.append, _CENTRAL.unpack_from, _CENTRAL.size
+    # The hot loop when every entry is wanted (the scan stage): the record format skips (x)
+    # the fields never used, so each record unpacks into 10 ints instead of 17.
+    append, unpack, header, make = entries.append, _CENTRAL_USED.unpack_from, _CENTRAL.size, ZipEntry
     pos = 0
     end = len(data)
+    last_start = end - header
     while pos < end:
-        if pos + header > end:
+        if pos > last_start:
             raise CorruptZip("truncated central directory")
-        (sig, _made, _need, flags, method, _time, _date, crc, csize, usize, nlen, elen, clen,
-         _disk, _iattr, _eattr, offset) = unpack(data, pos)  # fmt: skip
+        sig, flags, method, crc, csize, usize, nlen, elen, clen, offset = unpack(data, pos)
         if sig != CENTRAL_SIG:
             raise CorruptZip("bad central directory record")
         name_at = pos + header
-        next_pos = name_at + nlen + elen + clen
-        if next_pos > end:
+        pos = name_at + nlen + elen + clen
+        if pos > end:
             raise CorruptZip("truncated central directory")
         raw_name = data[name_at : name_at + nlen]
-        if _U32_MAX in (csize, usize, offset):
+        if offset == _U32_MAX or csize == _U32_MAX or usize == _U32_MAX:
             usize, csize, offset = _apply_zip64_extra(
                 data[name_at + nlen : name_at + nlen + elen], usize, csize, offset
             )
         # Nearly every name is ASCII, where UTF-8 and CP437 agree: that fast path inline.
         name = raw_name.decode("ascii") if raw_name.isascii() else _decode_name(raw_name, flags)
-        append(ZipEntry(name, method, flags, crc, csize, usize, offset + base_offset, nlen))
-        pos = next_pos
+        append(make(name, method, flags, crc, csize, usize, offset + base_offset, nlen))
     return entries
+
+
+class CentralDirectory:
+    """A central directory walked once into a name index; entries are built when asked for.
+
+    Opening checks every record's signature and bounds, as java.util.zip does when it
+    opens a jar, and indexes each record's raw name, but builds no per-entry object:
+    for a 20,000-entry directory that is half the work of building every entry, and
+    the indexer needs a dozen of them. Duplicate names resolve to the LAST record, as
+    in java.util.zip. Prefix and pattern searches run over the directory's bytes
+    (``bytes.find``, ``re``: in C) and keep only hits inside the name of a record of
+    the walked chain, so a name hidden in an extra field or comment is never taken for
+    a record. A record's zip64 fields are resolved (and checked) when its entry is built.
+    """
+
+    __slots__ = ("_data", "_base", "_starts", "_index", "_all")
+
+    def __init__(self, data: bytes, *, base_offset: int = 0) -> None:
+        self._data = data = bytes(data)
+        self._base = base_offset
+        self._all: list[ZipEntry] | None = None
+        starts: list[int] = []
+        index: dict[bytes, int] = {}  # raw name -> start of its last record
+        append, unpack, header = starts.append, _CENTRAL_LENGTHS.unpack_from, _CENTRAL.size
+        pos = 0
+        end = len(data)
+        last_start = end - header
+        while pos < end:
+            if pos > last_start:
+                raise CorruptZip("truncated central directory")
+            sig, nlen, elen, clen = unpack(data, pos)
+            if sig != CENTRAL_SIG:
+                raise CorruptZip("bad central directory record")
+            append(pos)
+            name_at = pos + header
+            index[data[name_at : name_at + nlen]] = pos
+            pos = name_at + nlen + elen + clen
+        if pos > end:
+            raise CorruptZip("truncated central directory")
+        self._starts = starts
+        self._index = index
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.entry(name) is not None
+
+    def __iter__(self):
+        """Every name, in directory order (builds every entry)."""
+        return (e.name for e in self.entries())
+
+    def entries(self) -> list[ZipEntry]:
+        """Every record, in directory order, duplicates included."""
+        if self._all is None:
+            self._all = parse_central_directory(self._data, len(self._starts), base_offset=self._base)
+        return self._all
+
+    def entry(self, name: str) -> ZipEntry | None:
+        """The last record named ``name``, or None."""
+        found, found_at = None, -1
+        for raw in _encodings(name):
+            start = self._index.get(raw)
+            if start is None or start <= found_at:
+                continue
+            entry = self._entry_at(start)
+            if entry.name != name:
+                # Same bytes, other meaning (one record flagged UTF-8, the other CP437):
+                # an earlier record with these bytes may be the one; rare, so walk them.
+                matches = [s for s in self._hits(raw, len(raw)) if self._entry_at(s).name == name]
+                if not matches:
+                    continue
+                start = matches[-1]
+                entry = self._entry_at(start)
+            if start > found_at:
+                found, found_at = entry, start
+        return found
+
+    def with_prefix(self, prefix: str) -> list[ZipEntry]:
+        """Records whose name starts with ``prefix`` (ASCII), in directory order."""
+        entries = (self._entry_at(start) for start in self._hits(prefix.encode("ascii")))
+        return [e for e in entries if e.name.startswith(prefix)]
+
+    def search(self, hint: re.Pattern[bytes], name: re.Pattern[bytes] | None = None) -> list[ZipEntry]:
+        """Records whose raw name contains a match of ``hint`` (and matches ``name``, when
+        given), in directory order. ``hint`` should be quick to find (a literal start)."""
+        data, starts, header = self._data, self._starts, _CENTRAL.size
+        picked: dict[int, None] = {}
+        for match in hint.finditer(data):
+            i = bisect.bisect_right(starts, match.start() - header) - 1
+            if i < 0:
+                continue
+            start = starts[i]
+            name_at = start + header
+            name_end = name_at + _name_length(data, start)
+            if match.end() <= name_end and (name is None or name.search(data[name_at:name_end])):
+                picked[start] = None
+        return [self._entry_at(start) for start in picked]
+
+    # --- internals --------------------------------------------------------------------
+
+    def _hits(self, raw: bytes, nlen: int | None = None) -> list[int]:
+        """Starts of the walked records whose name begins with ``raw`` (and is ``nlen``
+        bytes long, when given), in directory order."""
+        data, starts, header = self._data, self._starts, _CENTRAL.size
+        if not raw:
+            return [start for start in starts if nlen is None or _name_length(data, start) == nlen]
+        out = []
+        pos = data.find(raw, header)
+        while pos >= 0:
+            start = pos - header
+            i = bisect.bisect_left(starts, start)
+            if i < len(starts) and starts[i] == start and (
+                    nlen is None or _name_length(data, start) == nlen):
+                out.append(start)
+            pos = data.find(raw, pos + 1)
+        return out
+
+    def _entry_at(self, pos: int) -> ZipEntry:
+        data = self._data
+        _sig, flags, method, crc, csize, usize, nlen, elen, _clen, offset = _CENTRAL_USED.unpack_from(data, pos)
+        name_at = pos + _CENTRAL.size
+        raw_name = data[name_at : name_at + nlen]
+        if offset == _U32_MAX or csize == _U32_MAX or usize == _U32_MAX:
+            usize, csize, offset = _apply_zip64_extra(
+                data[name_at + nlen : name_at + nlen + elen], usize, csize, offset
+            )
+        # Nearly every name is ASCII, where UTF-8 and CP437 agree: that fast path inline.
+        name = raw_name.decode("ascii") if raw_name.isascii() else _decode_name(raw_name, flags)
+        return ZipEntry(name, method, flags, crc, csize, usize, offset + self._base, nlen)
+
+
+def _name_length(directory: bytes, record_start: int) -> int:
+    return directory[record_start + 28] | directory[record_start + 29] << 8
+
+
+def _encodings(name: str) -> list[bytes]:
+    """The byte forms a record of that name can have: UTF-8 (flag bit 11) or CP437."""
+    out = [name.encode("utf-8")]
+    if not name.isascii():
+        try:
+            out.append(name.encode("cp437"))
+        except UnicodeEncodeError:
+            pass
+    return out
 
 
 def _decode_name(raw: bytes, flags: int) -> str:
@@ -249,7 +402,7 @@ def _decode_name(raw: bytes, flags: int) -> str:
 
 def scan_directory_suffix(
     buf: bytes, buf_offset: int, cd_start: int, cd_end: int, *, base_offset: int = 0, max_tries: int = 32
-) -> list[ZipEntry] | None:
+) -> CentralDirectory | None:
     """The last records of a central directory whose beginning is not in ``buf``.
 
     A suffix read usually holds the END of a large central directory: records of the
@@ -271,7 +424,7 @@ def scan_directory_suffix(
         if pos < 0:
             return None
         try:
-            return parse_central_directory(window[pos:], 0, base_offset=base_offset)
+            return CentralDirectory(window[pos:], base_offset=base_offset)
         except CorruptZip:
             pos = window.find(sig, pos + 1)
     return None

@@ -24,7 +24,7 @@ from indexium_jar.gameversions import VersionTable
 from indexium_jar.manifests import LOADER_MANIFESTS, entries_to_read, jarjar, parse_jar
 from indexium_jar.model import ManifestProblem, ModRecord
 from indexium_jar.remote import DownloadPolicy, RangeSource, RemoteJar
-from indexium_jar.zipfmt import ZipEntry, check_entry
+from indexium_jar.zipfmt import CentralDirectory, ZipEntry, check_entry
 
 ICON_MAX_BYTES = 256 * 1024
 # Requests per jar the icon may bring the read to (the issue: at most 3 when the central
@@ -36,6 +36,10 @@ _JPEG = b"\xff\xd8\xff"
 # <mod>_logo.png, assets/<mod>/icon.png ... (fetched ahead only where free).
 _ICONISH = re.compile(r"(?:^|/)(?:[^/]*[_-])?(?:icon|logo|pack)(?:[_-][^/]*)?\.(?:png|jpe?g)$", re.IGNORECASE)
 _IMAGE_SUFFIXES = (".png", ".PNG", ".jpg", ".JPG", ".jpeg", ".JPEG")  # cheap filter before the regex
+# Both searched in a central directory's bytes (CentralDirectory.search): an image suffix
+# (what _IMAGE_SUFFIXES accepts), then _ICONISH over the raw name before any entry is built.
+_IMAGE_SUFFIX_BYTES = re.compile(rb"\.(?:png|PNG|jpe?g|JPE?G)")
+_ICONISH_BYTES = re.compile(_ICONISH.pattern.encode(), re.IGNORECASE)
 _MAX_ICON_GUESSES = 4
 _CERTAIN = LOADER_MANIFESTS | {jarjar.PATH}
 
@@ -71,17 +75,23 @@ def icon_guesses(entries: Sequence[ZipEntry]) -> list[str]:
     return [e.name for e in found[:_MAX_ICON_GUESSES]]
 
 
-def read_plan(entries: Sequence[ZipEntry], complete: bool) -> tuple[list[str], list[str]]:
+def read_plan(directory: CentralDirectory, complete: bool) -> tuple[list[str], list[str]]:
     """(required, optional) entry names; see ``indexium_jar.remote.ReadPlan``.
 
     With only the directory's last records (``complete=False``) nothing but the loader
     manifests is certain: MANIFEST.MF may be needed only because no manifest was seen yet.
     """
-    required, optional = entries_to_read({e.name for e in entries})
+    required, optional = wanted_entries(directory)
     if not complete:
         optional = [n for n in required if n not in _CERTAIN] + optional
         required = [n for n in required if n in _CERTAIN]
-    return required, optional + icon_guesses(entries)
+    return required, optional
+
+
+def wanted_entries(directory: CentralDirectory) -> tuple[list[str], list[str]]:
+    """(required, optional): what parse_jar needs, and what may be read along (icon-like files)."""
+    required, optional = entries_to_read(directory)
+    return required, optional + icon_guesses(directory.search(_IMAGE_SUFFIX_BYTES, _ICONISH_BYTES))
 
 
 async def read_metadata(session: aiohttp.ClientSession, url: str, policy: DownloadPolicy,
@@ -98,9 +108,8 @@ async def read_source(source: RangeSource, policy: DownloadPolicy, table: Versio
 
 
 async def read_jar(jar: RemoteJar, table: VersionTable | None, *, max_requests: int) -> JarMetadata:
-    names = [e.name for e in jar.entries]
-    required, optional = entries_to_read(jar.names)
-    optional += icon_guesses(jar.entries)
+    names = jar.directory  # looked up by name; a 20,000-entry jar is never listed whole
+    required, optional = wanted_entries(names)
     files = await jar.read(required, also=optional) if required else {}
     result = parse_jar(files, names, table)
     warnings: list[str] = []

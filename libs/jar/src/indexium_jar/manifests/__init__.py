@@ -18,6 +18,7 @@ from indexium_jar.manifests import fabric, forge_toml, jarjar, litemod, mcmod, p
 from indexium_jar.manifests._common import Jar, Output, problem
 from indexium_jar.manifests.manifest_mf import parse_manifest
 from indexium_jar.model import ManifestProblem, ModRecord, ParseResult
+from indexium_jar.zipfmt import CentralDirectory
 
 MANIFEST_PATH = "META-INF/MANIFEST.MF"
 
@@ -41,6 +42,7 @@ WANTED_NAMES: frozenset[str] = frozenset([path for path, _ in _PARSERS] + [MANIF
 #: The loader manifests alone: a jar without any of these is not a mod.
 LOADER_MANIFESTS: frozenset[str] = frozenset(path for path, _ in _PARSERS)
 _TOML_PATHS = (forge_toml.FORGE_PATH, forge_toml.NEOFORGE_PATH)
+_NESTED_PREFIX = "META-INF/jar"  # META-INF/jars/ (Fabric, Quilt) and META-INF/jarjar/ (Forge, NeoForge)
 
 _LIBRARY_TYPES = ("LIBRARY", "GAMELIBRARY")  # FML ModFile: not a mod, loaded as a library
 
@@ -54,7 +56,7 @@ def entries_to_read(entry_names: Collection[str]) -> tuple[list[str], list[str]]
     missing Minecraft version, which is known after parsing (``ParseResult.wants``). A
     reader fetches optional entries only when they cost no extra request.
     """
-    names = entry_names if isinstance(entry_names, (set, frozenset)) else set(entry_names)
+    names = entry_names if isinstance(entry_names, (set, frozenset, CentralDirectory)) else set(entry_names)
     loaders = sorted(p for p in LOADER_MANIFESTS if p in names)
     required = loaders + ([jarjar.PATH] if jarjar.PATH in names else [])
     optional: list[str] = []
@@ -63,10 +65,11 @@ def entries_to_read(entry_names: Collection[str]) -> tuple[list[str], list[str]]
     return required, optional
 
 
-def parse_jar(files: Mapping[str, bytes], entry_names: Sequence[str] = (), table: VersionTable | None = None) -> ParseResult:
+def parse_jar(files: Mapping[str, bytes], entry_names: Sequence[str] | CentralDirectory = (),
+              table: VersionTable | None = None) -> ParseResult:
     """Parse every manifest present in ``files`` (entry path → bytes).
 
-    ``entry_names`` lists all entries of the jar (to find nested jars, and to tell a jar
+    ``entry_names`` lists all entries of the jar (or is its central directory) (to find nested jars, and to tell a jar
     without MANIFEST.MF from one whose MANIFEST.MF was not read: then ``wants`` names it
     when a parser needed it); ``table`` overrides the shipped Minecraft versions table.
     """
@@ -130,7 +133,7 @@ def _jar_level_notes(files: Mapping[str, bytes], jar: Jar, records: list[ModReco
     return records, problems
 
 
-def _attach_nested(files: Mapping[str, bytes], entry_names: Sequence[str], records: list[ModRecord],
+def _attach_nested(files: Mapping[str, bytes], entry_names: Sequence[str] | CentralDirectory, records: list[ModRecord],
                    problems: list[ManifestProblem]) -> tuple[list[ModRecord], list[ManifestProblem], tuple[str, ...]]:
     """Per record: the nested jars its loader would load. Per jar: all of them."""
     jarjar_paths, embedded, jarjar_notes = [], [], []
@@ -138,7 +141,10 @@ def _attach_nested(files: Mapping[str, bytes], entry_names: Sequence[str], recor
         jarjar_paths, embedded, jarjar_notes, failure = jarjar.parse(files[jarjar.PATH])
         if failure:
             problems.append(failure)
-    candidates = [n for n in entry_names if n.startswith("META-INF/jar")]  # one pass over maybe 20,000 names
+    if isinstance(entry_names, CentralDirectory):  # found in the directory's bytes, no pass over its names
+        candidates = [e.name for e in entry_names.with_prefix(_NESTED_PREFIX)]
+    else:
+        candidates = [n for n in entry_names if n.startswith(_NESTED_PREFIX)]
     loom_entries = jarjar.entries_in(candidates, jarjar.FABRIC_DIR)
     jarjar_entries = jarjar.entries_in(candidates, jarjar.JARJAR_DIR)
     declared = [path for r in records for path in r.nested_jars]
