@@ -9,8 +9,9 @@ flip readiness to false, stop new work and close resources within the grace peri
 from __future__ import annotations
 
 import asyncio
+import itertools
+import os
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 
 import msgspec
@@ -28,6 +29,7 @@ SHUTTING_DOWN = web.AppKey("shutting_down", asyncio.Event)
 SERVICE = web.AppKey("service", str)
 
 log = logs.get(__name__)
+request_line = logs.canonical(__name__)
 _json = msgspec.json.Encoder()
 
 
@@ -62,6 +64,7 @@ _HTTP_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 
 
 
 _QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics"})
+_BODY_HEADERS = frozenset({"content-type", "content-length"})
 
 
 class _RouteMetrics:
@@ -87,13 +90,23 @@ class _RouteMetrics:
 ROUTE_METRICS = web.AppKey("route_metrics", _RouteMetrics)
 
 
+_ID_PREFIX = os.urandom(8).hex()
+_ID_COUNTER = itertools.count(1)
+
+
+def new_request_id() -> str:
+    """32 hex digits, unique: a random per-process prefix and a counter (a uuid4 per request
+    costs a getrandom() call; ids need to be unique, not unpredictable)."""
+    return f"{_ID_PREFIX}{next(_ID_COUNTER):016x}"
+
+
 @web.middleware
 async def _edge_middleware(request: web.Request, handler):
     """Metrics by route template, one canonical log line, errors as the envelope."""
     started = time.perf_counter()
     route = request.match_info.route.resource
     template = route.canonical if route is not None else "unmatched"
-    request_id = request.headers.get("X-Request-Id") or uuid.uuid4().hex
+    request_id = request.headers.get("X-Request-Id") or new_request_id()
     structlog.contextvars.bind_contextvars(request_id=request_id)
     status = 500
     try:
@@ -104,8 +117,10 @@ async def _edge_middleware(request: web.Request, handler):
         except web.HTTPException as exc:
             if exc.status >= 400 and exc.content_type != "application/json":
                 code = _HTTP_CODES.get(exc.status, "http_error")
-                response = error_response(exc.status, code, exc.reason, dict(exc.headers) or None)
-                response.headers.pop("Content-Length", None)
+                # Keep what the exception says beyond its own body (Allow on a 405), not its
+                # Content-Type/Length: aiohttp refuses a Content-Type header next to content_type.
+                kept = {k: v for k, v in exc.headers.items() if k.lower() not in _BODY_HEADERS}
+                response = error_response(exc.status, code, exc.reason, kept or None)
             else:
                 raise
         except (asyncio.CancelledError, KeyboardInterrupt):
@@ -124,8 +139,8 @@ async def _edge_middleware(request: web.Request, handler):
         request.app[ROUTE_METRICS].observe(template, request.method, status, elapsed)
         if template not in _QUIET_ROUTES:
             # The canonical line: no client address, ever (telemetry's privacy promise).
-            log.info("request", method=request.method, route=template, status=status,
-                     duration_ms=round(elapsed * 1000, 2))
+            request_line.info("request", method=request.method, route=template, status=status,
+                              duration_ms=round(elapsed * 1000, 2))
         structlog.contextvars.unbind_contextvars("request_id")
 
 
