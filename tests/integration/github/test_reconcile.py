@@ -106,9 +106,46 @@ async def test_one_pass_at_a_time_not_too_often_and_out_of_quota_installations_s
     gh.set_rate_limit(5000, remaining=0, reset_in_seconds=3600)
     run_id = await reconciler.maybe_run(force=True)
     run = await db.fetchrow("SELECT * FROM github_reconcile_runs WHERE id = $1", run_id)
-    assert run["status"] == "partial" and run["errors"] == 1
-    assert "rate limit" in run["last_error"]
+    assert run["status"] == "partial" and run["errors"] == 2  # its listing, then its one repository
+    assert "rate limit" in run["last_error"] or "out of quota" in run["last_error"]
     assert await db.fetchval("SELECT reconcile_error FROM github_repositories") is not None
+
+
+async def test_reconciliation_applies_installation_repositories_events_that_never_arrived(
+        gh, stack, db, eventually, lumen):
+    """While we were down the author gave the App a new mod repository and took lumen away."""
+    inst = next(i for i in gh.state.installations.values() if lumen in i.repos)
+    nova = gh.add_repo("alice/nova")
+    gh.set_file(nova, "src/main/resources/fabric.mod.json",
+                json.dumps({"schemaVersion": 1, "id": "nova", "version": "${version}", "name": "Nova"}))
+    gh.add_release(nova, "v0.1.0", [("nova-0.1.0.jar", jars.fabric_jar("nova", "0.1.0"))], created_at=1_700_000_500)
+    inst.repos.append(nova)
+    inst.repos.remove(lumen)
+    reconciler = stack.role[RECONCILER]
+
+    run_id = await reconciler.maybe_run(force=True)
+    run = await db.fetchrow("SELECT * FROM github_reconcile_runs WHERE id = $1", run_id)
+    assert run["status"] == "ok" and (run["repos_added"], run["repos_removed"]) == (1, 1)
+    assert run["repos_total"] == 0  # lumen is no longer ours to reconcile; nova is backfilling
+    state = await db.fetchrow("SELECT state, removed FROM github_repositories WHERE github_repo_id = $1", nova.id)
+    assert (state["state"], state["removed"]) == ("registered", False)
+    assert await eventually(lambda: db.fetchval("SELECT listed FROM mods WHERE github_repo_id = $1", nova.id))
+    assert await db.fetchval("SELECT removed FROM github_repositories WHERE github_repo_id = $1", lumen.id)
+    assert await eventually(lambda: db.fetchval(
+        "SELECT NOT listed AND hidden FROM mods WHERE github_repo_id = $1", lumen.id))
+    assert await db.fetchval("SELECT count(*) FROM mod_versions v JOIN mods m ON m.id = v.mod_id "
+                             "WHERE m.github_repo_id = $1", lumen.id) == 2  # kept, not deleted
+
+    # Given back (that webhook lost too): the next pass shows it again. Nothing else changed,
+    # so the listing of the unchanged installation costs nothing on the pass after.
+    inst.repos.append(lumen)
+    run_id = await reconciler.maybe_run(force=True)
+    run = await db.fetchrow("SELECT * FROM github_reconcile_runs WHERE id = $1", run_id)
+    assert (run["repos_added"], run["repos_removed"]) == (1, 0)
+    assert await eventually(lambda: db.fetchval("SELECT listed FROM mods WHERE github_repo_id = $1", lumen.id))
+    run_id = await reconciler.maybe_run(force=True)
+    run = await db.fetchrow("SELECT * FROM github_reconcile_runs WHERE id = $1", run_id)
+    assert (run["repos_added"], run["repos_removed"], run["errors"]) == (0, 0, 0)
 
 
 def _with_interval(settings, seconds):

@@ -104,7 +104,8 @@ async def github(settings: Settings, args: argparse.Namespace) -> None:
         for r in runs:
             took = f"{(r['finished_at'] - r['started_at']).total_seconds():.0f}s" if r["finished_at"] else "running"
             print(f"  #{r['id']} {r['started_at']:%Y-%m-%d %H:%M:%S} {r['status']} ({took}) on {r['holder']}:"
-                  f" repos {r['repos_done']}/{r['repos_total']} ({r['repos_unchanged']} unchanged),"
+                  f" repos {r['repos_done']}/{r['repos_total']} ({r['repos_unchanged']} unchanged,"
+                  f" {r['repos_added']} added, {r['repos_removed']} removed by listing),"
                   f" releases sent {r['releases_published']}, versions hidden {r['versions_hidden']},"
                   f" download counts {r['files_updated']}, API requests {r['api_requests']}"
                   f" ({r['not_modified']} x 304), errors {r['errors']}"

@@ -324,6 +324,10 @@ async def finish_backfill(
 
 
 # ---- reconciliation ------------------------------------------------------------------------------------
+async def active_installations(conn: asyncpg.Connection) -> list[int]:
+    return [r["id"] for r in await conn.fetch("SELECT id FROM github_installations WHERE state = 'active' ORDER BY id")]
+
+
 async def repositories_to_reconcile(conn: asyncpg.Connection) -> list[asyncpg.Record]:
     """Registered repositories of active installations whose backfill is not in flight, least
     recently reconciled first (private ones too: a missed ``publicized`` is noticed)."""
@@ -361,7 +365,11 @@ async def start_run(conn: asyncpg.Connection, holder: str, repos_total: int) -> 
 
 
 RUN_COUNTERS = ("repos_done", "repos_unchanged", "releases_published", "versions_hidden",
-                "files_updated", "api_requests", "not_modified", "errors")
+                "files_updated", "api_requests", "not_modified", "errors", "repos_added", "repos_removed")
+
+
+async def set_run_total(conn: asyncpg.Connection, run_id: int, repos_total: int) -> None:
+    await conn.execute("UPDATE github_reconcile_runs SET repos_total = $2 WHERE id = $1", run_id, repos_total)
 
 
 async def update_run(conn: asyncpg.Connection, run_id: int, counts: dict[str, int],

@@ -9,7 +9,7 @@ older event never undoes a newer one; visibility is recomputed from flags, not t
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
+from datetime import UTC, datetime
 
 import asyncpg
 import msgspec
@@ -75,13 +75,35 @@ class Onboarding:
         self._wake_backfill()
         return "applied"
 
-    async def _installation_repositories(self, installation_id: int) -> list[github.Repository]:
+    async def _installation_repositories(self, installation_id: int, *, reserve: int = 0) -> list[github.Repository]:
         out: list[github.Repository] = []
         async for page in self._client.paginate("/installation/repositories", installation_id=installation_id,
-                                                op="installation_repositories"):
+                                                op="installation_repositories", reserve=reserve):
             data = page.json()
             out += [msgspec.convert(r, github.Repository) for r in data.get("repositories", [])]
         return out
+
+    async def reconcile_membership(self, installation_id: int, *, reserve: int = 0) -> tuple[int, int]:
+        """Apply ``installation_repositories`` events that never arrived: the installation's
+        repositories as GitHub lists them now (conditional pages: unchanged costs 304s) against
+        ours. Newly listed ones are registered, ones no longer listed are marked removed (their
+        mods hidden, kept). Returns (added, removed). A listing error raises before anything
+        changes, so a failed page never removes a repository."""
+        listed = {repo.id: repo for repo in await self._installation_repositories(installation_id, reserve=reserve)}
+        now = datetime.now(UTC)
+        async with self._pool.acquire() as conn:
+            known = {r["github_repo_id"]: r for r in await gh_db.repositories_of(conn, installation_id)}
+        added = [repo for rid, repo in listed.items() if rid not in known or known[rid]["removed"]]
+        gone = [rid for rid, row in known.items() if rid not in listed and not row["removed"] and not row["deleted"]]
+        for repo in added:
+            await self.register(repo, installation_id, now)
+        async with self._pool.acquire() as conn, conn.transaction():
+            for rid in gone:
+                await gh_db.set_flags(conn, rid, removed=True, event_at=now)
+                await gh_db.sync_visibility(conn, rid)
+        if added:
+            self._wake_backfill()
+        return len(added), len(gone)
 
     async def installation_repositories(self, ev: ingest.InstallationRepositoriesReceived) -> str:
         hook, at = ev.webhook, _time(ev.received_at)

@@ -1,6 +1,8 @@
-"""Reconciliation: a periodic pass over every registered repository.
+"""Reconciliation: a periodic pass over every active installation and registered repository.
 
-Catches what webhooks missed: releases never delivered are sent to the indexer,
+Catches what webhooks missed: each active installation's repositories are listed again
+(``installation_repositories`` events never delivered: new ones registered, ones no longer
+listed marked removed and their mods hidden), releases never delivered are sent to the indexer,
 versions whose release is gone are hidden, and every file's ``download_count`` is
 refreshed from GitHub (``sort=downloads``). Conditional requests make an unchanged
 repository cost nothing but the 304s. One pass at a time across replicas: the pass
@@ -25,6 +27,7 @@ from indexium_platform import logs
 
 from indexium_platform.jobs import is_outage
 from .metrics import GithubMetrics
+from .onboarding import Onboarding
 from .settings import Settings
 from .sync import ReleaseSync
 
@@ -35,8 +38,8 @@ CHECK_EVERY_S = 60.0
 
 class Reconciler:
     def __init__(self, pool: asyncpg.Pool, sync: ReleaseSync, client: GitHubClient, settings: Settings,
-                 metrics: GithubMetrics):
-        self._pool, self._sync, self._client = pool, sync, client
+                 metrics: GithubMetrics, onboarding: Onboarding):
+        self._pool, self._sync, self._client, self._onboarding = pool, sync, client, onboarding
         self._settings, self._metrics = settings, metrics
         self.holder = f"{socket.gethostname()}:{os.getpid()}"
         self._stop: asyncio.Event | None = None
@@ -70,13 +73,38 @@ class Reconciler:
 
     async def _pass(self) -> int:
         async with self._pool.acquire() as conn:
-            repos = await gh_db.repositories_to_reconcile(conn)
-            run_id = await gh_db.start_run(conn, self.holder, len(repos))
+            installations = await gh_db.active_installations(conn)
+            run_id = await gh_db.start_run(conn, self.holder, 0)
         counts = {c: 0 for c in gh_db.RUN_COUNTERS}
         start_requests, start_304 = self._client.counters.requests, self._client.counters.not_modified
         blocked: set[int] = set()  # installations out of quota for this pass
         last_error = None
-        log.info("reconcile_started", run=run_id, repos=len(repos))
+        try:
+            for installation_id in installations:
+                if self._stop is not None and self._stop.is_set():
+                    break
+                try:
+                    added, removed = await self._onboarding.reconcile_membership(
+                        installation_id, reserve=self._settings.reconcile_reserve)
+                except RateLimited as exc:
+                    blocked.add(installation_id)
+                    counts["errors"] += 1
+                    last_error = f"installation {installation_id}: {exc}"[:1000]
+                except GitHubError as exc:
+                    counts["errors"] += 1
+                    last_error = f"installation {installation_id}: {exc}"[:1000]
+                else:
+                    counts["repos_added"] += added
+                    counts["repos_removed"] += removed
+            async with self._pool.acquire() as conn:
+                repos = await gh_db.repositories_to_reconcile(conn)
+                await gh_db.set_run_total(conn, run_id, len(repos))
+                await gh_db.update_run(conn, run_id, counts, last_error)
+        except Exception as exc:
+            await self._failed(run_id, counts, exc)
+            raise
+        log.info("reconcile_started", run=run_id, repos=len(repos), installations=len(installations),
+                 repos_added=counts["repos_added"], repos_removed=counts["repos_removed"])
         try:
             for row in repos:
                 if self._stop is not None and self._stop.is_set():
@@ -113,12 +141,7 @@ class Reconciler:
                 async with self._pool.acquire() as conn:
                     await gh_db.update_run(conn, run_id, counts, last_error)
         except Exception as exc:
-            if not is_outage(exc):
-                log.exception("reconcile_crashed", run=run_id)
-            with contextlib.suppress(Exception):
-                async with self._pool.acquire() as conn:
-                    await gh_db.update_run(conn, run_id, counts, f"{type(exc).__name__}: {exc}"[:1000], "failed")
-            self._metrics.reconcile_runs.labels("failed").inc()
+            await self._failed(run_id, counts, exc)
             raise
         status = "ok" if counts["errors"] == 0 else "partial"
         async with self._pool.acquire() as conn:
@@ -128,3 +151,11 @@ class Reconciler:
             self._metrics.last_reconcile.set_to_current_time()
         log.info("reconcile_finished", run=run_id, status=status, **counts)
         return run_id
+
+    async def _failed(self, run_id: int, counts: dict[str, int], exc: Exception) -> None:
+        if not is_outage(exc):
+            log.exception("reconcile_crashed", run=run_id)
+        with contextlib.suppress(Exception):
+            async with self._pool.acquire() as conn:
+                await gh_db.update_run(conn, run_id, counts, f"{type(exc).__name__}: {exc}"[:1000], "failed")
+        self._metrics.reconcile_runs.labels("failed").inc()
