@@ -184,6 +184,31 @@ async def test_contents(gh, http):
         assert r.status == 404
 
 
+async def test_git_trees(gh, http):
+    repo = gh.add_repo("alice/mod", default_branch="main")
+    api = f"{gh.api_url}/repos/alice/mod/git/trees"
+    async with http.get(f"{api}/main?recursive=1") as r:
+        assert r.status == 409 and (await r.json())["message"] == "Git Repository is empty."
+    gh.set_file(repo, "src/main/resources/fabric.mod.json", b"{}")
+    gh.set_file(repo, "README.md", b"hi")
+    gh.set_file(repo, "forge/build.gradle", b"", ref="dev")
+    async with http.get(f"{api}/main?recursive=1") as r:
+        body = await r.json()
+    assert body["truncated"] is False and len(body["sha"]) == 40
+    assert [(e["path"], e["type"]) for e in body["tree"]] == [
+        ("src", "tree"), ("src/main", "tree"), ("src/main/resources", "tree"),
+        ("README.md", "blob"), ("src/main/resources/fabric.mod.json", "blob")]
+    async with http.get(f"{api}/main") as r:  # not recursive: the top level only
+        assert [e["path"] for e in (await r.json())["tree"]] == ["src", "README.md"]
+    async with http.get(f"{api}/dev?recursive=1") as r:
+        assert "forge/build.gradle" in [e["path"] for e in (await r.json())["tree"]]
+    async with http.get(f"{api}/nope?recursive=1") as r:
+        assert r.status == 404
+    repo.tree_truncated = True
+    async with http.get(f"{api}/main?recursive=1") as r:
+        assert (await r.json())["truncated"] is True
+
+
 async def test_rate_limit_headers_exhaustion_and_reset(gh, http):
     gh.add_repo("alice/mod")
     url = f"{gh.api_url}/repos/alice/mod"

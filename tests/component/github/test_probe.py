@@ -31,15 +31,34 @@ def as_repo(gh, repo) -> github.Repository:
     ("src/main/resources/META-INF/mods.toml", MODS_TOML),
     ("forge/src/main/resources/META-INF/mods.toml", MODS_TOML),
     ("common/src/main/resources/fabric.mod.json", FABRIC),
+    ("mod-fabric-1.21/src/main/resources/fabric.mod.json", FABRIC),  # any module name
 ])
-async def test_branch_manifest_registers(gh, prober, path, content):
+async def test_branch_manifest_registers_in_two_requests(gh, prober, path, content):
     repo = gh.add_repo("alice/mod", default_branch="dev")
     gh.set_file(repo, path, content, ref="dev")
+    gh.set_file(repo, "build.gradle", "plugins {}", ref="dev")
     gh.set_file(repo, "src/main/resources/quilt.mod.json", "{}", ref="elsewhere")  # another branch: unseen
     inst = gh.add_installation([repo])
     result = await prober.evaluate(as_repo(gh, repo), inst.id)
     assert result.registered and result.source == f"branch:{path}"
     assert result.record is not None
+    assert (gh.api_calls["GET /repos/{owner}/{repo}/git/trees/{ref}"],
+            gh.api_calls["GET /repos/{owner}/{repo}/contents/{path}"]) == (1, 1)
+
+
+async def test_the_usual_layout_wins_and_a_truncated_list_falls_back_to_probing(gh, prober):
+    repo = gh.add_repo("alice/multi")
+    for path in ("zzz/src/main/resources/fabric.mod.json", "fabric/src/main/resources/fabric.mod.json",
+                 "forge/src/main/resources/META-INF/mods.toml"):
+        gh.set_file(repo, path, FABRIC if path.endswith(".json") else MODS_TOML)
+    inst = gh.add_installation([repo])
+    result = await prober.evaluate(as_repo(gh, repo), inst.id)
+    assert result.source == "branch:fabric/src/main/resources/fabric.mod.json"  # CANDIDATE_PATHS order
+    repo.tree_truncated = True  # GitHub could not list it all: probe the usual paths one by one
+    result = await prober.evaluate(as_repo(gh, repo), inst.id)
+    assert result.source == "branch:fabric/src/main/resources/fabric.mod.json"
+    assert gh.api_calls["GET /repos/{owner}/{repo}/contents/{path}"] == 1 + CANDIDATE_PATHS.index(
+        "fabric/src/main/resources/fabric.mod.json") + 1
 
 
 async def test_latest_release_jar_registers_and_prerelease_only_falls_back(gh, prober):
@@ -48,8 +67,9 @@ async def test_latest_release_jar_registers_and_prerelease_only_falls_back(gh, p
     inst = gh.add_installation([repo])
     result = await prober.evaluate(as_repo(gh, repo), inst.id)
     assert result.registered and result.source == "release:v1-beta/jaronly-1.jar"
-    # every branch path was tried first, each one request
-    assert gh.api_calls["GET /repos/{owner}/{repo}/contents/{path}"] == len(CANDIDATE_PATHS)
+    # the branch was looked at first: one request (a repository without commits: 409), no probing
+    assert gh.api_calls["GET /repos/{owner}/{repo}/git/trees/{ref}"] == 1
+    assert gh.api_calls.get("GET /repos/{owner}/{repo}/contents/{path}", 0) == 0
 
 
 async def test_skip_reasons(gh, prober):

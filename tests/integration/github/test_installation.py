@@ -64,7 +64,7 @@ async def test_installation_created_registers_mods_skips_others_and_backfills(gh
     async with aiohttp.ClientSession() as http, http.get(stack.role_server.make_url("/metrics")) as resp:
         text = await resp.text()
     assert 'indexium_github_rate_limit_remaining{auth="installation"}' in text
-    assert 'indexium_github_api_requests_total{op="get_contents",status="404"}' in text
+    assert 'indexium_github_api_requests_total{op="get_tree",status="4xx"}' in text  # no commits: 409
     assert 'indexium_github_repositories_evaluated_total{outcome="skipped"} 2.0' in text
     assert 'indexium_github_releases_sent_total{source="backfill"} 4.0' in text
 

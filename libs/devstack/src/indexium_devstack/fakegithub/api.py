@@ -340,6 +340,31 @@ class ApiRoutes:
             }
         )
 
+    async def get_tree(self, request: web.Request) -> web.Response:
+        """``GET /repos/{owner}/{repo}/git/trees/{ref}[?recursive=1]``: the files of a branch
+        (404 for a ref that does not exist, 409 for a repository without commits)."""
+        repo = self._repo(request)
+        ref = request.match_info["ref"]
+        if ref != repo.default_branch and ref not in repo.files:
+            raise web.HTTPNotFound()
+        files = {**repo.files.get(None, {}), **repo.files.get(ref, {})}
+        if not files:
+            return error(409, "Git Repository is empty.")
+        recursive = request.query.get("recursive", "") not in ("", "0", "false")
+        dirs = sorted({"/".join(p.split("/")[:i]) for p in files for i in range(1, p.count("/") + 1)})
+        entries = [{"path": d, "mode": "040000", "type": "tree"} for d in dirs]
+        for path, content in sorted(files.items()):
+            sha = hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()
+            entries.append({"path": path, "mode": "100644", "type": "blob", "sha": sha, "size": len(content)})
+        if not recursive:
+            entries = [e for e in entries if "/" not in e["path"]]
+        for e in entries:
+            e.setdefault("sha", hashlib.sha1(e["path"].encode()).hexdigest())
+            e["url"] = f"{self.urls.api}/repos/{repo.full_name}/git/{e['type']}s/{e['sha']}"
+        tree_sha = hashlib.sha1("\n".join(f"{e['path']} {e['sha']}" for e in entries).encode()).hexdigest()
+        return json_response({"sha": tree_sha, "url": f"{self.urls.api}/repos/{repo.full_name}/git/trees/{tree_sha}",
+                              "tree": entries, "truncated": repo.tree_truncated})
+
     # ---- GitHub App (JWT) --------------------------------------------------------------------
     def _jwt(self, request: web.Request) -> dict:
         return self.gh.app.verify_jwt(request.headers.get("Authorization"))
@@ -512,6 +537,7 @@ def build_github_app(api: ApiRoutes, download_handler) -> web.Application:
     get(r"/repos/{owner}/{repo}/releases/{release_id:\d+}", api.get_release)
     get(r"/repos/{owner}/{repo}/releases/{release_id:\d+}/assets", api.release_assets)
     get("/repos/{owner}/{repo}/contents/{path:.*}", api.get_contents)
+    get("/repos/{owner}/{repo}/git/trees/{ref:.+}", api.get_tree)
     get("/app", api.get_app)
     get("/app/installations", api.list_installations)
     get(r"/app/installations/{installation_id:\d+}", api.get_installation)

@@ -170,6 +170,8 @@ class Repo:
     releases: list[Release] = field(default_factory=list)
     # files[ref][path] = bytes; ref None = present at every ref unless overridden.
     files: dict[str | None, dict[str, bytes]] = field(default_factory=dict)
+    # The git trees API answers "truncated": true (as GitHub does past 100,000 entries / 7 MB).
+    tree_truncated: bool = False
 
     @property
     def full_name(self) -> str:

@@ -1,9 +1,12 @@
 """Is a repository a mod? A loader manifest on its default branch, or in its latest release's jar.
 
-Branch: the contents API at each usual resource path, the single-module layout first,
-then the common multi-module ones (``fabric/``, ``neoforge/``, ``forge/``, ``quilt/``,
-``common/``). Each probe is one request (a 404 costs quota too), so a repository that is
-not a mod costs ``len(CANDIDATE_PATHS)`` requests plus one or two for its latest release.
+Branch: one request for the branch's file list (the git trees API, recursive), then the
+contents API for the manifest it names: any module's ``src/main/resources`` manifest, the
+single-module layout first, then the common multi-module ones (``fabric/``, ``neoforge/``,
+``forge/``, ``quilt/``, ``common/``), then any other module. Two requests whatever the
+layout, one for a repository without commits (409) or without the branch (404). Only when
+GitHub truncates the list (a very large repository) are the usual paths probed one by one
+(``len(CANDIDATE_PATHS)`` requests at most: a 404 costs quota too).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import aiohttp
 import msgspec
 
 from indexium_contracts import github
-from indexium_github import GitHubClient, NotFound
+from indexium_github import GitHubClient, GitHubError, NotFound
 from indexium_jar.errors import JarReadError
 from indexium_jar.manifests import parse_jar
 from indexium_jar.model import ModRecord
@@ -37,6 +40,19 @@ _MANIFEST_PATH = re.compile(
 )
 RAW = "application/vnd.github.raw+json"
 _releases = msgspec.json.Decoder(list[github.Release])
+
+
+class _TreeEntry(msgspec.Struct):
+    path: str
+    type: str
+
+
+class _Tree(msgspec.Struct):
+    tree: list[_TreeEntry] = []
+    truncated: bool = False
+
+
+_trees = msgspec.json.Decoder(_Tree)
 
 
 def is_manifest_path(path: str) -> bool:
@@ -78,13 +94,40 @@ class Prober:
 
     async def branch_manifest(self, repo: github.Repository, installation_id: int,
                               first: str | None = None) -> tuple[str, bytes] | None:
-        paths = [first] if first else []
-        paths += [p for p in CANDIDATE_PATHS if p != first]
+        """The first manifest on the default branch: ``first`` (where it was last time) if it is
+        still there, else the ones the branch's file list names, in the order above."""
+        if first:
+            data = await self.read_file(repo, installation_id, first)
+            if data is not None:
+                return first, data
+        listed = await self.branch_manifest_paths(repo, installation_id)
+        paths = [p for p in CANDIDATE_PATHS if p != first] if listed is None else [p for p in listed if p != first]
         for path in paths:
             data = await self.read_file(repo, installation_id, path)
             if data is not None:
                 return path, data
         return None
+
+    async def branch_manifest_paths(self, repo: github.Repository, installation_id: int) -> list[str] | None:
+        """Manifest paths on the default branch, best first; None when the list is truncated."""
+        branch = repo.default_branch or "main"
+        try:
+            resp = await self._client.get(
+                f"/repos/{repo.full_name}/git/trees/{quote(branch, safe='')}", installation_id=installation_id,
+                params={"recursive": "1"}, op="get_tree",
+            )
+        except NotFound:
+            return []  # no such branch: nothing on it
+        except GitHubError as exc:
+            if exc.status == 409:  # "Git Repository is empty."
+                return []
+            raise
+        tree = _trees.decode(resp.body)
+        if tree.truncated:
+            return None
+        found = [e.path for e in tree.tree if e.type == "blob" and is_manifest_path(e.path)]
+        rank = {path: i for i, path in enumerate(CANDIDATE_PATHS)}
+        return sorted(found, key=lambda p: (rank.get(p, len(rank)), p.count("/"), p))
 
     async def latest_release(self, repo: github.Repository, installation_id: int) -> github.Release | None:
         try:
