@@ -52,7 +52,7 @@ from indexium_devstack.jars import large_jar
 from indexium_indexer.jarread import read_metadata
 from indexium_jar.manifests import LOADER_MANIFESTS
 from indexium_jar.remote import DownloadPolicy
-from indexium_jar.zipfmt import locate_eocd, parse_central_directory
+from indexium_jar.zipfmt import CentralDirectory, locate_eocd
 
 SIZES = (10_000, 100_000, 1_000_000, 5_000_000, 20_000_000, 50_000_000)
 ENTRIES = (10, 100, 1_000, 5_000, 20_000)
@@ -123,8 +123,8 @@ async def owner_plan(session: aiohttp.ClientSession, url: str) -> None:
     tail = await get(tail_start, size)
     info = locate_eocd(tail, tail_start, size)
     cd = await get(info.cd_offset, info.cd_offset + info.cd_size)
-    entries = parse_central_directory(cd, info.entry_count)
-    manifest = next(e for e in entries if e.name in LOADER_MANIFESTS)
+    directory = CentralDirectory(cd)  # the same name index ours uses: only the plan differs
+    manifest = next(e for e in map(directory.entry, sorted(LOADER_MANIFESTS)) if e is not None)
     await get(manifest.local_header_offset, manifest.local_header_offset + 30 + manifest.name_size
               + manifest.compressed_size + 1024)
 

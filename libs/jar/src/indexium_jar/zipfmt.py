@@ -45,7 +45,7 @@ _ZIP64_EOCD = struct.Struct("<IQHHIIQQQQ")  # 56 bytes (+ extensible data we ign
 _CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")  # 46 bytes
 # Signature and the name, extra and comment lengths: all the walk of a directory needs.
 _CENTRAL_LENGTHS = struct.Struct("<I24xHHH")  # 34 bytes
-# The same record, only the fields the reader uses: signature, flags, method, crc32,
+# The same record, only the fields an entry needs: signature, flags, method, crc32,
 # compressed and uncompressed size, name/extra/comment lengths, local header offset.
 _CENTRAL_USED = struct.Struct("<I4xHH4xIIIHHH8xI")  # also 46 bytes
 _LOCAL = struct.Struct("<IHHHHHIIIHH")  # 30 bytes
@@ -220,33 +220,7 @@ def parse_central_directory(data: bytes, count_hint: int, *, base_offset: int = 
     directory order.
     """
     del count_hint  # advisory only, see above
-    data = bytes(data)
-    entries: list[ZipEntry] = []
-    # The hot loop when every entry is wanted (the scan stage): the record format skips (x)
-    # the fields never used, so each record unpacks into 10 ints instead of 17.
-    append, unpack, header, make = entries.append, _CENTRAL_USED.unpack_from, _CENTRAL.size, ZipEntry
-    pos = 0
-    end = len(data)
-    last_start = end - header
-    while pos < end:
-        if pos > last_start:
-            raise CorruptZip("truncated central directory")
-        sig, flags, method, crc, csize, usize, nlen, elen, clen, offset = unpack(data, pos)
-        if sig != CENTRAL_SIG:
-            raise CorruptZip("bad central directory record")
-        name_at = pos + header
-        pos = name_at + nlen + elen + clen
-        if pos > end:
-            raise CorruptZip("truncated central directory")
-        raw_name = data[name_at : name_at + nlen]
-        if offset == _U32_MAX or csize == _U32_MAX or usize == _U32_MAX:
-            usize, csize, offset = _apply_zip64_extra(
-                data[name_at + nlen : name_at + nlen + elen], usize, csize, offset
-            )
-        # Nearly every name is ASCII, where UTF-8 and CP437 agree: that fast path inline.
-        name = raw_name.decode("ascii") if raw_name.isascii() else _decode_name(raw_name, flags)
-        append(make(name, method, flags, crc, csize, usize, offset + base_offset, nlen))
-    return entries
+    return CentralDirectory(data, base_offset=base_offset).entries()
 
 
 class CentralDirectory:
@@ -302,7 +276,8 @@ class CentralDirectory:
     def entries(self) -> list[ZipEntry]:
         """Every record, in directory order, duplicates included."""
         if self._all is None:
-            self._all = parse_central_directory(self._data, len(self._starts), base_offset=self._base)
+            at = self._entry_at
+            self._all = [at(start) for start in self._starts]
         return self._all
 
     def entry(self, name: str) -> ZipEntry | None:
