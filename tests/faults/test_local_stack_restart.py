@@ -1,5 +1,5 @@
 """Scenario 8: kill -9 of the indexer started by `make run` during a burst of 200 webhooks:
-the local stack restarts it and all 200 are indexed."""
+the local stack restarts it and all 200 are indexed; SIGTERM then stops every process."""
 
 import asyncio
 import json
@@ -88,6 +88,21 @@ async def test_local_stack_restarts_a_killed_indexer(gh, tmp_path):
 
         assert await wait_for(all_indexed, 120)
     finally:
-        stack.send_signal(signal.SIGINT)  # Ctrl-C
+        # SIGTERM, as a process supervisor stops it (Ctrl-C takes the same path), twice: the
+        # second must not cut the shutdown short.
+        stack.send_signal(signal.SIGTERM)
+        await asyncio.sleep(0.2)
+        stack.send_signal(signal.SIGTERM)
         code = await asyncio.to_thread(stack.wait, 60)
     assert code == 0, (tmp_path / "stack.log").read_text()[-3000:]
+    final = json.loads((root / "state.json").read_text())
+    for name, service in final["services"].items():
+        assert not _alive(service["pid"]), f"{name} outlived the stack"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

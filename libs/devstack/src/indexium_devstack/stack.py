@@ -128,9 +128,16 @@ class LocalStack:
         self.say("stopped")
 
 
+def _interrupt(signum, frame) -> None:
+    # SIGTERM stops the stack the way Ctrl-C does: by raising in the main thread. (Setting a
+    # threading.Event from a signal handler can deadlock: the handler may run while the main
+    # thread holds that Event's own lock inside Event.wait.)
+    raise KeyboardInterrupt
+
+
 def run(root: Path, *, demo: bool) -> None:
     stack = LocalStack(root, demo=demo)
-    signal.signal(signal.SIGTERM, lambda *_: stack._stop.set())
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         stack.start_infrastructure()
         if demo:
@@ -152,4 +159,7 @@ def run(root: Path, *, demo: bool) -> None:
     except KeyboardInterrupt:
         pass
     finally:
+        # A second Ctrl-C or SIGTERM must not cut the shutdown short and orphan the services.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         stack.stop()
