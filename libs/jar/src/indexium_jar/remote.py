@@ -59,7 +59,7 @@ from .zipfmt import (
 #: MANIFEST.MF carries one digest section per entry after its main section.
 PREFIX_READS = {"META-INF/MANIFEST.MF": 64 * 1024}
 
-#: ``plan(entries, complete)`` → ``(required, optional)`` entry names: what the caller will
+#: ``plan(directory, complete)`` → ``(required, optional)`` entry names: what the caller will
 #: read. Called with the directory's last records while opening (``complete=False``) and
 #: lets the reader fetch those entries together with the directory.
 ReadPlan = Callable[[CentralDirectory, bool], tuple[Sequence[str], Sequence[str]]]

@@ -69,9 +69,9 @@ def parse_jar(files: Mapping[str, bytes], entry_names: Sequence[str] | CentralDi
               table: VersionTable | None = None) -> ParseResult:
     """Parse every manifest present in ``files`` (entry path → bytes).
 
-    ``entry_names`` lists all entries of the jar (or is its central directory) (to find nested jars, and to tell a jar
-    without MANIFEST.MF from one whose MANIFEST.MF was not read: then ``wants`` names it
-    when a parser needed it); ``table`` overrides the shipped Minecraft versions table.
+    ``entry_names`` lists all entries of the jar, or is its central directory (to find
+    nested jars, and to tell a jar without MANIFEST.MF from one whose MANIFEST.MF was not
+    read: then ``wants`` names it when a parser needed it); ``table`` overrides the shipped Minecraft versions table.
     """
     names = entry_names or tuple(files)
     known = MANIFEST_PATH in files or MANIFEST_PATH not in names
