@@ -8,6 +8,7 @@ migrated template; each test that asks for ``nats_url`` gets an empty JetStream.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import tempfile
@@ -187,3 +188,19 @@ async def needs_per_message_ttl(nats_server):
             pytest.skip(f"nats-server {v.major}.{v.minor} has no per-message TTL (2.11+ needed)")
     finally:
         await nc.drain()
+
+
+@pytest.fixture
+def raw_request():
+    """Send one HTTP/1.1 request written byte for byte to an aiohttp TestClient's server (an
+    HTTP client would re-encode odd header bytes); returns (status, the whole answer)."""
+    async def send(client, method: str, path: str, headers: dict[bytes, bytes], body: bytes = b"") -> tuple[int, bytes]:
+        reader, writer = await asyncio.open_connection(client.server.host, client.server.port)
+        head = b"".join(k + b": " + v + b"\r\n" for k, v in headers.items())
+        writer.write(method.encode() + b" " + path.encode() + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                     + head + b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+        answer = await reader.read()
+        writer.close()
+        return int(answer.split(b" ", 2)[1]), answer
+
+    return send

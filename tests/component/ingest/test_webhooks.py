@@ -107,6 +107,46 @@ async def test_missing_delivery_header_is_400(client):
     assert resp.status == 400 and (await resp.json())["error"] == "missing_delivery"
 
 
+async def test_bad_headers_bodies_and_encodings_are_clear_4xx(client, nats_url, raw_request):
+    body = release_body()
+    headers = {"X-GitHub-Event": "release", "X-Hub-Signature-256": sign(SECRET, body)}
+    resp = await client.post("/webhooks/github", data=body, headers={**headers, "X-GitHub-Delivery": "d" * 129})
+    assert resp.status == 400 and (await resp.json())["error"] == "bad_delivery"
+    # Not ASCII (sent as raw bytes): aiohttp hands them over as surrogates no log line could write.
+    for name, value in ((b"X-GitHub-Delivery", b"abc\xff"), (b"X-GitHub-Event", b"rel\xe9ase")):
+        raw = {b"X-GitHub-Event": b"release", b"X-GitHub-Delivery": b"d-ok", name: value,
+               b"X-Hub-Signature-256": sign(SECRET, body).encode()}
+        status, answer = await raw_request(client, "POST", "/webhooks/github", raw, body)
+        assert status == 400, (name, status, answer)
+    resp = await client.post("/webhooks/github", data=body, headers={
+        "X-GitHub-Event": "release", "X-GitHub-Delivery": "d-sig", "X-Hub-Signature-256": "sha256=\u00e9"})
+    assert resp.status == 401 and (await resp.json())["error"] == "bad_signature"
+    resp = await client.post("/webhooks/github", data=b"notgzip", headers={
+        **headers, "X-GitHub-Delivery": "d-gz", "Content-Encoding": "gzip"})
+    assert resp.status == 400 and (await resp.json())["error"] == "invalid_body"
+    resp = await client.post("/webhooks/github", data=body, headers={
+        **headers, "X-GitHub-Delivery": "d-lzw", "Content-Encoding": "compress"})
+    assert resp.status == 415 and (await resp.json())["error"] == "unsupported_media_type"
+    assert await stream_messages(nats_url, ingest.RELEASE) == []
+
+
+async def test_a_push_listing_thousands_of_files_is_queued_with_its_manifest_paths(client, nats_url):
+    push = json.loads((PAYLOADS / "push.with-installation.payload.json").read_bytes())
+    template = push["commits"][0] if push["commits"] else {"id": "0" * 40}
+    push["commits"] = [{**template, "id": f"{i:040x}", "removed": [], "modified": [],
+                        "added": [f"src/main/java/com/example/gen/C{i}_{j}.java" for j in range(2500)]
+                        + (["fabric/src/main/resources/fabric.mod.json"] if i == 7 else [])}
+                       for i in range(20)]
+    body = json.dumps(push).encode()
+    assert len(body) > 2_000_000  # twice the queue's message limit
+    resp = await post(client, "push", body, delivery="big-push")
+    assert resp.status == 202, await resp.text()
+    (msg,) = await stream_messages(nats_url, ingest.PUSH)
+    event = ingest.decoder.decode(msg.data)
+    assert len(event.webhook.commits) == 20 and len(msg.data) < 100_000
+    assert [c.added for c in event.webhook.commits if c.added] == [["fabric/src/main/resources/fabric.mod.json"]]
+
+
 async def test_body_over_the_limit_is_413(nats_url):
     app = create_app(settings(nats_url, INDEXIUM_WEBHOOK_MAX_BYTES="1000"))
     async with TestClient(TestServer(app)) as c:

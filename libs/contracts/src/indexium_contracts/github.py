@@ -7,6 +7,8 @@ Every example in ``shared/github-payloads`` decodes with these types (tested).
 
 from __future__ import annotations
 
+import re
+
 import msgspec
 
 
@@ -112,6 +114,28 @@ class PushWebhook(msgspec.Struct, frozen=True):
     commits: list[PushCommit] = []
     installation: Installation | None = None
     sender: Account | None = None
+
+
+# A loader manifest in any module's resources (a build may name its modules anything).
+_MANIFEST_PATH = re.compile(
+    r"(^|/)src/main/resources/(fabric\.mod\.json|quilt\.mod\.json|META-INF/(neoforge\.)?mods\.toml)$"
+)
+
+
+def is_manifest_path(path: str) -> bool:
+    return bool(_MANIFEST_PATH.search(path))
+
+
+def manifest_paths_only(push: PushWebhook) -> PushWebhook:
+    """The push with each commit's added/removed/modified lists cut to loader-manifest paths:
+    all a push is read for (a card refresh). A push listing thousands of files would
+    otherwise outgrow a queue message and be refused on every redelivery."""
+    def keep(paths: list[str]) -> list[str]:
+        return [p for p in paths if is_manifest_path(p)]
+
+    commits = [PushCommit(id=c.id, added=keep(c.added), removed=keep(c.removed), modified=keep(c.modified))
+               for c in push.commits]
+    return msgspec.structs.replace(push, commits=commits)
 
 
 class RepositoryWebhook(msgspec.Struct, frozen=True):

@@ -23,7 +23,26 @@ from typing import BinaryIO, TextIO
 import msgspec
 import structlog
 
-_json = msgspec.json.Encoder()
+_json = msgspec.json.Encoder(enc_hook=repr)
+
+
+def encode_line(fields: dict) -> bytes:
+    """One JSON object; text that is not valid Unicode (a header aiohttp decoded with
+    surrogates) is written with escapes instead of failing the line."""
+    try:
+        return _json.encode(fields)
+    except UnicodeEncodeError:
+        return _json.encode({k: _escaped(v) for k, v in fields.items()})
+
+
+def _escaped(value):
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {k: _escaped(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_escaped(v) for v in value]
+    return value
 
 
 class _FastJson:
@@ -44,7 +63,7 @@ class _FastJson:
         return f"{self._prefix}{int((now - second) * 1_000_000):06d}Z"
 
     def write(self, fields: dict) -> None:
-        self.stream.write(_json.encode(fields) + b"\n")
+        self.stream.write(encode_line(fields) + b"\n")
         self.stream.flush()
 
 
@@ -78,7 +97,7 @@ def canonical(name: str) -> Canonical:
 
 
 def _render_json(_, __, event_dict: dict) -> bytes:
-    return _json.encode(event_dict)
+    return encode_line(event_dict)
 
 
 def configure(service: str, *, fmt: str = "auto", level: str = "info", stream: TextIO | None = None) -> None:

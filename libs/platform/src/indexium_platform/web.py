@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable
 import msgspec
 import structlog
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
 
 from . import logs
 from .metrics import ServiceMetrics
@@ -48,9 +50,11 @@ def error_response(
 class ApiError(Exception):
     """Raise from a handler to answer with the error envelope."""
 
-    def __init__(self, status: int, code: str, description: str, headers: dict[str, str] | None = None):
+    def __init__(self, status: int, code: str, description: str, headers: dict[str, str] | None = None,
+                 *, close_connection: bool = False):
         super().__init__(description)
         self.status, self.code, self.description, self.headers = status, code, description, headers
+        self.close_connection = close_connection  # the request's bytes cannot be read past: no keep-alive
 
 
 def json_response(data: object, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
@@ -90,6 +94,46 @@ class _RouteMetrics:
 ROUTE_METRICS = web.AppKey("route_metrics", _RouteMetrics)
 
 
+# What aiohttp inflates by itself; anything else (br without Brotli installed, zstd, a typo)
+# is refused before the body is read.
+_CONTENT_ENCODINGS = frozenset({"", "identity", "gzip", "deflate", "x-gzip"})
+
+
+async def read_request_body(request: web.Request, limit: int | None = None) -> bytes:
+    """The whole (inflated) body, or the error envelope: 415 for an encoding we do not take,
+    400 for one that does not decode, 413 beyond ``limit`` (default: the app's client_max_size)."""
+    encoding = request.headers.get("Content-Encoding", "").strip().lower()
+    if encoding not in _CONTENT_ENCODINGS:
+        raise ApiError(415, "unsupported_media_type", "Content-Encoding must be gzip, deflate or identity.")
+    try:
+        if limit is None:
+            return await request.read()
+        if request.content_length is not None and request.content_length > limit:
+            raise ApiError(413, "payload_too_large", f"Request bodies are limited to {limit} bytes.")
+        body = bytearray()
+        async for chunk in request.content.iter_chunked(64 * 1024):
+            body += chunk
+            if len(body) > limit:
+                raise ApiError(413, "payload_too_large", f"Request bodies are limited to {limit} bytes.")
+        return bytes(body)
+    except (RequestPayloadError, HttpProcessingError):  # aiohttp could not inflate or read it
+        # The connection cannot carry another request: answer, then close it (and do not let
+        # aiohttp try to drain a body that fails again).
+        request.content.feed_eof()
+        raise ApiError(400, "invalid_body", "The request body could not be decoded "
+                                            f"(Content-Encoding: {encoding or 'identity'}).",
+                       close_connection=True) from None
+
+
+def header_text(request: web.Request, name: str, max_len: int) -> str | None:
+    """A header as printable ASCII of at most ``max_len`` characters, else None (aiohttp hands
+    other bytes over as surrogates, which no log line or JSON can encode)."""
+    value = request.headers.get(name)
+    if value is None or len(value) > max_len or not value.isascii() or not value.isprintable():
+        return None
+    return value
+
+
 _ID_PREFIX = os.urandom(8).hex()
 _ID_COUNTER = itertools.count(1)
 
@@ -106,7 +150,7 @@ async def _edge_middleware(request: web.Request, handler):
     started = time.perf_counter()
     route = request.match_info.route.resource
     template = route.canonical if route is not None else "unmatched"
-    request_id = request.headers.get("X-Request-Id") or new_request_id()
+    request_id = header_text(request, "X-Request-Id", 128) or new_request_id()
     structlog.contextvars.bind_contextvars(request_id=request_id)
     status = 500
     try:
@@ -114,6 +158,8 @@ async def _edge_middleware(request: web.Request, handler):
             response = await handler(request)
         except ApiError as exc:
             response = error_response(exc.status, exc.code, exc.description, exc.headers)
+            if exc.close_connection:
+                response.force_close()
         except web.HTTPException as exc:
             if exc.status >= 400 and exc.content_type != "application/json":
                 code = _HTTP_CODES.get(exc.status, "http_error")

@@ -59,7 +59,7 @@ def create_app(settings: Settings) -> web.Application:
     lookups.setup(app)
     _setup_analytics(app)
     openapi.setup(app, settings)
-    edge.setup(app)  # last: its OPTIONS route answers preflights for every route above
+    edge.setup(app)
     return app
 
 

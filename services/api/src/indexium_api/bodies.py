@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 from aiohttp import web
 
-from indexium_platform.web import ApiError
+from indexium_platform.web import ApiError, read_request_body
 
 
 class ByHashes(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -25,7 +25,7 @@ _decoders = {cls: msgspec.json.Decoder(cls) for cls in (ByHashes, UpdateCheck)}
 
 
 async def read(request: web.Request, cls: type[msgspec.Struct]):
-    raw = await request.read()  # bounded by the app's client_max_size (413 beyond it)
+    raw = await read_request_body(request)  # bounded by the app's client_max_size (413 beyond it)
     try:
         return _decoders[cls].decode(raw)
     except msgspec.ValidationError as exc:

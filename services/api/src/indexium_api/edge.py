@@ -43,12 +43,20 @@ async def rate_limit(request: web.Request, handler):
     return await handler(request)
 
 
-async def preflight(request: web.Request) -> web.Response:
-    return web.Response(status=204, headers={
-        "Access-Control-Allow-Methods": "GET, HEAD, POST, OPTIONS",
-        "Access-Control-Allow-Headers": "Content-Type, If-None-Match",
-        "Access-Control-Max-Age": "86400",
-    })
+@web.middleware
+async def preflight(request: web.Request, handler):
+    """CORS preflight for any public route: an OPTIONS the router has no handler for (405)
+    is answered here with the methods the route allows; an unknown path stays a 404."""
+    if request.method == "OPTIONS" and _public(request.path):
+        refused = request.match_info.http_exception
+        if isinstance(refused, web.HTTPMethodNotAllowed):
+            methods = sorted({*refused.allowed_methods, "OPTIONS"})
+            return web.Response(status=204, headers={
+                "Access-Control-Allow-Methods": ", ".join(methods),
+                "Access-Control-Allow-Headers": "Content-Type, If-None-Match",
+                "Access-Control-Max-Age": "86400",
+            })
+    return await handler(request)
 
 
 async def decorate(request: web.Request, response: web.StreamResponse) -> None:
@@ -67,8 +75,7 @@ async def decorate(request: web.Request, response: web.StreamResponse) -> None:
 
 
 def setup(app: web.Application) -> None:
-    """Call after every route is added: the preflight route catches OPTIONS on all of them."""
+    app.middlewares.append(preflight)
     if app[API].limiter is not None:  # no middleware at all when the limit is off
         app.middlewares.append(rate_limit)
     app.on_response_prepare.append(decorate)
-    app.router.add_route("OPTIONS", f"{BASE}/{{tail:.*}}", preflight)

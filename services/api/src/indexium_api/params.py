@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from urllib.parse import unquote_to_bytes
+
 from aiohttp import web
+from multidict import MultiDictProxy
 
 from indexium_platform.web import ApiError
 
@@ -27,8 +30,25 @@ def clean(name: str, value: str, max_len: int) -> str:
     return value
 
 
+def _query(request: web.Request) -> MultiDictProxy[str]:
+    """The parsed query, once its raw bytes are known to be UTF-8: the URL parser replaces
+    invalid bytes with U+FFFD, which would turn ``q=%FF`` into a search for "\ufffd"."""
+    raw = request.rel_url.raw_query_string
+    if ("%" in raw or not raw.isascii()) and not request.get(_CHECKED):
+        try:
+            unquote_to_bytes(raw).decode("utf-8")
+        except UnicodeError:
+            raise ApiError(400, "invalid_parameter",
+                           "The query string must be valid UTF-8 (percent-encoded).") from None
+        request[_CHECKED] = True
+    return request.query
+
+
+_CHECKED = web.RequestKey("query_utf8_checked", bool)
+
+
 def _single(request: web.Request, name: str) -> str | None:
-    values = request.query.getall(name, ())
+    values = _query(request).getall(name, ())
     if len(values) > 1:
         raise bad(name, "must be given at most once")
     return values[0] if values else None
@@ -43,7 +63,7 @@ def text(request: web.Request, name: str, *, max_len: int = MAX_QUERY_CHARS) -> 
 
 def texts(request: web.Request, name: str, *, max_len: int = 64) -> tuple[str, ...]:
     """A repeatable parameter; empty values are ignored, duplicates dropped, order kept."""
-    values = request.query.getall(name, ())
+    values = _query(request).getall(name, ())
     if len(values) > MAX_VALUES:
         raise bad(name, f"may be given at most {MAX_VALUES} times")
     out: dict[str, None] = {}

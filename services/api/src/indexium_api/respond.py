@@ -92,9 +92,14 @@ async def cached(
         raise unavailable(request) from None
     route = request.match_info.route.resource
     api.metrics.cache_result(route.canonical if route else "unmatched", result).inc()
+    if value.status >= 400:
+        # Kept in our own cache (a flood of lookups for a missing mod costs one query), but
+        # never in browsers or CDNs: the mod can appear any second (docs/api.md, errors).
+        headers = {"Cache-Control": "no-store", "X-Cache": _X_CACHE[result]}
+        return web.Response(status=value.status, body=value.body, content_type=value.content_type, headers=headers)
     headers = {"ETag": value.etag, "Cache-Control": cache_control or client_cache_control(request),
                "X-Cache": _X_CACHE[result]}
-    if value.status == 200 and etag_matches(request.headers.get("If-None-Match"), value.etag):
+    if etag_matches(request.headers.get("If-None-Match"), value.etag):
         return web.Response(status=304, headers=headers)
     return web.Response(status=value.status, body=value.body, content_type=value.content_type, headers=headers)
 

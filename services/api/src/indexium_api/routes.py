@@ -48,7 +48,7 @@ def _search_query(request: web.Request) -> catalog.SearchQuery:
 async def search_mods(request: web.Request) -> web.Response:
     api = request.app[API]
     # Hot queries arrive as the same raw query string again and again: parse each once.
-    raw = request.query_string
+    raw = request.rel_url.raw_query_string  # raw: two encodings of one decoded string differ in validity
     sq = api.parsed_searches.get(raw)
     if sq is None:
         sq = _search_query(request)  # raises 400 for a bad one, which is not remembered
@@ -133,15 +133,16 @@ async def get_version(request: web.Request) -> web.Response:
 async def get_icon(request: web.Request) -> web.Response:
     api = request.app[API]
     slug = _slug(request)
+    if slug is None:  # cannot exist: answered without the cache (one key for every bad slug would mix them)
+        return _missing_mod(request)
 
     async def compute():
-        row = await api.db.run(catalog.icon, slug) if slug else None
+        row = await api.db.run(catalog.icon, slug)
         if row is None:
-            return not_found(f"No icon for mod '{slug or request.match_info['slug']}'.")
+            return not_found(f"No icon for mod '{slug}'.")
         return Cached(200, bytes(row["data"]), row["etag"], row["content_type"])
 
-    return await cached(request, ("icon", slug), (mod_tag(slug or ""),), compute,
-                        cache_control=ICON_CACHE_CONTROL)
+    return await cached(request, ("icon", slug), (mod_tag(slug),), compute, cache_control=ICON_CACHE_CONTROL)
 
 
 def _missing_mod(request: web.Request) -> web.Response:

@@ -11,7 +11,7 @@ from nats.js import JetStreamContext
 
 from indexium_contracts import github, ingest
 from indexium_platform import logs
-from indexium_platform.web import ApiError, json_response
+from indexium_platform.web import ApiError, header_text, json_response, read_request_body
 
 from .deliveries import DeliveryLog
 from .metrics import IngestMetrics
@@ -25,17 +25,7 @@ METRICS = web.AppKey("ingest_metrics", IngestMetrics)
 
 log = logs.get(__name__)
 _MAX_DELIVERY_ID = 128
-
-
-async def _read_body(request: web.Request, limit: int) -> bytes:
-    if request.content_length is not None and request.content_length > limit:
-        raise ApiError(413, "payload_too_large", f"Webhook bodies are limited to {limit} bytes.")
-    body = bytearray()
-    async for chunk in request.content.iter_chunked(64 * 1024):
-        body += chunk
-        if len(body) > limit:
-            raise ApiError(413, "payload_too_large", f"Webhook bodies are limited to {limit} bytes.")
-    return bytes(body)
+_MAX_EVENT = 64
 
 
 async def github_webhook(request: web.Request) -> web.Response:
@@ -43,15 +33,20 @@ async def github_webhook(request: web.Request) -> web.Response:
     received_at = datetime.now(UTC)
     event = request.headers.get("X-GitHub-Event", "")
     delivery_id = request.headers.get("X-GitHub-Delivery", "")
-    body = await _read_body(request, settings.max_body_bytes)
+    body = await read_request_body(request, settings.max_body_bytes)
 
     if not verify(settings.webhook_secrets, body, request.headers.get("X-Hub-Signature-256")):
         metrics.webhooks.labels(event="-", outcome="bad_signature").inc()
         raise ApiError(401, "bad_signature", "X-Hub-Signature-256 is missing or does not match.")
     if not event:
         raise ApiError(400, "missing_event", "X-GitHub-Event header is required.")
-    if not delivery_id or len(delivery_id) > _MAX_DELIVERY_ID:
+    if header_text(request, "X-GitHub-Event", _MAX_EVENT) is None:
+        raise ApiError(400, "bad_event", f"X-GitHub-Event must be printable ASCII of at most {_MAX_EVENT} characters.")
+    if not delivery_id:
         raise ApiError(400, "missing_delivery", "X-GitHub-Delivery header is required.")
+    if header_text(request, "X-GitHub-Delivery", _MAX_DELIVERY_ID) is None:
+        raise ApiError(400, "bad_delivery",
+                       f"X-GitHub-Delivery must be printable ASCII of at most {_MAX_DELIVERY_ID} characters.")
     structlog.contextvars.bind_contextvars(delivery_id=delivery_id, github_event=event)
     label = event if event in github.WEBHOOK_TYPES else "other"
 
@@ -74,6 +69,8 @@ async def github_webhook(request: web.Request) -> web.Response:
         metrics.webhooks.labels(event=label, outcome="duplicate").inc()
         return json_response({"status": "duplicate", "event": event, "delivery": delivery_id}, status=202)
     subject, event_type = route
+    if isinstance(payload, github.PushWebhook):
+        payload = github.manifest_paths_only(payload)
     message = ingest.encoder.encode(
         event_type(delivery_id=delivery_id, received_at=received_at.isoformat(), webhook=payload)
     )

@@ -11,8 +11,8 @@ def sign(secret: str, body: bytes) -> str:
 
 
 def verify(secrets: tuple[str, ...], body: bytes, header: str | None) -> bool:
-    if not header or not header.startswith("sha256="):
-        return False
+    if not header or not header.startswith("sha256=") or not header.isascii():
+        return False  # (compare_digest takes only ASCII text; a signature is hex anyway)
     # Check every secret (no early exit) so timing does not tell which one matched.
     ok = False
     for secret in secrets:

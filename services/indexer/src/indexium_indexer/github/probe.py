@@ -11,7 +11,6 @@ GitHub truncates the list (a very large repository) are the usual paths probed o
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -19,6 +18,7 @@ import aiohttp
 import msgspec
 
 from indexium_contracts import github
+from indexium_contracts.github import is_manifest_path
 from indexium_github import GitHubClient, GitHubError, NotFound
 from indexium_jar.errors import JarReadError
 from indexium_jar.manifests import parse_jar
@@ -33,10 +33,6 @@ MODULE_DIRS = ("", "fabric", "neoforge", "forge", "quilt", "common")
 RESOURCES = "src/main/resources"
 CANDIDATE_PATHS = tuple(
     f"{module + '/' if module else ''}{RESOURCES}/{name}" for module in MODULE_DIRS for name in MANIFEST_FILES
-)
-# Any module's resources, for pushes (a build may name its modules anything).
-_MANIFEST_PATH = re.compile(
-    r"(^|/)src/main/resources/(fabric\.mod\.json|quilt\.mod\.json|META-INF/(neoforge\.)?mods\.toml)$"
 )
 RAW = "application/vnd.github.raw+json"
 _releases = msgspec.json.Decoder(list[github.Release])
@@ -53,10 +49,6 @@ class _Tree(msgspec.Struct):
 
 
 _trees = msgspec.json.Decoder(_Tree)
-
-
-def is_manifest_path(path: str) -> bool:
-    return bool(_MANIFEST_PATH.search(path))
 
 
 def jar_path(source_path: str) -> str:
