@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import uuid
 
@@ -144,6 +145,28 @@ async def test_identity_encoding_and_missing_content_type_are_plain_json(client)
 async def test_non_json_content_type_is_415(client):
     resp = await submit(client, samples.ping(), {"Content-Type": "text/plain"})
     assert resp.status == 415
+
+
+async def test_an_unparsable_content_type_is_415(client):
+    resp = await submit(client, {"server_uuid": "x"}, headers={"Content-Type": ";;;"})
+    assert resp.status == 415 and (await resp.json())["error"] == "unsupported_media_type"
+
+
+async def test_a_client_hanging_up_mid_upload_is_a_499_not_a_500(client):
+    reader, writer = await asyncio.open_connection(client.server.host, client.server.port)
+    writer.write(b"POST /api/v1/analytics/submit HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: 1000\r\n\r\n{\"server_uuid\":")
+    await writer.drain()
+    await asyncio.sleep(0.2)
+    writer.close()
+    deadline = asyncio.get_running_loop().time() + 5
+    while True:
+        text = await (await client.get("/metrics")).text()
+        if 'route="/api/v1/analytics/submit",status="499"' in text:
+            break
+        assert asyncio.get_running_loop().time() < deadline, text
+        await asyncio.sleep(0.1)
+    assert 'status="500"' not in text
 
 
 async def test_one_ping_per_server_per_window(client, nats_url, clock):

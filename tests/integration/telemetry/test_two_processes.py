@@ -71,6 +71,17 @@ async def test_two_processes_rate_limit_write_aggregate_and_keep_no_address(proc
         assert [s for s, _ in statuses] == [202] * 20
         metrics = {p: await (await http.get(f"{p.url}/metrics")).text() for p in (a, b)}
 
+    # Malformed HTTP (aiohttp answers it itself and logs "Error handling request from <peer>"),
+    # and a client hanging up mid-upload: still no address in any log line.
+    for raw in (b"POST /api/v1/analytics/submit HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+                b"POST /api/v1/analytics/submit HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"a\":"):
+        reader, writer = await asyncio.open_connection(*a.url.removeprefix("http://").split(":"),
+                                                       local_addr=(CLIENT_ADDR, 0))
+        writer.write(raw)
+        await writer.drain()
+        await asyncio.sleep(0.3)
+        writer.close()
+
     # The writer (process a) stores 21 pings; its aggregator turns them into daily stats.
     await until(lambda: _eq(db.fetchval("SELECT count(*) FROM mod_telemetry_pings"), 21))
     await until(lambda: _eq(db.fetchval(

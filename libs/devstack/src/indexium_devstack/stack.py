@@ -101,11 +101,14 @@ class LocalStack:
     def supervise(self) -> None:
         """Restart a service that died, with a growing pause, until asked to stop."""
         backoff: dict[str, float] = {}
+        restarted: dict[str, float] = {}
         while not self._stop.wait(0.5):
             for proc in self.services:
                 if proc.alive():
                     continue
                 name = proc.spec.name
+                if time.monotonic() - restarted.get(name, 0.0) > HEALTHY_RUN_S:
+                    backoff.pop(name, None)  # it ran fine for a while: this is a new failure
                 delay = min(backoff.get(name, 0.5) * 2, 10.0)
                 backoff[name] = delay
                 self.say(f"{name} exited with {proc.proc.returncode}; restarting in {delay:.0f}s")
@@ -113,6 +116,7 @@ class LocalStack:
                     return
                 proc.restarts += 1
                 proc.start()
+                restarted[name] = time.monotonic()
                 self.write_state()
 
     def stop(self) -> None:
@@ -126,6 +130,9 @@ class LocalStack:
         if self.nats:
             self.nats.stop()
         self.say("stopped")
+
+
+HEALTHY_RUN_S = 60.0  # a service up this long after a restart starts its backoff afresh
 
 
 def _interrupt(signum, frame) -> None:

@@ -82,31 +82,56 @@ class PullConsumer:
 
     async def _run(self) -> None:
         sub = await self._subscribe()
-        while sub is not None and not self._stopping.is_set():
-            await self._slots.acquire()
-            self._slots.release()
-            free = self._free_slots()
-            try:
-                msgs = await sub.fetch(batch=max(free, 1), timeout=self._fetch_timeout_s)
-            except (asyncio.TimeoutError, nats.errors.TimeoutError):
-                continue
-            except Exception as exc:
-                if self._stopping.is_set():
+        try:
+            while sub is not None and not self._stopping.is_set():
+                if not await self._take_slot():  # every handler busy: wait for one, or for stop
                     break
-                log.warning("consumer_fetch_failed", consumer=self._spec.durable, error=str(exc))
-                await asyncio.sleep(0.5)
-                continue
-            for msg in msgs:
-                if self._stopping.is_set():
-                    await self._nak_quietly(msg)
+                self._slots.release()
+                free = self._free_slots()
+                try:
+                    msgs = await sub.fetch(batch=max(free, 1), timeout=self._fetch_timeout_s)
+                except (asyncio.TimeoutError, nats.errors.TimeoutError):
                     continue
-                await self._slots.acquire()
-                task = asyncio.create_task(self._handle(msg))
-                self._inflight.add(task)
-                task.add_done_callback(self._inflight.discard)
-        if sub is not None:
-            with contextlib.suppress(Exception):
-                await sub.unsubscribe()
+                except Exception as exc:
+                    if self._stopping.is_set():
+                        break
+                    log.warning("consumer_fetch_failed", consumer=self._spec.durable, error=str(exc))
+                    await asyncio.sleep(0.5)
+                    continue
+                for msg in msgs:
+                    if not await self._take_slot():
+                        await self._nak_quietly(msg)  # stopping: another replica takes it now
+                        continue
+                    task = asyncio.create_task(self._handle(msg))
+                    self._inflight.add(task)
+                    task.add_done_callback(self._inflight.discard)
+        finally:
+            # Always, even when cancelled: a subscription left open makes the connection's
+            # drain wait for its queue until the drain timeout (30 s), past the pod's grace.
+            if sub is not None:
+                with contextlib.suppress(Exception):
+                    await sub.unsubscribe()
+
+    async def _take_slot(self) -> bool:
+        """A handler slot, or False as soon as the consumer is stopping (never blocks shutdown)."""
+        if self._stopping.is_set():
+            return False
+        acquire = asyncio.ensure_future(self._slots.acquire())
+        stopping = asyncio.ensure_future(self._stopping.wait())
+        try:
+            await asyncio.wait({acquire, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+            if not acquire.done():
+                acquire.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await acquire
+        if not acquire.cancelled() and acquire.done():
+            if self._stopping.is_set():
+                self._slots.release()
+                return False
+            return True
+        return False
 
     def _free_slots(self) -> int:
         return self._concurrency - len(self._inflight)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import re
 import sys
 import time
 from typing import BinaryIO, TextIO
@@ -68,6 +69,25 @@ class _FastJson:
 
 
 _fast: _FastJson | None = None
+
+# A peer address as aiohttp prints one (not a time of day such as 10:27:37).
+_ADDRESS = re.compile(
+    r"\b(?:\d{1,3}\.){3}\d{1,3}\b"  # IPv4
+    r"|(?<![\w:])(?:(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}"  # IPv6, full
+    r"|[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{1,4})*::(?:[0-9a-fA-F]{1,4}:)*[0-9a-fA-F]{0,4})(?![\w:])"  # with ::
+)
+
+
+class _NoClientAddresses(logging.Filter):
+    """aiohttp's own lines name the client ("Error handling request from 203.0.113.9", for a
+    malformed request): the address is masked before any handler sees the record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = _ADDRESS.sub("<address>", message)
+        if masked != message:
+            record.msg, record.args = masked, ()
+        return True
 
 
 class Canonical:
@@ -141,6 +161,10 @@ def configure(service: str, *, fmt: str = "auto", level: str = "info", stream: T
     root.setLevel(level.upper())
     # aiohttp's access log writes the client address; we log our own canonical line instead.
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    for name in ("aiohttp.server", "aiohttp.web", "aiohttp.internal"):
+        target = logging.getLogger(name)
+        if not any(isinstance(f, _NoClientAddresses) for f in target.filters):
+            target.addFilter(_NoClientAddresses())
     structlog.contextvars.clear_contextvars()
     structlog.contextvars.bind_contextvars(service=service)
 

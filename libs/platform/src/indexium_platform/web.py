@@ -169,7 +169,12 @@ async def _edge_middleware(request: web.Request, handler):
                 response = error_response(exc.status, code, exc.reason, kept or None)
             else:
                 raise
-        except (asyncio.CancelledError, KeyboardInterrupt):
+        except (asyncio.CancelledError, ConnectionResetError):
+            # The client hung up (mid-upload, say; aiohttp then cancels the handler): nobody
+            # to answer, not our error. Logged and counted as 499, as nginx does, never a 5xx.
+            status = 499
+            raise
+        except KeyboardInterrupt:
             raise
         except Exception:
             log.exception("unhandled_error", route=template)

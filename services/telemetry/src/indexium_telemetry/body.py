@@ -11,6 +11,8 @@ from __future__ import annotations
 import zlib
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
 
 from indexium_platform.web import ApiError
 
@@ -36,7 +38,9 @@ def encoding_of(request: web.Request) -> str:
 def check_content_type(request: web.Request) -> None:
     # Absent or octet-stream is taken as JSON (HTTP libraries add the latter to raw bytes).
     ctype = request.headers.get("Content-Type")
-    if ctype is not None and request.content_type not in ("application/json", "application/octet-stream"):
+    # The raw media type: aiohttp reads an unparsable header (";;;") as octet-stream.
+    if ctype is not None and ctype.split(";", 1)[0].strip().lower() not in ("application/json",
+                                                                           "application/octet-stream"):
         raise ApiError(415, "unsupported_media_type", "Content-Type must be application/json.")
 
 
@@ -67,14 +71,18 @@ async def read_ping_body(request: web.Request, limit: int) -> bytes:
     inflater = zlib.decompressobj(_GZIP) if encoding == "gzip" else None
     received = 0
     out = bytearray()
-    async for chunk in request.content.iter_chunked(_READ_CHUNK):
-        received += len(chunk)
-        if received > limit:
-            raise _too_large(limit)
-        if inflater is None:
-            out += chunk
-            continue
-        _inflate(inflater, chunk, out, limit)
+    try:
+        async for chunk in request.content.iter_chunked(_READ_CHUNK):
+            received += len(chunk)
+            if received > limit:
+                raise _too_large(limit)
+            if inflater is None:
+                out += chunk
+                continue
+            _inflate(inflater, chunk, out, limit)
+    except (RequestPayloadError, HttpProcessingError):  # a broken chunked encoding, say
+        request.content.feed_eof()
+        raise ApiError(400, "invalid_body", "The request body could not be read.", close_connection=True) from None
     if inflater is not None and not inflater.eof:
         raise ApiError(400, "bad_gzip", "The gzip body is truncated.")
     return bytes(out)
