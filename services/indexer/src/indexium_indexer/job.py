@@ -18,6 +18,7 @@ import msgspec
 from indexium_contracts import github, versions as version_events
 from indexium_contracts.ingest import ReleaseReceived
 from indexium_db.queries import deliveries, mods, versions
+from indexium_db.retry import in_transaction
 from indexium_jar.errors import JarReadError
 from indexium_jar.gameversions import VersionTable, default_table
 from indexium_jar.model import ModRecord
@@ -167,7 +168,8 @@ class ReleaseIndexer:
         published_at = parse_time(release.published_at) or parse_time(release.created_at)
         status = "quarantined" if suspicious else ("public" if self._publish_before_scan else "pending_scan")
         version_number = release.tag_name.strip()
-        async with self._pool.acquire() as conn, conn.transaction():
+
+        async def commit(conn: asyncpg.Connection):
             await mods.upsert_author(conn, repo.owner.id, repo.owner.login)
             mod = await mods.get_by_repo(conn, repo.id)
             if mod is None:
@@ -200,6 +202,10 @@ class ReleaseIndexer:
                 "SELECT status = 'public' AND NOT hidden FROM mod_versions WHERE id = $1", version_id
             )
             await self._record(event, "indexed", conn=conn)
+            return mod, version_id, file_ids, visible
+
+        # Deadlocks, serialization failures and a dropped connection re-run the whole transaction.
+        mod, version_id, file_ids, visible = await in_transaction(self._pool, commit)
         files = [
             version_events.FileRef(file_id=str(fid), filename=r.filename, url=r.url, size=r.size,
                                    digest=r.github_digest, sidecar_url=r.sidecar_url)
@@ -247,11 +253,14 @@ class ReleaseIndexer:
     async def _hide(self, event: ReleaseReceived) -> JobResult:
         hook = event.webhook
         reason = f"release {hook.action}"
-        async with self._pool.acquire() as conn, conn.transaction():
+        async def commit(conn: asyncpg.Connection):
             hidden = await versions.hide_release(conn, hook.repository.id, hook.release.id, reason)
             for mod_id in {r["mod_id"] for r in hidden}:
                 await mods.refresh_rollup(conn, mod_id)
             await self._record(event, "hidden", conn=conn)
+            return hidden
+
+        hidden = await in_transaction(self._pool, commit)
         events = [
             version_events.VersionHidden(mod_id=str(r["mod_id"]), slug=r["slug"], version_id=str(r["id"]),
                                          version_number=r["version_number"], reason=reason)
