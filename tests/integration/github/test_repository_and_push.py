@@ -149,3 +149,51 @@ async def test_created_repository_is_evaluated_and_a_push_adding_a_manifest_regi
 
 async def _where(db, repo, condition):
     return await db.fetchrow(f"SELECT * FROM mods WHERE github_repo_id = $1 AND {condition}", repo.id)
+
+
+async def test_a_release_webhook_delivered_after_a_rename_does_not_undo_it(gh, stack, db, eventually, lumen):
+    old_repository = gh.repo_json(lumen)
+    rename(gh, lumen, name="lumen-lights")
+    late = gh.release_payload(lumen.release("v1.1.0"), "edited")
+    late["repository"] = old_repository  # queued before the rename: the repository as it was (asset URLs redirect)
+    await stack.send("repository", repository_payload(gh, lumen, "renamed",
+                                                      changes={"repository": {"name": {"from": "lumen"}}}))
+    assert await eventually(lambda: _where(db, lumen, "repo_full_name = 'alice/lumen-lights'"))
+    assert await stack.send("release", late, delivery_id="late-release") == 202
+    assert await eventually(lambda: db.fetchval(
+        "SELECT outcome = 'indexed' FROM webhook_deliveries WHERE delivery_id = 'late-release'"))
+    row = await mod(db, lumen)
+    assert row["repo_full_name"] == "alice/lumen-lights" and row["links"]["sources"].endswith("/alice/lumen-lights")
+    assert row["slug"] == "lumen"
+
+
+async def test_a_mod_first_indexed_after_its_repository_was_removed_is_hidden(gh, stack, db, eventually):
+    repo = gh.add_repo("alice/nova")
+    gh.set_file(repo, MANIFEST, fabric_json(name="Nova"))  # a mod, no release yet
+    inst = gh.add_installation([repo])
+    await stack.send("installation", gh.installation_payload(inst, "created"))
+    assert await eventually(lambda: db.fetchval(
+        "SELECT state = 'registered' FROM github_repositories WHERE github_repo_id = $1", repo.id))
+    inst.repos.remove(repo)
+    await stack.send("installation_repositories", gh.installation_repositories_payload(inst, removed=[repo]))
+    assert await eventually(lambda: db.fetchval(
+        "SELECT removed FROM github_repositories WHERE github_repo_id = $1", repo.id))
+    release = gh.add_release(repo, "v1.0.0", [("nova-1.0.0.jar", jars.fabric_jar("lumen", "1.0.0", "Nova"))])
+    await stack.send("release", gh.release_payload(release, installation_id=None))  # sent before the removal
+    row = await eventually(lambda: _where(db, repo, "true"))
+    assert row["hidden"] and not row["listed"]
+    assert row["hidden_reason"] == "github: repository removed from the installation"
+
+
+async def test_a_skipped_repository_whose_release_brings_a_mod_jar_becomes_registered(gh, stack, db, eventually):
+    repo = gh.add_repo("alice/late")  # no manifest on the branch, no release: skipped
+    inst = gh.add_installation([repo])
+    await stack.send("installation", gh.installation_payload(inst, "created"))
+    assert await eventually(lambda: db.fetchval(
+        "SELECT state = 'skipped' FROM github_repositories WHERE github_repo_id = $1", repo.id))
+    release = gh.add_release(repo, "v1.0.0", [("late-1.0.0.jar", jars.fabric_jar("late", "1.0.0", "Late"))])
+    await stack.send("release", gh.release_payload(release))
+    row = await eventually(lambda: db.fetchrow(
+        "SELECT * FROM github_repositories WHERE github_repo_id = $1 AND state = 'registered'", repo.id))
+    assert row["manifest_source"] == "release:v1.0.0/late-1.0.0.jar" and row["skip_reason"] is None
+    assert await eventually(lambda: _where(db, repo, "listed"))

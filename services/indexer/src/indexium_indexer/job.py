@@ -18,6 +18,7 @@ import msgspec
 from indexium_contracts import github, versions as version_events
 from indexium_contracts.ingest import ReleaseReceived
 from indexium_db.queries import deliveries, mods, versions
+from indexium_db.queries import github as github_q
 from indexium_db.retry import in_transaction
 from indexium_jar.errors import JarReadError
 from indexium_jar.gameversions import VersionTable, default_table
@@ -74,6 +75,21 @@ def _card(record: ModRecord, repo: github.Repository) -> mods.Card:
         links=links,
         environment=record.environment,
     )
+
+
+def as_the_app_knows_it(repo: github.Repository, row) -> github.Repository:
+    """The repository as the GitHub role last recorded it (renames, transfers, default branch,
+    topics), when it came through the App: a release webhook delivered late carries the
+    repository as it was then, and must not undo a rename applied since."""
+    if row is None:
+        return repo
+    full_name = row["full_name"]
+    html_url = repo.html_url
+    if html_url and html_url.endswith("/" + repo.full_name):
+        html_url = html_url[: -len(repo.full_name)] + full_name
+    return msgspec.structs.replace(repo, full_name=full_name, name=full_name.split("/", 1)[-1],
+                                   default_branch=row["default_branch"] or repo.default_branch,
+                                   topics=list(row["topics"]), html_url=html_url)
 
 
 def _file_row(asset: github.ReleaseAsset, md: JarMetadata | None, sidecar: str | None, primary: bool,
@@ -144,7 +160,10 @@ class ReleaseIndexer:
 
     async def _write(self, event: ReleaseReceived, read: list) -> JobResult:
         hook = event.webhook
-        release, repo = hook.release, hook.repository
+        release = hook.release
+        async with self._pool.acquire() as conn:
+            app_row = await github_q.get_repository(conn, hook.repository.id)
+        repo = as_the_app_knows_it(hook.repository, app_row)
         good = [(a, md) for a, md in read if isinstance(md, JarMetadata) and md.records]
         failed = [(a, md) for a, md in read if isinstance(md, JarReadError)]
         # A corrupt jar marks the version suspicious: with good jars beside it, what can be read
@@ -197,6 +216,14 @@ class ReleaseIndexer:
             file_ids = await versions.replace_files(conn, version_id, rows)
             if icon is not None:
                 await mods.upsert_icon(conn, mod["id"], icon[0], icon[1], _etag(icon[1]))
+            if app_row is not None:
+                # A repository that came through the GitHub App: its hidden state (uninstalled,
+                # suspended, removed, private, deleted) applies to a mod created only now, and
+                # a repository skipped as "not a mod" is one now (its other releases backfill).
+                await github_q.sync_visibility(conn, repo.id)
+                if app_row["state"] == "skipped":
+                    await github_q.set_evaluation(conn, repo.id, state="registered", skip_reason=None,
+                                                  manifest_source=f"release:{release.tag_name}/{good[0][0].name}")
             await mods.refresh_rollup(conn, mod["id"])
             visible = await conn.fetchval(
                 "SELECT status = 'public' AND NOT hidden FROM mod_versions WHERE id = $1", version_id

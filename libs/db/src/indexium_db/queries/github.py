@@ -117,11 +117,13 @@ async def set_flags(
 
 
 async def request_catch_up(conn: asyncpg.Connection, github_repo_id: int) -> None:
-    """Queue a (re)sync of a registered repository's releases, e.g. after a reinstall."""
+    """Queue a (re)sync of a registered repository's releases, e.g. after a reinstall. Also
+    while a pass runs: that pass listed the releases before this request, so it ends when it
+    next reports progress (its claim is gone) and the repository is passed over again."""
     await conn.execute(
         """UPDATE github_repositories SET backfill_state = 'pending', backfill_not_before = NULL,
                updated_at = now()
-           WHERE github_repo_id = $1 AND state = 'registered' AND backfill_state <> 'running'""",
+           WHERE github_repo_id = $1 AND state = 'registered'""",
         github_repo_id,
     )
 
@@ -312,13 +314,14 @@ async def finish_backfill(
     conn: asyncpg.Connection, github_repo_id: int, *, state: str, error: str | None = None,
     not_before: datetime | None = None,
 ) -> None:
-    """``done``, ``failed``, or back to ``pending`` (rate-limited: after ``not_before``)."""
+    """``done``, ``failed``, or back to ``pending`` (rate-limited: after ``not_before``). Only
+    from ``running``: a catch-up queued during the pass (``pending``) is not overwritten."""
     await conn.execute(
         """UPDATE github_repositories SET backfill_state = $2, backfill_error = $3,
                backfill_not_before = $4, backfill_lease_until = NULL,
                backfill_finished_at = CASE WHEN $2 IN ('done', 'failed') THEN now() END,
                updated_at = now()
-           WHERE github_repo_id = $1""",
+           WHERE github_repo_id = $1 AND backfill_state = 'running'""",
         github_repo_id, state, error, not_before,
     )
 

@@ -112,6 +112,9 @@ class Onboarding:
             await gh_db.upsert_installation(conn, inst.id, account_id=inst.account.id if inst.account else None,
                                             account_login=inst.account.login if inst.account else None)
             for gone in hook.repositories_removed:
+                row = await gh_db.get_repository(conn, gone.id)
+                if row is not None and row["installation_id"] != inst.id:
+                    continue  # transferred to another installation since: not this one's to remove
                 await gh_db.set_flags(conn, gone.id, removed=True, event_at=at)
                 await gh_db.sync_visibility(conn, gone.id)
         for added in hook.repositories_added:
