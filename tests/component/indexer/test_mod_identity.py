@@ -106,3 +106,25 @@ async def test_no_manifest_is_a_permanent_failure_with_the_reasons(gh, releases,
         await releases.handle(gh.add_release(repo, "1.0", [("lib.jar", lib)]))
     assert err.value.category == "no_manifest"
     assert await db.fetchval("SELECT count(*) FROM mod_versions") == 0
+
+
+async def test_a_jar_redirecting_off_the_allowed_hosts_beside_a_good_one_holds_the_version(gh, releases, db):
+    repo = gh.add_repo("heidi", "offsite")
+    rel = gh.add_release(repo, "1.0", [("offsite-fabric.jar", jars.fabric_jar("offsite", "1.0")),
+                                       ("offsite-forge.jar", jars.forge_jar("offsite", "1.0"))])
+    gh.redirect_asset_to(rel.assets[1], "https://evil.example.com/offsite-forge.jar")
+    result = await releases.handle(rel)
+    assert result.outcome == "indexed" and not result.events[0].visible
+    assert result.skipped == [("offsite-forge.jar", "download_host_not_allowed")]
+    assert tuple(await db.fetchrow("SELECT status, suspicious FROM mod_versions")) == ("quarantined", True)
+
+
+async def test_other_jars_left_out_of_a_version_are_named(gh, releases, db):
+    repo = gh.add_repo("heidi", "partial")
+    rel = gh.add_release(repo, "1.0", [("partial-fabric.jar", jars.fabric_jar("partial", "1.0")),
+                                       ("partial-gone.jar", jars.forge_jar("partial", "1.0")),
+                                       ("partial-lib.jar", jars.build_jar([("com/x/A.class", b"\xca\xfe\xba\xbe")]))])
+    gh.set_mode(rel.assets[1], "404")
+    result = await releases.handle(rel)
+    assert result.outcome == "indexed" and result.events[0].visible  # the readable jar is the version
+    assert sorted(result.skipped) == [("partial-gone.jar", "asset_not_found"), ("partial-lib.jar", "no_manifest")]

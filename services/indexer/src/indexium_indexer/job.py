@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import aiohttp
@@ -30,8 +30,9 @@ from .jarread import JarMetadata, read_metadata
 
 INDEX_ACTIONS = {"published", "released", "prereleased", "edited"}
 HIDE_ACTIONS = {"unpublished", "deleted"}
-# Jar failures that mean the bytes are damaged or doctored: the version is held as suspicious.
-CORRUPT_CODES = {"corrupt_zip", "crc_mismatch"}
+# Jar failures that mean the bytes are damaged or doctored, or an asset that redirects off the
+# allowed hosts (never fetched, never scanned): the version is held as suspicious.
+CORRUPT_CODES = {"corrupt_zip", "crc_mismatch", "download_host_not_allowed"}
 _SUMMARY_MAX = 240
 _json = msgspec.json.Encoder()
 
@@ -50,6 +51,8 @@ class JobResult:
     events: list[version_events.VersionEvent]
     requests: int = 0
     bytes_fetched: int = 0
+    # Jars of the release left out of the version: (asset name, code) — unreadable, or no manifest.
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 def parse_time(value: str | None) -> datetime | None:
@@ -242,8 +245,11 @@ class ReleaseIndexer:
             mod_id=str(mod["id"]), slug=mod["slug"], version_id=str(version_id),
             version_number=version_number, visible=bool(visible), files=files,
         )
+        skipped = [(a.name, md.code) for a, md in failed] + [
+            (a.name, md.problems[0].code if md.problems else "no_manifest")
+            for a, md in read if isinstance(md, JarMetadata) and not md.records]
         return JobResult(
-            "indexed", [indexed],
+            "indexed", [indexed], skipped=skipped,
             requests=sum(md.requests for _, md in read if isinstance(md, JarMetadata)),
             bytes_fetched=sum(md.bytes_fetched for _, md in read if isinstance(md, JarMetadata)),
         )

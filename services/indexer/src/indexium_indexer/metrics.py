@@ -16,6 +16,9 @@ class IndexerMetrics:
             buckets=(1, 2, 3, 4, 6, 8, 12, 16, 32),
         )
         self.bytes_fetched = base.counter("bytes_fetched_total", "Bytes fetched from asset hosts.")
+        # code: the jar's error code (entry_too_large, asset_not_found, ...) or its first manifest problem
+        self.jars_skipped = base.counter("jars_skipped_total", "Jars of an indexed release left out of its version.",
+                                         ("code",))
         self.webhook_to_indexed = base.histogram(
             "webhook_to_indexed_seconds",
             "From ingest accepting the webhook to the version committed (the freshness target).",

@@ -84,6 +84,13 @@ class Worker:
             if result.outcome == "indexed":
                 received = parse_time(event.received_at)
                 self._metrics.webhook_to_indexed.observe((datetime.now(UTC) - received).total_seconds())
+            for _, code in result.skipped:
+                # Never a silent drop: a jar of the release not in the version is named and counted.
+                self._metrics.jars_skipped.labels(code).inc()
+            if result.skipped:
+                log.warning("jars_skipped", repo=event.webhook.repository.full_name,
+                            tag=event.webhook.release.tag_name,
+                            skipped=[f"{name}: {code}" for name, code in result.skipped])
             log.info("release_job", outcome=result.outcome, action=event.webhook.action,
                      repo=event.webhook.repository.full_name, tag=event.webhook.release.tag_name,
                      requests=result.requests, bytes_fetched=result.bytes_fetched,
