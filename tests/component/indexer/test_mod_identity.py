@@ -128,3 +128,56 @@ async def test_other_jars_left_out_of_a_version_are_named(gh, releases, db):
     result = await releases.handle(rel)
     assert result.outcome == "indexed" and result.events[0].visible  # the readable jar is the version
     assert sorted(result.skipped) == [("partial-gone.jar", "asset_not_found"), ("partial-lib.jar", "no_manifest")]
+
+
+async def decisions(db):
+    return [tuple(r) for r in await db.fetch("SELECT actor, action FROM quarantine_decisions ORDER BY id")]
+
+
+async def test_the_indexer_holds_a_version_for_a_corrupt_jar_and_lifts_its_hold_once_the_jar_is_gone(gh, releases, db):
+    repo = gh.add_repo("heidi", "fixed")
+    clean_status = (await releases.handle(gh.add_release(
+        repo, "0.1", [("fixed-0.1.jar", jars.fabric_jar("fixed", "0.1"))]))).events[0]
+    fresh = await db.fetchval("SELECT status FROM mod_versions WHERE version_number = '0.1'")
+    rel = gh.add_release(repo, "1.0", [("fixed-fabric.jar", jars.fabric_jar("fixed", "1.0")),
+                                       ("fixed-x.jar", corrupt(jars.fabric_jar("fixed", "1.0", seed=3)))])
+    await releases.handle(rel)
+    await releases.handle(rel, "edited")  # a redelivery adds no second decision
+    assert await decisions(db) == [("indexer", "quarantined")]
+    row = await db.fetchrow("SELECT status, suspicious FROM mod_versions WHERE version_number = '1.0'")
+    assert tuple(row) == ("quarantined", True)
+
+    gh.remove_asset(rel.assets[1])  # the author deletes the broken jar
+    await releases.handle(rel, "edited")
+    row = await db.fetchrow("SELECT status, suspicious FROM mod_versions WHERE version_number = '1.0'")
+    assert tuple(row) == (fresh, False) and clean_status.visible == (fresh == "public")
+    assert await decisions(db) == [("indexer", "quarantined"), ("indexer", "cleared")]
+
+
+async def test_a_corrupt_jar_added_to_a_version_the_scan_holds_becomes_the_indexers_hold(gh, releases, db):
+    repo = gh.add_repo("heidi", "swap")
+    rel = gh.add_release(repo, "1.0", [("swap-fabric.jar", jars.fabric_jar("swap", "1.0"))])
+    await releases.handle(rel)
+    version_id = await db.fetchval("SELECT id FROM mod_versions")
+    await db.execute("UPDATE mod_versions SET status = 'quarantined' WHERE id = $1", version_id)
+    await db.execute("INSERT INTO quarantine_decisions (version_id, action, actor, reason) "
+                     "VALUES ($1, 'quarantined', 'scan', 'digest_mismatch')", version_id)
+    gh.add_asset(rel, "swap-x.jar", corrupt(jars.fabric_jar("swap", "1.0", seed=4)))
+    await releases.handle(rel, "edited")
+    # the scan only lifts holds it made last: this one is now the indexer's
+    assert await decisions(db) == [("scan", "quarantined"), ("indexer", "quarantined")]
+    assert await db.fetchval("SELECT status FROM mod_versions") == "quarantined"
+
+
+async def test_an_operator_decision_is_not_overridden_by_a_redelivery(gh, releases, db):
+    repo = gh.add_repo("heidi", "approved")
+    rel = gh.add_release(repo, "1.0", [("a-fabric.jar", jars.fabric_jar("approved", "1.0")),
+                                       ("a-x.jar", corrupt(jars.fabric_jar("approved", "1.0", seed=5)))])
+    await releases.handle(rel)
+    version_id = await db.fetchval("SELECT id FROM mod_versions")
+    await db.execute("UPDATE mod_versions SET status = 'rejected' WHERE id = $1", version_id)
+    await db.execute("INSERT INTO quarantine_decisions (version_id, action, actor) VALUES ($1, 'rejected', 'bob')",
+                     version_id)
+    await releases.handle(rel, "edited")
+    assert await db.fetchval("SELECT status FROM mod_versions") == "rejected"
+    assert await decisions(db) == [("indexer", "quarantined"), ("bob", "rejected")]

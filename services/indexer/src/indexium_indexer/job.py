@@ -19,6 +19,7 @@ from indexium_contracts import github, versions as version_events
 from indexium_contracts.ingest import ReleaseReceived
 from indexium_db.queries import deliveries, mods, versions
 from indexium_db.queries import github as github_q
+from indexium_db.queries import scan as scan_q
 from indexium_db.retry import in_transaction
 from indexium_jar.errors import JarReadError
 from indexium_jar.gameversions import VersionTable, default_table
@@ -33,6 +34,7 @@ HIDE_ACTIONS = {"unpublished", "deleted"}
 # Jar failures that mean the bytes are damaged or doctored, or an asset that redirects off the
 # allowed hosts (never fetched, never scanned): the version is held as suspicious.
 CORRUPT_CODES = {"corrupt_zip", "crc_mismatch", "download_host_not_allowed"}
+INDEXER_ACTOR = "indexer"  # quarantine_decisions.actor for the indexer's own holds
 _SUMMARY_MAX = 240
 _json = msgspec.json.Encoder()
 
@@ -78,6 +80,20 @@ def _card(record: ModRecord, repo: github.Repository) -> mods.Card:
         links=links,
         environment=record.environment,
     )
+
+
+async def _hold(conn: asyncpg.Connection, version_id, reason: str) -> None:
+    """Quarantine the version as the indexer's own hold (a decision row by ``indexer``), so
+    the scan stage, which only lifts its own holds, leaves it to an operator or to a fixed
+    release. Idempotent: a redelivery does not add a second decision; a version an operator
+    approved or rejected is left to the operator."""
+    history = await scan_q.decisions(conn, version_id)
+    last = (history[-1]["actor"], history[-1]["action"]) if history else None
+    if last == (INDEXER_ACTOR, "quarantined") or (last is not None and last[1] in ("approved", "rejected")):
+        return  # held already, or an operator has decided on this version: theirs to change
+    await conn.execute("UPDATE mod_versions SET status = 'quarantined', suspicious = true, updated_at = now() "
+                       "WHERE id = $1 AND status <> 'rejected'", version_id)
+    await scan_q.add_decision(conn, version_id, "quarantined", INDEXER_ACTOR, f"unreadable jar: {reason}", [])
 
 
 def as_the_app_knows_it(repo: github.Repository, row) -> github.Repository:
@@ -217,6 +233,11 @@ class ReleaseIndexer:
                 loaders=sorted({l for r in rows for l in r.loaders}), suspicious=suspicious,
             )
             file_ids = await versions.replace_files(conn, version_id, rows)
+            if suspicious:
+                await _hold(conn, version_id, "; ".join(f"{a.name}: {e.code}" for a, e in failed
+                                                        if e.code in CORRUPT_CODES))
+            else:
+                await self._lift_own_hold(conn, version_id)
             if icon is not None:
                 await mods.upsert_icon(conn, mod["id"], icon[0], icon[1], _etag(icon[1]))
             if app_row is not None:
@@ -281,7 +302,22 @@ class ReleaseIndexer:
                 status="quarantined", game_versions=[], loaders=[], suspicious=True,
             )
             await versions.replace_files(conn, version_id, rows)
+            await _hold(conn, version_id, "; ".join(f"{a.name}: {md.code}" for a, md in read
+                                                    if isinstance(md, JarReadError) and md.code in CORRUPT_CODES))
             await mods.refresh_rollup(conn, mod["id"])
+
+    async def _lift_own_hold(self, conn: asyncpg.Connection, version_id) -> None:
+        """The release was fixed (no corrupt or off-host jar any more): a hold the indexer
+        itself put on the version is lifted, and the scan decides again. Holds by the scan or
+        an operator are theirs to lift."""
+        history = await scan_q.decisions(conn, version_id)
+        if not history or (history[-1]["actor"], history[-1]["action"]) != (INDEXER_ACTOR, "quarantined"):
+            return
+        status = "public" if self._publish_before_scan else "pending_scan"
+        await conn.execute("UPDATE mod_versions SET status = $2, suspicious = false, updated_at = now() "
+                           "WHERE id = $1 AND status = 'quarantined'", version_id, status)
+        await scan_q.add_decision(conn, version_id, "cleared", INDEXER_ACTOR,
+                                  "the release no longer has a corrupt or off-host jar", [])
 
     async def _hide(self, event: ReleaseReceived) -> JobResult:
         hook = event.webhook
