@@ -89,3 +89,32 @@ async def test_bounded_asks_for_a_delivery_that_keeps_failing_and_one_reconciler
     assert not await a.refresh()  # a's claim is gone
     await b.release()
     await nc.drain()
+
+
+async def test_a_redelivered_old_event_counts_as_old(gh, stack, db, eventually):
+    """A suspend GitHub could not deliver, then the unsuspend that followed it (delivered); the
+    reconciler has the suspend sent again: it is older than the unsuspend and changes nothing."""
+    import time
+
+    repo = gh.add_repo("alice/lumen")
+    gh.set_file(repo, *MANIFEST)
+    gh.add_release(repo, "v1.0.0", [("lumen-1.0.0.jar", jars.fabric_jar("lumen", "1.0.0"))])
+    inst = gh.add_installation([repo])
+    assert await stack.send("installation", gh.installation_payload(inst, "created")) == 202
+    assert await eventually(lambda: db.fetchval("SELECT listed FROM mods WHERE github_repo_id = $1", repo.id))
+
+    gh.record_delivery("installation", gh.installation_payload(inst, "suspend"), 0, guid="d-suspend",
+                       delivered_at=time.time() - 60)  # a minute ago, while ingest was down
+    assert await stack.send("installation", gh.installation_payload(inst, "unsuspend"), delivery_id="d-unsuspend") == 202
+    assert await eventually(lambda: db.fetchval(
+        "SELECT outcome IS NOT NULL FROM webhook_deliveries WHERE delivery_id = 'd-unsuspend'"))
+
+    redeliverer = stack.ingest[REDELIVERER]
+    redeliverer._client._mutation_interval = 0.0
+    report = await redeliverer.run_once()
+    await gh.flush()
+    assert report.redelivered == ["d-suspend"]
+    assert await eventually(lambda: db.fetchval(
+        "SELECT outcome = 'stale' FROM webhook_deliveries WHERE delivery_id = 'd-suspend'"))
+    assert await db.fetchval("SELECT state FROM github_installations WHERE id = $1", inst.id) == "active"
+    assert await db.fetchval("SELECT listed AND NOT hidden FROM mods WHERE github_repo_id = $1", repo.id)

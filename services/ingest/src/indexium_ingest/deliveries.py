@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import re
 
 from nats.js import JetStreamContext
 from nats.js.errors import KeyNotFoundError
 from nats.js.kv import KeyValue
 
-from indexium_contracts import ingest
+from indexium_contracts import ingest, onboarding
 from indexium_platform import logs
 
 log = logs.get(__name__)
@@ -33,6 +34,7 @@ class DeliveryLog:
     def __init__(self, js: JetStreamContext, *, timeout_s: float = 0.5):
         self._js = js
         self._kv: KeyValue | None = None
+        self._redelivered: KeyValue | None = None
         # A look-up is advice, not a gate: when NATS is slow or away, give up quickly and
         # let the publish (which has its own timeout) decide between 202 and 503.
         self._timeout_s = timeout_s
@@ -52,6 +54,22 @@ class DeliveryLog:
         except Exception as exc:
             log.warning("delivery_log_unavailable", error=str(exc) or type(exc).__name__)
             return False
+
+    async def first_delivered_at(self, delivery_id: str) -> float | None:
+        """When GitHub first tried a delivery our reconciler asked it to redeliver (epoch
+        seconds), else None. Events are ordered by their time: a failed ``suspend`` sent again
+        after the ``unsuspend`` that followed it must count as the older one."""
+        try:
+            if self._redelivered is None:
+                self._redelivered = await self._js.key_value(onboarding.REDELIVERED.name)
+            entry = await asyncio.wait_for(self._redelivered.get(key_for(delivery_id)), self._timeout_s)
+        except KeyNotFoundError:
+            return None
+        except Exception as exc:
+            log.warning("redelivery_log_unavailable", error=str(exc) or type(exc).__name__)
+            return None
+        first = json.loads(entry.value or b"{}").get("first_at")
+        return float(first) if first else None
 
     async def _get(self, delivery_id: str) -> None:
         await (await self._bucket()).get(key_for(delivery_id))

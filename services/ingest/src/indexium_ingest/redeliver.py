@@ -173,7 +173,7 @@ class Redeliverer:
                 break  # our lock expired and another replica took over
             await self._client.request("POST", f"/app/hook/deliveries/{attempts.latest_id}/attempts",
                                        app=True, op="redeliver")
-            await self._remember(record, attempts.guid)
+            await self._remember(record, attempts.guid, attempts.first_at)
             report.redelivered.append(attempts.guid)
             if self._metrics is not None:
                 self._metrics.inc()
@@ -202,13 +202,15 @@ class Redeliverer:
         asked = json.loads(entry.value or b"{}")
         return asked.get("n", 0) < self._max and self._clock() - asked.get("at", 0) >= self._spacing
 
-    async def _remember(self, record: KeyValue, guid: str) -> None:
+    async def _remember(self, record: KeyValue, guid: str, first_at: float) -> None:
+        """How often and when we asked, and when GitHub first tried it (the event's own time:
+        ingest orders the redelivered event by it)."""
         key = key_for(guid)
         try:
             n = json.loads((await record.get(key)).value or b"{}").get("n", 0)
         except KeyNotFoundError:
             n = 0
-        await record.put(key, json.dumps({"n": n + 1, "at": self._clock()}).encode())
+        await record.put(key, json.dumps({"n": n + 1, "at": self._clock(), "first_at": first_at}).encode())
 
 
 REDELIVERER = web.AppKey("redeliverer", Redeliverer)

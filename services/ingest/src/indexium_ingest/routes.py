@@ -69,6 +69,9 @@ async def github_webhook(request: web.Request) -> web.Response:
         metrics.webhooks.labels(event=label, outcome="duplicate").inc()
         return json_response({"status": "duplicate", "event": event, "delivery": delivery_id}, status=202)
     subject, event_type = route
+    first_at = await request.app[DELIVERIES].first_delivered_at(delivery_id)
+    if first_at is not None:  # a failed delivery our reconciler had GitHub send again
+        received_at = datetime.fromtimestamp(first_at, UTC)
     if isinstance(payload, github.PushWebhook):
         payload = github.manifest_paths_only(payload)
     message = ingest.encoder.encode(
