@@ -152,3 +152,19 @@ def _with_interval(settings, seconds):
     import msgspec
 
     return msgspec.structs.replace(settings, reconcile_interval_s=seconds)
+
+
+async def test_a_stale_repository_event_is_corrected_even_when_github_answers_304(gh, stack, db, eventually, lumen):
+    reconciler = stack.role[RECONCILER]
+    await reconciler.maybe_run(force=True)  # the ETag cache now holds the repository
+    inst = next(i for i in gh.state.installations.values() if lumen in i.repos)
+    stale = {"action": "privatized", "repository": {**gh.repo_json(lumen), "private": True},
+             "installation": {"id": inst.id}, "sender": {"login": lumen.owner.login, "id": lumen.owner.id}}
+    await stack.send("repository", stale)  # arrives late, after the repository went public again
+    assert await eventually(lambda: db.fetchval("SELECT hidden FROM mods WHERE github_repo_id = $1", lumen.id))
+    run_id = await reconciler.maybe_run(force=True)
+    run = await db.fetchrow("SELECT * FROM github_reconcile_runs WHERE id = $1", run_id)
+    assert run["not_modified"] >= 1  # GitHub's answer did not change: a 304 ...
+    assert await eventually(lambda: db.fetchval(  # ... and still the truth we set the row back to
+        "SELECT listed AND NOT hidden FROM mods WHERE github_repo_id = $1", lumen.id))
+    assert await db.fetchval("SELECT private FROM github_repositories WHERE github_repo_id = $1", lumen.id) is False

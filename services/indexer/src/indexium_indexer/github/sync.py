@@ -103,15 +103,19 @@ class ReleaseSync:
         repo = resp.decode(github.Repository)
         if repo.id != row["github_repo_id"]:  # the name now belongs to another repository
             raise NotFound(404, f"{row['full_name']} is another repository now", op="get_repository")
-        if resp.not_modified:
+        # A missed (or late, out-of-order) repository event — renamed, transferred, privatized,
+        # publicized: catch up. Also on a 304: the answer (from the ETag cache) is still what
+        # GitHub says now, and our row may have been changed since by a stale event.
+        renamed = repo.full_name != row["full_name"]
+        flags = (repo.private, repo.archived) != (row["private"], row["archived"])
+        if not (renamed or flags):
             return repo
-        # A missed repository event (renamed, transferred, privatized, publicized): catch up.
         async with self._pool.acquire() as conn, conn.transaction():
-            if repo.full_name != row["full_name"]:
+            if renamed:
                 await gh_db.update_mod_repository(conn, repo.id, full_name=repo.full_name,
                                                   default_branch=repo.default_branch,
                                                   owner_id=repo.owner.id, owner_login=repo.owner.login)
-            if (repo.private, repo.archived) != (row["private"], row["archived"]):
+            if flags:
                 await gh_db.set_flags(conn, repo.id, private=repo.private, archived=repo.archived)
                 await gh_db.sync_visibility(conn, repo.id)
         return repo
