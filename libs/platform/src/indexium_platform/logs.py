@@ -83,7 +83,10 @@ class _NoClientAddresses(logging.Filter):
     malformed request): the address is masked before any handler sees the record."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
+        try:
+            message = record.getMessage()
+        except Exception:  # a record whose arguments do not format: the handler reports it
+            return True
         masked = _ADDRESS.sub("<address>", message)
         if masked != message:
             record.msg, record.args = masked, ()
