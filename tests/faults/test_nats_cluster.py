@@ -26,20 +26,32 @@ async def cluster(tmp_path):
 
 async def test_node_loss_in_r3_cluster_loses_nothing_acknowledged(make_harness, cluster):
     h = await make_harness(nats_url_override=cluster.url, stream_replicas=3)
-    releases = h.make_releases(400, per_repo=10)
-    burst = asyncio.create_task(h.burst(releases, concurrency=10))
+    releases = h.make_releases(401, per_repo=10)
+    mid_burst, probe, while_down = releases[:300], releases[300], releases[301:]
+    burst = asyncio.create_task(h.burst(mid_burst, concurrency=10))
     for _ in range(400):
         if len(await h.indexed_deliveries()) >= 50:
             break
         await asyncio.sleep(0.05)
     await asyncio.to_thread(cluster.kill_node, 0)  # kill -9, no goodbye
-    await asyncio.sleep(2.0)
+    sent = await burst  # during the leader election some are answered 503 (GitHub shows a failed delivery)
+    # With one node of three still down the cluster keeps accepting, once a leader is elected.
+    # (Measured on a second burst, after the election: how many of the first burst fall into
+    # the election window depends on the machine's load.)
+    for _ in range(120):
+        answer = await h.burst([probe])  # the same delivery each time: stored once
+        if answer[0].status == 202:
+            break
+        await asyncio.sleep(0.5)
+    sent += answer
+    sent_down = await h.burst(while_down, concurrency=10)
     await asyncio.to_thread(cluster.start_node, 0)
-    sent = await burst
+    sent += sent_down
 
     assert {s.status for s in sent} <= {202, 503}
+    accepted_down = [s for s in sent_down if s.status == 202]
+    assert len(accepted_down) >= 0.9 * len(while_down), "an R3 cluster should keep accepting with one node down"
     accepted = {s.delivery_id for s in sent if s.status == 202}
-    assert len(accepted) >= 300, "an R3 cluster should keep accepting with one node down"
     missing = await h.wait_until_indexed(accepted, timeout=180)
     assert not missing, f"{len(missing)} acknowledged deliveries lost"
     assert await h.duplicated_versions() == 0
