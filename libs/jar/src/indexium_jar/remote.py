@@ -174,10 +174,7 @@ class RemoteJar:
     def requests_for(self, names: Iterable[str | ZipEntry]) -> int:
         """How many requests ``read(names)`` would send now."""
         entries = [e for e in (self._resolve(n) for n in names) if e is not None]
-        ranges = self._missing(self._span(e) for e in entries)
-        extra = sum(self._exact_size(e) for e in entries if e.local_header_offset not in self._counted)
-        requests, _ = plan_requests(ranges, max_gap=self._policy.coalesce_gap,
-                                    allowance=self._allowance(extra, sum(b - a for a, b in ranges)))
+        requests, _, _ = self._plan_round(self._missing(self._span(e) for e in entries), [], entries)
         return len(requests)
 
     async def read(
@@ -291,13 +288,21 @@ class RemoteJar:
         ranges = self._missing(self._span(e) for e in required)
         if not ranges:
             return
-        fresh = [e for e in required if e.local_header_offset not in self._counted]
+        await self._fetch_round(ranges, self._missing(self._span(e) for e in optional), required)
+
+    def _plan_round(self, ranges: list[Range], optional: list[Range],
+                    entries: Sequence[ZipEntry]) -> tuple[list[Range], list[ZipEntry], int]:
+        """(requests, entries not yet counted as needed, their exact bytes) for one round."""
+        fresh = [e for e in entries if e.local_header_offset not in self._counted]
         extra = sum(self._exact_size(e) for e in fresh)
-        optional_ranges = self._missing(self._span(e) for e in optional)
-        requests, _ = plan_requests(
-            ranges, optional_ranges, max_gap=self._policy.coalesce_gap,
-            allowance=self._allowance(extra, sum(b - a for a, b in ranges)),
-        )
+        requests, _ = plan_requests(ranges, optional, max_gap=self._policy.coalesce_gap,
+                                    allowance=self._allowance(extra, sum(b - a for a, b in ranges)))
+        return requests, fresh, extra
+
+    async def _fetch_round(self, ranges: list[Range], optional: list[Range], entries: Sequence[ZipEntry]) -> None:
+        """One round of requests for ``ranges`` (widened toward ``optional`` where the byte
+        allowance permits); ``entries``' exact sizes join the bytes an ideal reader needs."""
+        requests, fresh, extra = self._plan_round(ranges, optional, entries)
         await self._fetch(requests)
         self._needed += extra
         self._counted.update(e.local_header_offset for e in fresh)
@@ -364,15 +369,7 @@ class RemoteJar:
                         out.append(entry)
                     else:
                         optional.extend(self._missing([self._span(entry)]))
-        ranges = [gap, *self._missing(self._span(e) for e in required)]
-        extra = sum(self._exact_size(e) for e in required)
-        requests, _ = plan_requests(
-            ranges, optional, max_gap=self._policy.coalesce_gap,
-            allowance=self._allowance(extra, sum(b - a for a, b in ranges)),
-        )
-        await self._fetch(requests)
-        self._needed += extra
-        self._counted.update(e.local_header_offset for e in required)
+        await self._fetch_round([gap, *self._missing(self._span(e) for e in required)], optional, required)
 
     def _plausible(self, entry: ZipEntry) -> bool:
         """A record from the directory's tail worth fetching ahead (checks as read() will)."""
