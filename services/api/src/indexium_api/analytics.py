@@ -21,7 +21,7 @@ from indexium_db.queries import telemetry as q
 from indexium_platform.web import ApiError
 
 from . import openapi, params
-from .respond import Cached, cached, mod_tag, not_found
+from .respond import Cached, cached, mod_tag, no_mod
 from .state import API
 from .views import BASE
 
@@ -46,7 +46,7 @@ def _valid_slug(slug: str) -> bool:
 async def _analytics(conn, slug: str, days: int, today: date) -> tuple[int, dict]:
     mod = await q.mod_for_analytics(conn, slug)
     if mod is None:
-        return not_found(f"No mod with slug '{slug}'.")
+        return no_mod(slug)
     last = today - timedelta(days=1)  # the last complete UTC day
     first = last - timedelta(days=days - 1)
     series = await q.daily_servers(conn, mod["id"], first, last)

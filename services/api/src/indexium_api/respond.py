@@ -49,6 +49,10 @@ def not_found(what: str) -> tuple[int, dict]:
     return 404, {"error": "not_found", "description": what}
 
 
+def no_mod(slug: str) -> tuple[int, dict]:
+    return not_found(f"No mod with slug '{slug}'.")
+
+
 def etag_matches(header: str | None, etag: str) -> bool:
     """If-None-Match with weak comparison: a list of (W/)"tags" or '*'."""
     if not header:

@@ -14,7 +14,7 @@ from indexium_jar.model import Loader
 from indexium_platform.web import error_response
 
 from . import params, views
-from .respond import GLOBAL, Cached, cached, mod_tag, not_found
+from .respond import GLOBAL, Cached, cached, mod_tag, no_mod, not_found
 from .state import API
 
 BASE = views.BASE
@@ -78,7 +78,7 @@ async def get_mod(request: web.Request) -> web.Response:
 
     async def compute():
         row = await api.db.run(catalog.mod_by_slug, slug)
-        return (200, views.mod(row)) if row else not_found(f"No mod with slug '{slug}'.")
+        return (200, views.mod(row)) if row else no_mod(slug)
 
     return await cached(request, ("mod", slug), (mod_tag(slug),), compute)
 
@@ -95,13 +95,9 @@ async def list_versions(request: web.Request) -> web.Response:
         return _missing_mod(request)
 
     async def compute():
-        async def query(conn):
-            row = await catalog.mod_by_slug(conn, slug)
-            return None if row is None else await catalog.versions_of(conn, row["id"], **filters)
-
-        rows = await api.db.run(query)
-        if rows is None:
-            return not_found(f"No mod with slug '{slug}'.")
+        mod, rows = await _mod_and(api, slug, lambda conn, mod_id: catalog.versions_of(conn, mod_id, **filters))
+        if mod is None:
+            return no_mod(slug)
         return 200, [views.version(v) for v in rows]
 
     key = ("versions", slug, *filters.values())
@@ -116,13 +112,9 @@ async def get_version(request: web.Request) -> web.Response:
         return _missing_mod(request)
 
     async def compute():
-        async def query(conn):
-            row = await catalog.mod_by_slug(conn, slug)
-            return row, (await catalog.version_by_number(conn, row["id"], number) if row else None)
-
-        mod, version = await api.db.run(query)
+        mod, version = await _mod_and(api, slug, lambda conn, mod_id: catalog.version_by_number(conn, mod_id, number))
         if mod is None:
-            return not_found(f"No mod with slug '{slug}'.")
+            return no_mod(slug)
         if version is None:
             return not_found(f"Mod '{slug}' has no public version '{number}'.")
         return 200, views.version(version)
@@ -143,6 +135,16 @@ async def get_icon(request: web.Request) -> web.Response:
         return Cached(200, bytes(row["data"]), row["etag"], row["content_type"])
 
     return await cached(request, ("icon", slug), (mod_tag(slug),), compute, cache_control=ICON_CACHE_CONTROL)
+
+
+async def _mod_and(api, slug: str, then):
+    """The listed mod's row and ``then(conn, mod_id)``, on one connection; (None, None) when
+    there is no such mod."""
+    async def query(conn):
+        row = await catalog.mod_by_slug(conn, slug)
+        return row, (await then(conn, row["id"]) if row is not None else None)
+
+    return await api.db.run(query)
 
 
 def _missing_mod(request: web.Request) -> web.Response:
