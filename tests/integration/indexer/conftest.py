@@ -63,16 +63,15 @@ class Indexer:
         return delivery_id
 
     async def fetchval(self, sql: str, *args):
-        conn = await asyncpg.connect(self.database_url)
-        try:
-            return await conn.fetchval(sql, *args)
-        finally:
-            await conn.close()
+        return await self._once("fetchval", sql, *args)
 
     async def fetch(self, sql: str, *args):
+        return await self._once("fetch", sql, *args)
+
+    async def _once(self, method: str, sql: str, *args):
         conn = await asyncpg.connect(self.database_url)
         try:
-            return await conn.fetch(sql, *args)
+            return await getattr(conn, method)(sql, *args)
         finally:
             await conn.close()
 

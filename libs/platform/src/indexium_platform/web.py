@@ -116,13 +116,19 @@ async def read_request_body(request: web.Request, limit: int | None = None) -> b
             if len(body) > limit:
                 raise ApiError(413, "payload_too_large", f"Request bodies are limited to {limit} bytes.")
         return bytes(body)
-    except (RequestPayloadError, HttpProcessingError):  # aiohttp could not inflate or read it
-        # The connection cannot carry another request: answer, then close it (and do not let
-        # aiohttp try to drain a body that fails again).
-        request.content.feed_eof()
-        raise ApiError(400, "invalid_body", "The request body could not be decoded "
-                                            f"(Content-Encoding: {encoding or 'identity'}).",
-                       close_connection=True) from None
+    except UNREADABLE_BODY:
+        raise unreadable_body(request, f"could not be decoded (Content-Encoding: {encoding or 'identity'})") from None
+
+
+# What aiohttp raises when it cannot inflate or read a request body (a broken chunk, say).
+UNREADABLE_BODY = (RequestPayloadError, HttpProcessingError)
+
+
+def unreadable_body(request: web.Request, what: str) -> ApiError:
+    """The 400 for a body aiohttp could not read. The connection cannot carry another request:
+    answer, then close it (and do not let aiohttp try to drain a body that fails again)."""
+    request.content.feed_eof()
+    return ApiError(400, "invalid_body", f"The request body {what}.", close_connection=True)
 
 
 def header_text(request: web.Request, name: str, max_len: int) -> str | None:

@@ -11,10 +11,8 @@ from __future__ import annotations
 import zlib
 
 from aiohttp import web
-from aiohttp.http_exceptions import HttpProcessingError
-from aiohttp.web_protocol import RequestPayloadError
 
-from indexium_platform.web import ApiError
+from indexium_platform.web import UNREADABLE_BODY, ApiError, unreadable_body
 
 _READ_CHUNK = 16 * 1024
 # Deflate expands at most ~1032:1, but a valid compressed ping is never bigger than the
@@ -80,9 +78,8 @@ async def read_ping_body(request: web.Request, limit: int) -> bytes:
                 out += chunk
                 continue
             _inflate(inflater, chunk, out, limit)
-    except (RequestPayloadError, HttpProcessingError):  # a broken chunked encoding, say
-        request.content.feed_eof()
-        raise ApiError(400, "invalid_body", "The request body could not be read.", close_connection=True) from None
+    except UNREADABLE_BODY:  # a broken chunked encoding, say
+        raise unreadable_body(request, "could not be read") from None
     if inflater is not None and not inflater.eof:
         raise ApiError(400, "bad_gzip", "The gzip body is truncated.")
     return bytes(out)
