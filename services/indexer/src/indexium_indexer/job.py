@@ -179,10 +179,7 @@ class ReleaseIndexer:
 
     async def _write(self, event: ReleaseReceived, read: list) -> JobResult:
         hook = event.webhook
-        release = hook.release
-        async with self._pool.acquire() as conn:
-            app_row = await github_q.get_repository(conn, hook.repository.id)
-        repo = as_the_app_knows_it(hook.repository, app_row)
+        release, repo_id = hook.release, hook.repository.id
         good = [(a, md) for a, md in read if isinstance(md, JarMetadata) and md.records]
         failed = [(a, md) for a, md in read if isinstance(md, JarReadError)]
         # A corrupt jar marks the version suspicious: with good jars beside it, what can be read
@@ -201,13 +198,15 @@ class ReleaseIndexer:
         sidecars = assets.sidecars(release.assets)
         rows = [_file_row(a, md, sidecars.get(a.name), i == 0, self._table) for i, (a, md) in enumerate(good)]
         primary = good[0][1].records[0]
-        card = _card(primary, repo)
         icon = next((md.icon for _, md in good if md.icon), None)
         published_at = parse_time(release.published_at) or parse_time(release.created_at)
         status = "quarantined" if suspicious else ("public" if self._publish_before_scan else "pending_scan")
         version_number = release.tag_name.strip()
 
         async def commit(conn: asyncpg.Connection):
+            app_row = await github_q.get_repository(conn, repo_id)  # read in the same transaction
+            repo = as_the_app_knows_it(hook.repository, app_row)
+            card = _card(primary, repo)
             await mods.upsert_author(conn, repo.owner.id, repo.owner.login)
             mod = await mods.get_by_repo(conn, repo.id)
             if mod is None:
