@@ -16,6 +16,7 @@ def test_classification():
     assert is_transient(asyncpg.exceptions.CannotConnectNowError("x"))
     assert is_transient(asyncpg.exceptions.SerializationError("x"))
     assert is_transient(asyncpg.exceptions.DeadlockDetectedError("x"))
+    assert is_transient(asyncpg.exceptions.TargetServerAttributeNotMatched("no primary"))  # failover
     assert not is_transient(asyncpg.exceptions.UniqueViolationError("x"))
     assert not is_transient(ValueError())
     assert all(0 <= backoff(n, base=0.2, cap=2.0) <= 2.0 for n in range(1, 20))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from urllib.parse import parse_qs, urlsplit
 
 import asyncpg
 
@@ -12,18 +13,35 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
         await conn.set_type_codec(typ, encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
 
 
+def _wants_read_write(dsn: str) -> bool:
+    query = parse_qs(urlsplit(dsn).query)
+    return query.get("target_session_attrs", [""])[-1] == "read-write"
+
+
 async def create_pool(
     dsn: str, *, min_size: int = 1, max_size: int = 10, command_timeout: float = 30,
     connect_timeout: float = 60, server_settings: dict[str, str] | None = None,
+    read_only: bool = False,
 ) -> asyncpg.Pool:
+    """``read_only``: every transaction read-only (default_transaction_read_only). With a
+    multi-host DSN asking ``target_session_attrs=read-write`` (a failover pair, the primary
+    wanted) the host check becomes ``primary``: a session that is read-only by our own choice
+    never passes the read-write check, so no host would ever be accepted."""
+    server_settings = dict(server_settings or {})
+    extra: dict = {}
+    if read_only:
+        server_settings["default_transaction_read_only"] = "on"
+        if _wants_read_write(dsn):
+            extra["target_session_attrs"] = "primary"
     return await asyncpg.create_pool(
         dsn,
+        **extra,
         min_size=min_size,
         max_size=max_size,
         init=_init_connection,
         timeout=connect_timeout,
         command_timeout=command_timeout,
-        server_settings=server_settings,
+        server_settings=server_settings or None,
         # Dead connections are dropped and replaced on next acquire, so the pool recovers
         # from a PostgreSQL restart without restarting the service.
         max_inactive_connection_lifetime=60,

@@ -1,6 +1,6 @@
 """Retry a whole transaction when PostgreSQL, not our SQL, is the problem.
 
-Connection loss, admin shutdown (57P01), cannot-connect-now (57P03), serialization
+Connection loss, no primary among a multi-host DSN's hosts (a failover), admin shutdown (57P01), cannot-connect-now (57P03), serialization
 failures (40001) and deadlocks (40P01) are transient: the same transaction run
 again later succeeds. Everything else is a bug or bad data and is raised at once.
 The pool drops broken connections on release, so it recovers without a restart.
@@ -29,7 +29,10 @@ TRANSIENT_SQLSTATES = frozenset({
 
 
 def is_transient(exc: BaseException) -> bool:
+    # TargetServerAttributeNotMatched: a multi-host DSN found no primary (the old one is gone,
+    # the standby not promoted yet), which is a failover in progress, not a bug.
     if isinstance(exc, (asyncpg.PostgresConnectionError, asyncpg.InterfaceError,
+                        asyncpg.exceptions.TargetServerAttributeNotMatched,
                         ConnectionError, OSError, asyncio.TimeoutError)):
         return True
     return isinstance(exc, asyncpg.PostgresError) and getattr(exc, "sqlstate", None) in TRANSIENT_SQLSTATES

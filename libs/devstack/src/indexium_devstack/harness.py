@@ -43,11 +43,15 @@ class Harness:
     env_extra: dict[str, str] = field(default_factory=dict)
     nats_url_override: str | None = None
     stream_replicas: int = 1
+    # PostgreSQL servers the caller runs (a primary + standby pair, a multi-host DSN): no embedded one.
+    database_url_override: str | None = None
 
     def __post_init__(self):
         self.gh = FakeGitHub()
         self.nats: EmbeddedNats | None = None
-        self.pg = EmbeddedPostgres(self.root / "pg", durable=False, log_file=self.root / "pg.log")
+        self.pg: EmbeddedPostgres | None = None
+        if self.database_url_override is None:
+            self.pg = EmbeddedPostgres(self.root / "pg", durable=False, log_file=self.root / "pg.log")
         self.procs: dict[str, list[ServiceProcess]] = {}
         self._http = None
 
@@ -58,8 +62,9 @@ class Harness:
         if self.nats_url_override is None:
             self.nats = await asyncio.to_thread(
                 EmbeddedNats(self.root / "nats", log_file=self.root / "nats.log").start)
-        await asyncio.to_thread(self.pg.start)
-        await asyncio.to_thread(self.pg.create_database, "indexium")
+        if self.pg is not None:
+            await asyncio.to_thread(self.pg.start)
+            await asyncio.to_thread(self.pg.create_database, "indexium")
         conn = await asyncpg.connect(self.database_url)
         try:
             await migrate.migrate(conn)
@@ -76,9 +81,19 @@ class Harness:
         await asyncio.gather(*(asyncio.to_thread(p.wait_ready, 60) for p in self.all_procs()))
         return self
 
-    def _new_proc(self, name: str, i: int) -> ServiceProcess:
-        return ServiceProcess(BY_NAME[name], port=free_port(), env=self.env,
+    def _new_proc(self, name: str, i: int, env: dict[str, str] | None = None) -> ServiceProcess:
+        return ServiceProcess(BY_NAME[name], port=free_port(), env={**self.env, **(env or {})},
                               log_path=self.root / f"{name}-{i}.log")
+
+    async def add_proc(self, name: str, env: dict[str, str] | None = None) -> int:
+        """One more service process (its own variables over the harness's), started and ready;
+        returns its index for ``url``/``send``. Stopped with the rest by ``stop``."""
+        procs = self.procs.setdefault(name, [])
+        proc = self._new_proc(name, len(procs), env)
+        procs.append(proc)
+        proc.start()
+        await asyncio.to_thread(proc.wait_ready, 60)
+        return len(procs) - 1
 
     async def stop(self) -> dict[str, list[int | None]]:
         codes = {}
@@ -87,7 +102,8 @@ class Harness:
         await self.gh.close()
         if self.nats:
             await asyncio.to_thread(self.nats.stop)
-        await asyncio.to_thread(self.pg.stop)
+        if self.pg is not None:
+            await asyncio.to_thread(self.pg.stop)
         return codes
 
     def all_procs(self) -> list[ServiceProcess]:
@@ -99,7 +115,7 @@ class Harness:
 
     @property
     def database_url(self) -> str:
-        return self.pg.dsn("indexium")
+        return self.database_url_override or self.pg.dsn("indexium")
 
     @property
     def env(self) -> dict[str, str]:
@@ -142,12 +158,12 @@ class Harness:
                                             payload, SECRET, delivery_id=delivery_id)
         return Sent(delivery_id, status, release.tag_name, release.repo.full_name)
 
-    async def burst(self, releases, *, concurrency: int = 20) -> list[Sent]:
+    async def burst(self, releases, *, concurrency: int = 20, ingest: int = 0) -> list[Sent]:
         slots = asyncio.Semaphore(concurrency)
 
         async def one(rel):
             async with slots:
-                return await self.send(rel)
+                return await self.send(rel, ingest=ingest)
 
         return await asyncio.gather(*(one(r) for r in releases))
 
@@ -170,8 +186,8 @@ class Harness:
         while missing and asyncio.get_running_loop().time() < deadline:
             try:
                 missing -= await self.indexed_deliveries()
-            except (OSError, asyncpg.PostgresError):
-                pass
+            except (OSError, asyncpg.PostgresError, asyncpg.exceptions.TargetServerAttributeNotMatched):
+                pass  # PostgreSQL away or failing over: ask again
             if missing:
                 await asyncio.sleep(0.25)
         return missing

@@ -50,8 +50,8 @@ async def create_pool(settings: Settings) -> asyncpg.Pool:
         server_settings={
             "application_name": "indexium-api",
             "statement_timeout": str(int(settings.db_statement_timeout_s * 1000)),
-            "default_transaction_read_only": "on",
         },
+        read_only=True,
     )
 
 
