@@ -141,6 +141,10 @@ async def test_partitioned_stream_leader_acks_nothing_and_loses_nothing(cluster,
     minority_during = [p for p in during if p.side == "minority"]
     majority_during = [p for p in during if p.side == "majority"]
     refused = [p for p in posts if p.sent.status == 503]
+    # Sent after the cut and accepted: the majority's new leader at work; after the heal: rejoined.
+    reelected = min((p.answered - cut for p in majority_during if p.sent.status == 202), default=None)
+    rejoined = min(p.answered - healed for p in posts
+                   if p.side == "minority" and p.at > healed and p.sent.status == 202)
 
     # A 503 asks GitHub to redeliver: do it (after the heal every node takes them again).
     redelivered = 0
@@ -163,7 +167,9 @@ async def test_partitioned_stream_leader_acks_nothing_and_loses_nothing(cluster,
           f"202 {len(accepted)} (minority side {len(minority_accepted)}), 503 {len(refused)}; "
           f"during the partition: minority side {len(minority_during)} posted / "
           f"{sum(p.sent.status == 202 for p in minority_during)} got 202, majority side "
-          f"{len(majority_during)} posted / {sum(p.sent.status == 202 for p in majority_during)} got 202; "
+          f"{len(majority_during)} posted / {sum(p.sent.status == 202 for p in majority_during)} got 202 "
+          f"(first {reelected if reelected is None else round(reelected, 1)} s after the cut); minority side "
+          f"accepting again {rejoined:.1f} s after the heal; "
           f"503s redelivered {redelivered}/{len(by_id)}; indexed {indexed}, versions {versions}, "
           f"duplicates {duplicates}")
     assert statuses <= {202, 503}, statuses
