@@ -106,3 +106,11 @@ async def test_a_release_nothing_of_which_is_indexed_still_says_why_per_asset(gh
     assert (await releases.handle(only_docs)).outcome == "ignored"
     assert [(r["tag_name"], r["code"]) for r in await skips.for_repository(db, repo.id)
             if r["tag_name"] == "v3"] == [("v3", "not_a_mod_file")]
+
+
+async def test_names_postgresql_cannot_hold_are_stored_readably(db):
+    await skips.replace_for_release(
+        db, github_release_id=1, github_repo_id=2, owner_github_id=3, repo_full_name="o/r", tag_name="v\x001" + "x" * 5005,
+        skips=[skips.Skip(4, "bad\x00name.jar", "no_manifest", "r" * 900)], release_indexed=False)
+    (row,) = await skips.for_owner(db, 3)
+    assert row["asset_name"] == "bad\ufffdname.jar" and len(row["tag_name"]) == 1000 and len(row["reason"]) == 500

@@ -12,6 +12,12 @@ from dataclasses import dataclass
 import asyncpg
 
 REASON_MAX = 500
+NAME_MAX = 1000
+
+
+def _text(value: str, limit: int) -> str:
+    """PostgreSQL text holds no NUL; names come from GitHub as the author typed them."""
+    return value.replace("\x00", "\ufffd")[:limit]
 
 
 @dataclass(frozen=True)
@@ -37,8 +43,9 @@ async def replace_for_release(
            ON CONFLICT (github_release_id, github_asset_id) DO UPDATE SET
                asset_name = EXCLUDED.asset_name, code = EXCLUDED.code, reason = EXCLUDED.reason,
                release_indexed = EXCLUDED.release_indexed, updated_at = now()""",
-        [(github_release_id, s.github_asset_id, github_repo_id, owner_github_id, repo_full_name, tag_name,
-          s.asset_name, s.code[:64], s.reason[:REASON_MAX], release_indexed) for s in skips],
+        [(github_release_id, s.github_asset_id, github_repo_id, owner_github_id, _text(repo_full_name, NAME_MAX),
+          _text(tag_name, NAME_MAX), _text(s.asset_name, NAME_MAX), _text(s.code, 64), _text(s.reason, REASON_MAX),
+          release_indexed) for s in skips],
     )
 
 
