@@ -183,6 +183,18 @@ async def test_every_github_path_hides_and_shows_on_both_replicas(gh, stack, db,
             assert time.monotonic() - started < HIDE_WITHIN_S, f"{url} still shows the old owner"
             await asyncio.sleep(0.02)
 
+    # A push with a new description: the card's summary follows on both replicas at once.
+    repo.description = "Coloured lights that follow the player."
+    started = time.monotonic()
+    assert await stack.send("push", {"ref": "refs/heads/main", "before": "a" * 40, "after": "b" * 40,
+                                     "repository": gh.repo_json(repo), "installation": {"id": inst.id},
+                                     "commits": [{"id": "b" * 40, "added": [], "modified": ["README.md"],
+                                                  "removed": []}]}) == 202
+    for url in replicas.urls:
+        while (await replicas._get(url, f"/api/v1/mods/{slug}"))[2]["summary"] != repo.description:
+            assert time.monotonic() - started < HIDE_WITHIN_S, f"{url} still shows the old summary"
+            await asyncio.sleep(0.02)
+
     await step("repository.deleted", False, "repository", repository_payload(gh, repo, inst, "deleted"))
     print("webhook 202 -> visible/invisible on both replicas:",
           {k: round(v, 3) for k, v in replicas.timings.items()})
