@@ -238,4 +238,10 @@ async def test_operator_decision_and_reconciliation_reach_both_replicas(
     assert done.returncode == 0, done.stderr
     # Measured from the command's exit (it commits, then publishes): its own start-up is not the API's.
     await replicas.becomes(slug, term, False, time.monotonic(), "quarantine.reject", HIDE_WITHIN_S)
+    await replicas.cached_everywhere(slug, term, False)
+    done = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "indexium_ops", "quarantine", "approve",
+                                                    str(version_id), "--by", "operator"],
+                                   env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    await replicas.becomes(slug, term, True, time.monotonic(), "quarantine.approve", HIDE_WITHIN_S)
     print("reconciliation / operator -> both replicas:", {k: round(v, 3) for k, v in replicas.timings.items()})
