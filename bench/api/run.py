@@ -7,7 +7,9 @@ Prints, in one run:
     the same JSON bytes (target >= 0.6);
   * cache-miss search latency p50/p95/p99 (target p95 <= 20 ms) by kind of query;
   * hash lookup and update-check latency (single and 100-hash bulk);
-  * webhook-to-searchable time with ingest, indexer and API running (target p95 <= 2 s).
+  * webhook-to-searchable time with ingest, indexer and API running (target p95 <= 2 s);
+  * webhook 202 -> invisible on every replica (repository removed from the App's installation,
+    two API replicas; target p95 <= 2 s; bench/api/visibility.py).
 
 Not part of `make test`: it takes a few minutes (most of it loading the catalogue).
 The machine is small (2 cores) and shared: client and servers compete for the same cores,
@@ -35,6 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import data  # noqa: E402
+import visibility  # noqa: E402
 
 from indexium_contracts import registry  # noqa: E402
 from indexium_db import migrate  # noqa: E402
@@ -290,6 +293,7 @@ async def main(args) -> None:
                 if not args.skip_webhooks:
                     say(f"\nwebhook-to-searchable ({args.webhooks} releases, ingest + indexer + API as processes):")
                     say(await webhook_to_searchable(env, tmp, api, http, args.webhooks))
+                    say(await visibility.webhook_to_invisible(env, tmp, api, http, args.webhooks, summary))
         finally:
             if bare is not None:
                 bare.terminate()

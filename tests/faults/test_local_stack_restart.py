@@ -2,9 +2,11 @@
 the local stack restarts it and all 200 are indexed; SIGTERM then stops every process."""
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 
@@ -12,8 +14,8 @@ import asyncpg
 import pytest
 
 from indexium_devstack import jars
-from indexium_devstack.embedded import free_port
 from indexium_devstack.fakegithub import FakeGitHub
+from indexium_devstack.procs import BY_NAME, free_port_env
 
 SECRET = "local-stack-secret"
 
@@ -34,14 +36,39 @@ async def wait_for(predicate, timeout):
     return None
 
 
+@contextlib.contextmanager
+def default_ports_held():
+    """Listen on every service's default port that is free, as a developer's own `make run`
+    does: the stack under test must not need any of them."""
+    held = []
+    try:
+        for spec in BY_NAME.values():
+            s = socket.socket()
+            try:
+                s.bind(("127.0.0.1", spec.default_port))
+                s.listen()
+            except OSError:
+                s.close()  # taken already (by a running `make run`, say): just as good
+                continue
+            held.append(s)
+        yield
+    finally:
+        for s in held:
+            s.close()
+
+
 async def test_local_stack_restarts_a_killed_indexer(gh, tmp_path):
+    with default_ports_held():
+        await _restarts_a_killed_indexer(gh, tmp_path)
+
+
+async def _restarts_a_killed_indexer(gh, tmp_path):
     env = {**os.environ, "INDEXIUM_WEBHOOK_SECRET": SECRET,
            "INDEXIUM_DOWNLOAD_HOSTS": f"{gh.github_host},{gh.cdn_host}",
            "INDEXIUM_PUBLISH_BEFORE_SCAN": "true", "INDEXIUM_LOG_FORMAT": "json"}
     for key in ("NATS_URL", "DATABASE_URL", "DATABASE_READ_URL"):
         env.pop(key, None)  # the stack starts its own embedded servers, as `make run` does
-    for name in ("API", "INGEST", "INDEXER", "TELEMETRY"):
-        env[f"INDEXIUM_{name}_PORT"] = str(free_port())
+    env.update(free_port_env())  # every service's port, not only the ones started by default
     root = tmp_path / "run"
     stack = subprocess.Popen([sys.executable, "-m", "indexium_devstack", "run", "--root", str(root)],
                              env=env, stdout=open(tmp_path / "stack.log", "wb"), stderr=subprocess.STDOUT)

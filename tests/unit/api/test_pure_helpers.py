@@ -55,3 +55,11 @@ def test_event_tags():
     assert invalidation.tags_for(future) == ("other", ("global", "mod:x"))
     assert invalidation.tags_for(msgspec.msgpack.encode({"type": "version_hidden.v1"}))[1] is None
     assert invalidation.tags_for(b"\xc1") == ("undecodable", None)
+
+
+def test_a_whole_mod_hidden_or_shown_invalidates_its_card_and_every_listing():
+    event = versions.ModChanged(mod_id="m", slug="lumen", visible=False, cause="repository.privatized",
+                                hidden_reason="github: repository is private")
+    data = versions.encoder.encode(event)
+    assert invalidation.tags_for(data) == ("mod_changed.v1", ("global", "mod:lumen"))
+    assert versions.decoder.decode(data) == event

@@ -24,6 +24,17 @@ def test_only_mod_jars_are_read():
     assert assets.mod_jars([asset("x.jar", state="starter")]) == []  # upload not finished
 
 
+def test_litemod_files_are_mod_files_and_everything_left_out_has_a_reason():
+    names = ["VoxelMap-1.12.2.litemod", "mod-1.0.jar", "mod-1.0-sources.jar", "mod-1.0.jar.sha256",
+             "VoxelMap-1.12.2.litemod.sha256", "CHANGELOG.md", "pending.jar"]
+    listed = [asset(n) for n in names[:-1]] + [asset("pending.jar", state="starter")]
+    assert [a.name for a in assets.mod_jars(listed)] == ["VoxelMap-1.12.2.litemod", "mod-1.0.jar"]
+    assert [(a.name, code) for a, code, _ in assets.left_out(listed)] == [
+        ("mod-1.0-sources.jar", "build_by_product"), ("CHANGELOG.md", "not_a_mod_file"),
+        ("pending.jar", "not_uploaded")]  # sidecars are read with their file, not left out
+    assert assets.sidecars(listed)["VoxelMap-1.12.2.litemod"].endswith("VoxelMap-1.12.2.litemod.sha256")
+
+
 def test_sidecar_is_remembered_per_jar():
     found = assets.sidecars([asset("mod-1.0.jar"), asset("mod-1.0.jar.sha256"), asset("other.jar.SHA256")])
     assert found == {"mod-1.0.jar": "https://github.com/o/r/releases/download/v1/mod-1.0.jar.sha256",

@@ -4,7 +4,8 @@ Published by the indexer after its transaction commits (publish after commit).
 Consumed by the API replicas (cache invalidation: each replica holds a core NATS
 subscription on ``indexium.version.>``) and by the scan stage (durable ``scan``, "version indexed" only), which
 publishes ``version.scanned`` after its own commit; operators' quarantine decisions
-publish ``version.reviewed``.
+publish ``version.reviewed``; the GitHub role publishes ``version.mod_changed`` when an
+installation or repository change hides, shows or edits a whole mod.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ INDEXED = f"{SUBJECT_PREFIX}.indexed"
 HIDDEN = f"{SUBJECT_PREFIX}.hidden"
 SCANNED = f"{SUBJECT_PREFIX}.scanned"
 REVIEWED = f"{SUBJECT_PREFIX}.reviewed"
+MOD_CHANGED = f"{SUBJECT_PREFIX}.mod_changed"
 
 STREAM = StreamSpec(
     name="VERSIONS",
@@ -89,7 +91,21 @@ class VersionReviewed(_VersionEvent, frozen=True, tag="version_reviewed.v1"):
     visible: bool
 
 
-VersionEvent = VersionIndexed | VersionHidden | VersionScanned | VersionReviewed
+class ModChanged(msgspec.Struct, frozen=True, tag_field="type", tag="mod_changed.v1"):
+    """What public endpoints show of a whole mod changed outside the release indexer: the
+    GitHub role applied an installation or repository event (removed, deleted, privatized,
+    archived, transferred, suspended, uninstalled, and the way back), or reconciliation
+    caught up with one that never arrived. Published after commit with the mod's state then;
+    on the ``indexium.version.`` prefix so every API replica's invalidation receives it."""
+
+    mod_id: str
+    slug: str
+    visible: bool  # not hidden (a hidden mod and all its versions are served by no endpoint)
+    cause: str  # "<event>.<action>" (``repository.privatized``) or ``reconcile.<what>``
+    hidden_reason: str | None = None
+
+
+VersionEvent = VersionIndexed | VersionHidden | VersionScanned | VersionReviewed | ModChanged
 
 encoder = msgspec.msgpack.Encoder()
 decoder = msgspec.msgpack.Decoder(VersionEvent)

@@ -9,6 +9,8 @@ config, a language file and ``.class``-named filler entries.
 * ``forge_jar``       → ``META-INF/mods.toml``
 * ``neoforge_jar``    → ``META-INF/neoforge.mods.toml``
 * ``mcmod_jar``       → ``mcmod.info`` (legacy Forge, ≤ 1.12.2)
+* ``litemod_jar``     → ``litemod.json`` (LiteLoader; released as ``.litemod``)
+* ``coremod_jar``     → a 1.7.10 coremod: ``neimod.info`` + ``FMLCorePlugin``, no mcmod.info
 * ``multiloader_jar`` → several of the above in one jar
 * ``large_jar``       → a jar of an exact size and entry count, for benchmarks
 * ``demo_mods``       → a handful of realistic sample mods for the local demo
@@ -555,6 +557,45 @@ def mcmod_jar(
                        homepage=c.homepage)
     return _assemble(c, [("mcmod.info", meta)], icon_path=logo,
                      manifest_extra={"FMLCorePluginContainsFMLMod": "true"})
+
+
+def litemod_jar(
+    name: str = "ExampleLiteMod",
+    version: str = "1.0.0",
+    minecraft: str = "1.12.2",
+    description: str = "An example LiteLoader mod.",
+    authors: Sequence[str] = ("Example Author",),
+    **opts,
+) -> bytes:
+    """LiteLoader mod (1.5–1.12): ``litemod.json`` at the root; released as ``<name>.litemod``."""
+    c = _common(name.lower(), version, name, description, authors, {"java": 8, "icon_png": False, **opts})
+    meta = json.dumps({"name": name, "displayName": name, "version": version, "mcversion": minecraft,
+                       "revision": "1", "author": ", ".join(authors), "description": description,
+                       "classTransformerClasses": [], "mixinConfigs": []}, indent=2).encode()
+    return _assemble(c, [("litemod.json", meta)], icon_path=None)
+
+
+def coremod_jar(
+    mod_id: str = "NotEnoughItems",
+    version: str = "1.0.5.120",
+    name: str = "Not Enough Items",
+    description: str = "Recipe and Item Viewer",
+    minecraft: str = "1.7.10",
+    *,
+    info_file: str | None = "neimod.info",
+    core_plugin: str = "codechicken.nei.asm.NEICorePlugin",
+    authors: Sequence[str] = ("ChickenBones",),
+    manifest_extra: Mapping[str, str] | None = None,
+    **opts,
+) -> bytes:
+    """A 1.7.10-era coremod laid out like NotEnoughItems-1.7.10: no ``mcmod.info``, its own
+    ``neimod.info`` (mcmod.info's format; ``info_file=None`` leaves it out) and
+    ``FMLCorePlugin`` in ``META-INF/MANIFEST.MF``."""
+    c = _common(mod_id.lower(), version, name, description, authors, {"java": 8, "icon_png": False, **opts})
+    meta = ([(info_file, _mcmod_info(mod_id, version, name, description, minecraft, c.authors, logo=None,
+                                     homepage=None))] if info_file else [])
+    extra = {"FMLCorePlugin": core_plugin, "FMLCorePluginContainsFMLMod": "true", **dict(manifest_extra or {})}
+    return _assemble(c, meta, icon_path=None, manifest_extra=extra)
 
 
 def multiloader_jar(

@@ -12,6 +12,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from .embedded import free_port
+
 
 @dataclass(frozen=True)
 class ServiceSpec:
@@ -30,6 +32,18 @@ SERVICES = (
 # Runs only when a GitHub App is configured (INDEXIUM_GITHUB_APP_ID).
 GITHUB_ROLE = ServiceSpec("github", "indexium_indexer.github", 8085)
 BY_NAME = {s.name: s for s in (*SERVICES, GITHUB_ROLE)}
+
+
+def port_variable(spec: ServiceSpec) -> str:
+    """The variable ``make run`` reads for the service's port (its default otherwise)."""
+    return f"INDEXIUM_{spec.name.upper()}_PORT"
+
+
+def free_port_env() -> dict[str, str]:
+    """A free loopback port for every service the local stack may start, the GitHub role
+    included: a stack started by a test must not reach for a default port a developer's
+    own ``make run`` already holds."""
+    return {port_variable(spec): str(free_port()) for spec in BY_NAME.values()}
 
 
 class ServiceProcess:

@@ -19,7 +19,7 @@ from indexium_ops.cli import Settings as OpsSettings, setup
 from indexium_platform.settings import load
 
 from .embedded import EmbeddedNats, EmbeddedPostgres, free_port, port_is_free
-from .procs import GITHUB_ROLE, SERVICES, ServiceProcess
+from .procs import GITHUB_ROLE, SERVICES, ServiceProcess, port_variable
 
 DEV_WEBHOOK_SECRET = "indexium-dev-secret"
 # Preferred local ports for the embedded servers (the machine's own NATS/PostgreSQL own the defaults).
@@ -76,9 +76,9 @@ class LocalStack:
         if os.environ.get("INDEXIUM_GITHUB_APP_ID"):
             specs.append(GITHUB_ROLE)
         for spec in specs:
-            port = int(os.environ.get(f"INDEXIUM_{spec.name.upper()}_PORT", spec.default_port))
+            port = int(os.environ.get(port_variable(spec), spec.default_port))
             if not port_is_free(port):
-                raise SystemExit(f"port {port} for {spec.name} is taken; set INDEXIUM_{spec.name.upper()}_PORT")
+                raise SystemExit(f"port {port} for {spec.name} is taken; set {port_variable(spec)}")
             proc = ServiceProcess(spec, port=port, env=self.env, log_path=self.root / "logs" / f"{spec.name}.log")
             self.services.append(proc.start())
         for proc in self.services:

@@ -16,6 +16,7 @@ from indexium_db import migrate
 from indexium_db.queries import deadletters
 from indexium_db.queries import mods as mods_q
 from indexium_db.queries import scan as scan_q
+from indexium_db.queries import skips as skips_q
 from indexium_db.queries import versions as versions_q
 from indexium_db.queries import github as github_q
 from indexium_contracts import versions as versions_contract
@@ -99,6 +100,9 @@ async def github(settings: Settings, args: argparse.Namespace) -> None:
         for r in counts["skip_reasons"]:
             print(f"  skipped {r['n']}: {r['skip_reason']}")
         print("backfills:     " + (", ".join(f"{r['state']}={r['n']}" for r in counts["backfills"]) or "none"))
+        left_out = await skips_q.counts_by_code(conn)
+        print("assets left out of releases: " + (", ".join(f"{r['code']}={r['n']}" for r in left_out) or "none")
+              + ("  (python -m indexium_ops skipped)" if left_out else ""))
         runs = await github_q.recent_runs(conn, args.runs)
         print("reconciliation passes (newest first):" if runs else "reconciliation passes: none yet")
         for r in runs:
@@ -110,6 +114,21 @@ async def github(settings: Settings, args: argparse.Namespace) -> None:
                   f" download counts {r['files_updated']}, API requests {r['api_requests']}"
                   f" ({r['not_modified']} x 304), errors {r['errors']}"
                   + (f"\n    last error: {r['last_error']}" if r["last_error"] else ""))
+    finally:
+        await conn.close()
+
+
+async def skipped(settings: Settings, args: argparse.Namespace) -> None:
+    """Release assets the indexer left out, newest first, each with its reason."""
+    conn = await asyncpg.connect(settings.database_url)
+    try:
+        rows = await skips_q.recent(conn, args.limit, repo_full_name=args.repo, include_non_mod_files=args.all)
+        if not rows:
+            print("no release asset left out" + ("" if args.all else " (--all: also files that are not mods)"))
+        for r in rows:
+            release = "indexed without it" if r["release_indexed"] else "release not indexed"
+            print(f"{r['updated_at']:%Y-%m-%d %H:%M:%S}  {r['repo_full_name']} {r['tag_name']}  {r['asset_name']}"
+                  f"  [{r['code']}] {r['reason']}  ({release})")
     finally:
         await conn.close()
 
@@ -279,6 +298,10 @@ def main(argv: list[str] | None = None) -> None:
     src.add_argument("--file", help="a version_manifest_v2.json on disk")
     src.add_argument("--url", help=f"where to download it (Mojang: {MOJANG_MANIFEST})")
     rf.add_argument("--force", action="store_true", help="replace even if stored versions would disappear")
+    sk = sub.add_parser("skipped", help="release assets the indexer left out, with the reason for each")
+    sk.add_argument("--repo", help="one repository (owner/name)")
+    sk.add_argument("--limit", type=int, default=50)
+    sk.add_argument("--all", action="store_true", help="also assets that are not mod files (zips, sources jars)")
     qr = sub.add_parser("quarantine", help="versions the scan stage held back: list, show, approve, reject")
     qr_sub = qr.add_subparsers(dest="action", required=True)
     ql = qr_sub.add_parser("list")
@@ -305,5 +328,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(asyncio.run(quarantine(settings, args)))
     elif args.command == "github":
         asyncio.run(github(settings, args))
+    elif args.command == "skipped":
+        asyncio.run(skipped(settings, args))
     else:
         asyncio.run(dead_letters(settings, args))

@@ -9,7 +9,8 @@ the whole cache is invalidated: a gap costs one round of cache misses, never a s
 answer. Without NATS the cache still expires by TTL.
 
 An event for a mod invalidates that mod's card and versions and every listing and
-lookup (a new or hidden version can change any search result). Event types this module
+lookup (a new or hidden version can change any search result, and so does a whole mod
+hidden or shown by the GitHub role: ``mod_changed.v1``). Event types this module
 does not know (a scan stage's quarantine event, say) are handled the same way as long as
 they carry a ``slug``; an event it cannot read at all invalidates everything.
 """
@@ -56,7 +57,8 @@ def tags_for(data: bytes) -> tuple[str, tuple[str, ...] | None]:
 
 
 # Metric labels stay bounded: known tags by name, anything newer as "other".
-_KNOWN_TYPES = {"version_indexed.v1", "version_hidden.v1", "version_scanned.v1", "version_reviewed.v1", "unknown"}
+_KNOWN_TYPES = {"version_indexed.v1", "version_hidden.v1", "version_scanned.v1", "version_reviewed.v1",
+                "mod_changed.v1", "unknown"}
 
 
 class Invalidator:

@@ -1,4 +1,5 @@
-"""Which release assets are mod jars, and which one is a checksum sidecar for another."""
+"""Which release assets are mod files, which one is a checksum sidecar for another, and why
+every other asset is left out (each left-out asset gets a reason the author can read)."""
 
 from __future__ import annotations
 
@@ -6,23 +7,47 @@ import re
 
 from indexium_contracts.github import ReleaseAsset
 
+# What a mod is shipped as: a jar, or LiteLoader's .litemod (a jar by another name, read for
+# its litemod.json).
+MOD_SUFFIXES = (".jar", ".litemod")
 # Build by-products that are not the mod itself.
 _SKIP = re.compile(r"-(sources|javadoc|dev|dev-shadow|api-sources)\.jar$", re.IGNORECASE)
+_SIDECAR = re.compile(r"\.(jar|litemod)\.sha256$", re.IGNORECASE)
+
+
+def is_mod_file(name: str) -> bool:
+    return name.lower().endswith(MOD_SUFFIXES)
 
 
 def mod_jars(assets: list[ReleaseAsset]) -> list[ReleaseAsset]:
     return [
         a for a in assets
-        if a.name.lower().endswith(".jar") and not _SKIP.search(a.name) and a.state in (None, "uploaded")
+        if is_mod_file(a.name) and not _SKIP.search(a.name) and a.state in (None, "uploaded")
     ]
 
 
+def left_out(assets: list[ReleaseAsset]) -> list[tuple[ReleaseAsset, str, str]]:
+    """(asset, code, reason) for every asset :func:`mod_jars` does not pass on, except the
+    checksum sidecars that are read along with their mod file."""
+    out = []
+    for a in assets:
+        if _SIDECAR.search(a.name):
+            continue
+        if not is_mod_file(a.name):
+            out.append((a, "not_a_mod_file", "not a .jar or .litemod file"))
+        elif _SKIP.search(a.name):
+            out.append((a, "build_by_product", "a build by-product (sources, javadoc or dev jar), not the mod"))
+        elif a.state not in (None, "uploaded"):
+            out.append((a, "not_uploaded", f"the upload is not finished (state {a.state})"))
+    return out
+
+
 def sidecars(assets: list[ReleaseAsset]) -> dict[str, str]:
-    """Map jar name -> download URL of its ``<jar>.sha256`` asset, when the release has one."""
+    """Map mod file name -> download URL of its ``<file>.sha256`` asset, when the release has one."""
     return {
         a.name[: -len(".sha256")]: a.browser_download_url
         for a in assets
-        if a.name.lower().endswith(".jar.sha256")
+        if _SIDECAR.search(a.name)
     }
 
 

@@ -26,7 +26,7 @@ from indexium_jar.gameversions import VersionTable, default_table
 from indexium_jar.model import ModRecord
 from indexium_jar.remote import DownloadPolicy
 
-from . import assets
+from . import assets, skips
 from .jarread import JarMetadata, read_metadata
 
 INDEX_ACTIONS = {"published", "released", "prereleased", "edited"}
@@ -162,6 +162,7 @@ class ReleaseIndexer:
             return JobResult("ignored", [])
         jars = assets.mod_jars(hook.release.assets)
         if not jars:
+            await skips.store_alone(self._pool, hook, skips.reasons(hook.release.assets, []))
             await self._record(event, "ignored")
             return JobResult("ignored", [])
         # A retryable failure of one jar fails the job at once; the other reads are cancelled.
@@ -186,7 +187,9 @@ class ReleaseIndexer:
         # is indexed and the version held for review; alone, the version is recorded held
         # (when the mod exists) and the job still goes to the dead letters.
         suspicious = any(exc.code in CORRUPT_CODES for _, exc in failed)
+        left_out = skips.reasons(release.assets, read)
         if not good:
+            await skips.store_alone(self._pool, hook, left_out)
             if failed:
                 asset, exc = next(((a, e) for a, e in failed if e.code in CORRUPT_CODES), failed[0])
                 if suspicious:
@@ -232,6 +235,7 @@ class ReleaseIndexer:
                 loaders=sorted({l for r in rows for l in r.loaders}), suspicious=suspicious,
             )
             file_ids = await versions.replace_files(conn, version_id, rows)
+            await skips.store(conn, hook, left_out, release_indexed=True)
             if suspicious:
                 await _hold(conn, version_id, "; ".join(f"{a.name}: {e.code}" for a, e in failed
                                                         if e.code in CORRUPT_CODES))

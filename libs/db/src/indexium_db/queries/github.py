@@ -137,6 +137,15 @@ async def mod_for_repo(conn: asyncpg.Connection, github_repo_id: int) -> asyncpg
     )
 
 
+async def mods_for_repos(conn: asyncpg.Connection, github_repo_ids: list[int]) -> list[asyncpg.Record]:
+    """The mods of these repositories as public endpoints see them now (for ``ModChanged``)."""
+    return await conn.fetch(
+        """SELECT id, slug, hidden, hidden_reason FROM mods WHERE github_repo_id = ANY($1::bigint[])
+           ORDER BY slug""",
+        list(github_repo_ids),
+    )
+
+
 async def sync_visibility(conn: asyncpg.Connection, github_repo_id: int) -> list[uuid.UUID]:
     """Hide or show the repository's mod from the GitHub state; refresh its roll-up (``listed``)."""
     changed = await conn.fetch(

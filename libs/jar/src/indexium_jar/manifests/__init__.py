@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 import msgspec
 
 from indexium_jar.gameversions import VersionTable, default_table
-from indexium_jar.manifests import fabric, forge_toml, jarjar, litemod, mcmod, plugins, quilt
+from indexium_jar.manifests import coremod, fabric, forge_toml, jarjar, litemod, mcmod, plugins, quilt
 from indexium_jar.manifests._common import Jar, Output, problem
 from indexium_jar.manifests.manifest_mf import parse_manifest
 from indexium_jar.model import ManifestProblem, ModRecord, ParseResult
@@ -30,6 +30,7 @@ _PARSERS: tuple[tuple[str, Callable[[bytes, Jar], Output]], ...] = (
     (forge_toml.FORGE_PATH, lambda d, j: forge_toml.parse(d, j, forge_toml.FORGE_PATH)),
     (forge_toml.NEOFORGE_PATH, lambda d, j: forge_toml.parse(d, j, forge_toml.NEOFORGE_PATH)),
     (mcmod.PATH, mcmod.parse),
+    *((path, lambda d, j, path=path: coremod.parse_info(d, j, path)) for path in coremod.INFO_PATHS),
     (plugins.BUKKIT_PATH, lambda d, j: plugins.parse_bukkit(d, j, plugins.BUKKIT_PATH)),
     (plugins.PAPER_PATH, lambda d, j: plugins.parse_bukkit(d, j, plugins.PAPER_PATH)),
     (plugins.BUNGEE_PATH, plugins.parse_bungee),
@@ -88,6 +89,7 @@ def parse_jar(files: Mapping[str, bytes], entry_names: Sequence[str] | CentralDi
             output = [problem(path, "parser_error", f"{type(exc).__name__}: {exc}")]
         records += [o for o in output if isinstance(o, ModRecord)]
         problems += [o for o in output if isinstance(o, ManifestProblem)]
+    records, problems = _coremod(jar, records, problems)
     records, problems = _jar_level_notes(files, jar, records, problems)
     records, problems, nested = _attach_nested(files, names, records, problems)
     return ParseResult(records=tuple(records), problems=tuple(problems), nested_jars=nested,
@@ -96,6 +98,17 @@ def parse_jar(files: Mapping[str, bytes], entry_names: Sequence[str] | CentralDi
 
 def _add_warnings(record: ModRecord, *notes: str) -> ModRecord:
     return msgspec.structs.replace(record, warnings=record.warnings + tuple(notes))
+
+
+def _coremod(jar: Jar, records: list[ModRecord],
+             problems: list[ManifestProblem]) -> tuple[list[ModRecord], list[ManifestProblem]]:
+    """1.6–1.12 coremods without mcmod.info: their own info file, else MANIFEST.MF's FMLCorePlugin."""
+    info = [r for r in records if r.manifest_path in coremod.INFO_PATHS]
+    if info and any(r.manifest_path == mcmod.PATH for r in records):
+        records = [r for r in records if r.manifest_path not in coremod.INFO_PATHS]  # FML's own file wins
+    if not records and (record := coremod.from_core_plugin(jar)) is not None:
+        records = [record]
+    return records, problems
 
 
 def _jar_level_notes(files: Mapping[str, bytes], jar: Jar, records: list[ModRecord],

@@ -51,7 +51,7 @@ def create_app(settings: Settings, *, client_options: dict | None = None) -> web
         policy = DownloadPolicy(allowed_hosts=frozenset(settings.download_hosts),
                                 timeout=settings.http_timeout_s)
         wake = asyncio.Event()
-        onboarding = Onboarding(pool, client, Prober(client, session, policy), gh_metrics, wake)
+        onboarding = Onboarding(pool, client, Prober(client, session, policy), gh_metrics, wake, js)
         sync = ReleaseSync(pool, client, js, Pacer(settings.backfill_rate),
                            on_sent=lambda source: gh_metrics.releases_sent.labels(source).inc())
         backfiller = Backfiller(pool, sync, settings, gh_metrics, wake)

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 import asyncpg
 import msgspec
+from nats.js import JetStreamContext
 
 from indexium_contracts import github, ingest
 from indexium_db.queries import github as gh_db
@@ -20,6 +21,7 @@ from indexium_github import GitHubClient, GitHubError, NotFound
 from indexium_platform import logs
 
 from . import card
+from .announce import Announcer
 from .metrics import GithubMetrics
 from .probe import Prober, is_manifest_path, source_record
 
@@ -43,9 +45,10 @@ def _time(value: str) -> datetime:
 
 class Onboarding:
     def __init__(self, pool: asyncpg.Pool, client: GitHubClient, prober: Prober, metrics: GithubMetrics,
-                 backfill_wake: asyncio.Event | None = None):
+                 backfill_wake: asyncio.Event | None = None, js: JetStreamContext | None = None):
         self._pool, self._client, self._prober, self._metrics = pool, client, prober, metrics
         self._wake = backfill_wake
+        self._announce = Announcer(pool, js).mods_changed  # after each commit: API caches follow
 
     # ---- installation -------------------------------------------------------------------------
     async def installation(self, ev: ingest.InstallationReceived) -> str:
@@ -62,16 +65,18 @@ class Onboarding:
             )
             if not applied:
                 return "stale"
-            for row in await gh_db.repositories_of(conn, inst.id):
-                await gh_db.sync_visibility(conn, row["github_repo_id"])
+            repo_ids = [row["github_repo_id"] for row in await gh_db.repositories_of(conn, inst.id)]
+            for repo_id in repo_ids:
+                await gh_db.sync_visibility(conn, repo_id)
                 if hook.action == "unsuspend":
-                    await gh_db.request_catch_up(conn, row["github_repo_id"])
+                    await gh_db.request_catch_up(conn, repo_id)
+        await self._announce(repo_ids, f"installation.{hook.action}")
         if state != "active":
             return "applied"
         # created / unsuspend: the installation's repositories, in full, from the API.
         repos = await self._installation_repositories(inst.id)
         for repo in repos:
-            await self.register(repo, inst.id, at)
+            await self.register(repo, inst.id, at, cause=f"installation.{hook.action}")
         self._wake_backfill()
         return "applied"
 
@@ -96,11 +101,12 @@ class Onboarding:
         added = [repo for rid, repo in listed.items() if rid not in known or known[rid]["removed"]]
         gone = [rid for rid, row in known.items() if rid not in listed and not row["removed"] and not row["deleted"]]
         for repo in added:
-            await self.register(repo, installation_id, now)
+            await self.register(repo, installation_id, now, cause="reconcile.added")
         async with self._pool.acquire() as conn, conn.transaction():
             for rid in gone:
                 await gh_db.set_flags(conn, rid, removed=True, event_at=now)
                 await gh_db.sync_visibility(conn, rid)
+        await self._announce(gone, "reconcile.removed")
         if added:
             self._wake_backfill()
         return len(added), len(gone)
@@ -111,25 +117,31 @@ class Onboarding:
         async with self._pool.acquire() as conn, conn.transaction():
             await gh_db.upsert_installation(conn, inst.id, account_id=inst.account.id if inst.account else None,
                                             account_login=inst.account.login if inst.account else None)
+            removed = []
             for gone in hook.repositories_removed:
                 row = await gh_db.get_repository(conn, gone.id)
                 if row is not None and row["installation_id"] != inst.id:
                     continue  # transferred to another installation since: not this one's to remove
                 await gh_db.set_flags(conn, gone.id, removed=True, event_at=at)
                 await gh_db.sync_visibility(conn, gone.id)
+                removed.append(gone.id)
+        await self._announce(removed, "installation_repositories.removed")
         for added in hook.repositories_added:
             try:
                 resp = await self._client.get(f"/repos/{added.full_name}", installation_id=inst.id,
                                               op="get_repository")
             except NotFound:
                 continue  # removed again (or deleted) before we got here
-            await self.register(resp.decode(github.Repository), inst.id, at)
+            await self.register(resp.decode(github.Repository), inst.id, at,
+                                cause="installation_repositories.added")
         self._wake_backfill()
         return "applied"
 
     # ---- registration ----------------------------------------------------------------------------
-    async def register(self, repo: github.Repository, installation_id: int, at: datetime | None) -> None:
-        """Record the repository, and decide (once) whether it is a mod."""
+    async def register(self, repo: github.Repository, installation_id: int, at: datetime | None,
+                       *, cause: str = "registered") -> None:
+        """Record the repository, and decide (once) whether it is a mod (a mod it was is shown
+        again: ``cause`` says why, in the ``ModChanged`` announcing it)."""
         async with self._pool.acquire() as conn:
             row = await gh_db.get_repository(conn, repo.id)
         registered = row is not None and row["state"] == "registered"  # a mod stays a mod
@@ -161,6 +173,7 @@ class Onboarding:
             else:
                 await gh_db.request_catch_up(conn, repo.id)  # back again: catch up on what we missed
             await gh_db.sync_visibility(conn, repo.id)
+        await self._announce([repo.id], cause)
         log.info("repository_evaluated", repo=repo.full_name, registered=registered or bool(
             evaluation and evaluation.registered), reason=evaluation.reason if evaluation else reason)
 
@@ -179,7 +192,7 @@ class Onboarding:
         if row is None:
             if hook.action in ("created", "publicized", "transferred") and inst_id is not None:
                 await self._ensure_installation(inst_id)
-                await self.register(repo, inst_id, at)
+                await self.register(repo, inst_id, at, cause=f"repository.{hook.action}")
                 self._wake_backfill()
                 return "applied"
             if not has_mod or hook.action not in ("renamed", "transferred"):
@@ -197,13 +210,16 @@ class Onboarding:
                     return "stale"
                 await gh_db.sync_visibility(conn, repo.id)
         if row is None:
+            await self._announce([repo.id], f"repository.{hook.action}")  # a mod whose row was lost
             return "applied"
         if hook.action == "publicized" and row["state"] != "registered":
-            await self.register(repo, row["installation_id"], at)  # skipped as private before
+            await self.register(repo, row["installation_id"], at,  # skipped as private before
+                                cause=f"repository.{hook.action}")
             self._wake_backfill()
         elif hook.action in ("renamed", "transferred", "edited") and inst_id is not None:
             await self._store_metadata(repo, inst_id)
             await self.refresh_card(repo, inst_id, row)
+        await self._announce([repo.id], f"repository.{hook.action}")  # card, links, owner, visibility
         return "applied"
 
     async def _ensure_installation(self, installation_id: int) -> None:
@@ -211,7 +227,8 @@ class Onboarding:
             await gh_db.upsert_installation(conn, installation_id)
 
     async def _store_metadata(self, repo: github.Repository, installation_id: int) -> None:
-        """What the event says about the repository now (a transfer may bring another installation)."""
+        """What the event says about the repository now (a transfer may bring another installation,
+        whose state then decides whether the mod is shown)."""
         async with self._pool.acquire() as conn, conn.transaction():
             await gh_db.upsert_installation(conn, installation_id)
             await gh_db.upsert_repository(
@@ -219,6 +236,7 @@ class Onboarding:
                 default_branch=repo.default_branch, description=repo.description, homepage=repo.homepage,
                 topics=list(repo.topics), private=repo.private, archived=repo.archived,
             )
+            await gh_db.sync_visibility(conn, repo.id)
 
     # ---- push ----------------------------------------------------------------------------------------
     async def push(self, ev: ingest.PushReceived) -> str:
@@ -246,6 +264,7 @@ class Onboarding:
             return "ignored"
         await self._store_metadata(repo, inst_id)
         await self.refresh_card(repo, inst_id, row, touched=manifests_after(hook.commits))
+        await self._announce([repo.id], "push")  # the card (name, summary, links, topics)
         return "applied"
 
     async def refresh_card(self, repo: github.Repository, installation_id: int, row,

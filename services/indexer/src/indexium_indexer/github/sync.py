@@ -26,6 +26,7 @@ from indexium_db.queries import github as gh_db
 from indexium_github import GitHubClient, NotFound
 
 from .. import assets
+from .announce import Announcer
 
 GONE_REASON = "github: release gone (reconciliation)"
 _releases = msgspec.json.Decoder(list[github.Release])
@@ -96,6 +97,7 @@ class ReleaseSync:
                  on_sent: Callable[[str], None] | None = None):
         self._pool, self._client, self._js, self._pacer = pool, client, js, pacer
         self._on_sent = on_sent
+        self._announcer = Announcer(pool, js)
 
     async def fetch_repo(self, row, *, reserve: int = 0) -> github.Repository:
         resp = await self._client.get(f"/repos/{row['full_name']}", installation_id=row["installation_id"],
@@ -118,6 +120,7 @@ class ReleaseSync:
             if flags:
                 await gh_db.set_flags(conn, repo.id, private=repo.private, archived=repo.archived)
                 await gh_db.sync_visibility(conn, repo.id)
+        await self._announcer.mods_changed([repo.id], "reconcile.repository")
         return repo
 
     async def list_releases(self, repo: github.Repository, installation_id: int,

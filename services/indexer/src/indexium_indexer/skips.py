@@ -1,0 +1,51 @@
+"""Why each asset of a release did not become a version file (``release_asset_skips``).
+
+Nothing a release carries is left out silently: an asset that is not a mod file, a jar the
+reader could not read, a jar without a manifest any loader reads — each gets a code and a
+reason the author can read, stored with the release (replaced whenever the release is
+processed again), shown by ``indexium_ops skipped`` and on the author's dashboard.
+"""
+
+from __future__ import annotations
+
+import asyncpg
+
+from indexium_contracts import github
+from indexium_db.queries import skips as skips_q
+from indexium_jar.errors import JarReadError
+
+from . import assets
+
+NO_MANIFEST = ("no mod manifest: none of fabric.mod.json, quilt.mod.json, META-INF/mods.toml, "
+               "META-INF/neoforge.mods.toml, mcmod.info, litemod.json, a plugin descriptor, nor a "
+               "coremod's FMLCorePlugin")
+
+
+def reasons(release_assets: list[github.ReleaseAsset], read: list) -> list[skips_q.Skip]:
+    """``read``: (asset, JarMetadata | JarReadError) for the mod files that were read."""
+    out = [skips_q.Skip(a.id, a.name, code, reason) for a, code, reason in assets.left_out(release_assets)]
+    for asset, md in read:
+        if isinstance(md, JarReadError):
+            out.append(skips_q.Skip(asset.id, asset.name, md.code, str(md) or md.code))
+        elif not md.records:
+            problems = list(md.problems)
+            code = problems[0].code if problems else "no_manifest"
+            reason = "; ".join(f"{p.manifest_path}: {p.message}" for p in problems) or NO_MANIFEST
+            out.append(skips_q.Skip(asset.id, asset.name, code, reason))
+    return out
+
+
+async def store(conn: asyncpg.Connection, hook: github.ReleaseWebhook, found: list[skips_q.Skip],
+                *, release_indexed: bool) -> None:
+    repo = hook.repository
+    await skips_q.replace_for_release(
+        conn, github_release_id=hook.release.id, github_repo_id=repo.id, owner_github_id=repo.owner.id,
+        repo_full_name=repo.full_name, tag_name=hook.release.tag_name, skips=found,
+        release_indexed=release_indexed,
+    )
+
+
+async def store_alone(pool: asyncpg.Pool, hook: github.ReleaseWebhook, found: list[skips_q.Skip]) -> None:
+    """For a release nothing of which was indexed (committed before the job ends)."""
+    async with pool.acquire() as conn, conn.transaction():
+        await store(conn, hook, found, release_indexed=False)
