@@ -1,5 +1,6 @@
 """One file end to end over HTTP: the fake GitHub's redirect to its CDN, digests, sidecars, faults."""
 
+import dataclasses
 import hashlib
 from concurrent.futures import ThreadPoolExecutor
 
@@ -11,7 +12,9 @@ from indexium_devstack.fakegithub import FakeGitHub
 from indexium_indexer.scan.archive import ScanLimits
 from indexium_indexer.scan.pipeline import FileToScan, ScanContext, scan_file
 from indexium_jar.errors import HttpError, NetworkError
+from indexium_indexer.jarread import read_source
 from indexium_jar.policy import DownloadPolicy
+from indexium_jar.remote import MemorySource
 
 CLEAN = kit.clean_mod_jar()
 BAD = kit.fractureiser_jar()
@@ -35,12 +38,12 @@ def executors():
 async def make_ctx(gh, executors):
     sessions = []
 
-    async def make(*, max_bytes=128 << 20, prefetch=True, hosts=None, **limits):
+    async def make(*, max_bytes=128 << 20, hosts=None, **limits):
         session = aiohttp.ClientSession()
         sessions.append(session)
         policy = DownloadPolicy(allowed_hosts=frozenset(hosts or {gh.github_host, gh.cdn_host}), timeout=5)
         return ScanContext(session=session, policy=policy, parse_executor=executors[0], hash_executor=executors[1],
-                           limits=ScanLimits(**limits), max_bytes=max_bytes, prefetch_directory=prefetch)
+                           limits=ScanLimits(**limits), max_bytes=max_bytes)
 
     yield make
     for s in sessions:
@@ -59,17 +62,35 @@ def target(gh, rel, name, *, digest=True, sidecar=False):
                       gh.download_url(side) if side else None)
 
 
-@pytest.mark.parametrize("prefetch", [True, False])
-async def test_clean_file_has_launcher_hashes_and_is_clean(gh, make_ctx, prefetch):
-    rel = release(gh, ("clean.jar", CLEAN))
-    verdict = await scan_file(await make_ctx(prefetch=prefetch), target(gh, rel, "clean.jar"))
+@pytest.mark.parametrize("descriptors", [False, True])
+@pytest.mark.parametrize("handed_sizes", [False, True])
+async def test_clean_file_has_launcher_hashes_and_is_clean_in_one_request(gh, make_ctx, descriptors, handed_sizes):
+    data = kit.clean_mod_jar(data_descriptors=descriptors)
+    rel = release(gh, ("clean.jar", data))
+    f = target(gh, rel, "clean.jar")
+    if handed_sizes:  # what the indexer's read of the same jar puts in the event
+        md = await read_source(MemorySource(data), DownloadPolicy(allowed_hosts=frozenset()))
+        assert bool(md.entry_sizes) == descriptors
+        f = dataclasses.replace(f, entry_sizes=md.entry_sizes)
+    verdict = await scan_file(await make_ctx(), f)
     assert verdict.status == "clean", verdict
-    assert verdict.hashes.sha1 == hashlib.sha1(CLEAN).hexdigest()
-    assert verdict.hashes.sha256 == hashlib.sha256(CLEAN).hexdigest()
-    assert verdict.hashes.sha512 == hashlib.sha512(CLEAN).hexdigest()
-    assert verdict.hashes.size == len(CLEAN)
-    # one full GET (plus the directory's Range request when prefetching), never more
-    assert gh.stats(rel.asset("clean.jar")).ranges.count(None) <= 1
+    assert verdict.hashes.sha1 == hashlib.sha1(data).hexdigest()
+    assert verdict.hashes.sha256 == hashlib.sha256(data).hexdigest()
+    assert verdict.hashes.sha512 == hashlib.sha512(data).hexdigest()
+    assert verdict.hashes.size == len(data)
+    # the streaming download is the only request for the file's bytes
+    stats = gh.stats(rel.asset("clean.jar"))
+    assert (stats.requests, stats.ranges) == (1, ()), stats
+
+
+async def test_handed_sizes_that_do_not_match_the_bytes_are_a_finding_not_a_miss(gh, make_ctx):
+    good = kit.clean_mod_jar(data_descriptors=True)
+    md = await read_source(MemorySource(good), DownloadPolicy(allowed_hosts=frozenset()))
+    # The CDN now serves other bytes (a fractureiser jar) than the indexer read.
+    rel = release(gh, ("swapped.jar", BAD))
+    f = dataclasses.replace(target(gh, rel, "swapped.jar"), entry_sizes=md.entry_sizes)
+    verdict = await scan_file(await make_ctx(), f)
+    assert verdict.status in ("suspicious", "failed") and verdict.status != "clean", verdict
 
 
 async def test_fractureiser_and_nested_are_suspicious(gh, make_ctx):
@@ -108,7 +129,7 @@ async def test_sidecar_present_matching_mismatching_and_gone(gh, make_ctx):
 
 async def test_oversize_file_fails_without_reading_it(gh, make_ctx):
     rel = release(gh, ("big.jar", CLEAN))
-    verdict = await scan_file(await make_ctx(max_bytes=1000, prefetch=False), target(gh, rel, "big.jar"))
+    verdict = await scan_file(await make_ctx(max_bytes=1000), target(gh, rel, "big.jar"))
     assert verdict.status == "failed" and verdict.reason.startswith("too_large")
     assert verdict.hashes is None  # Content-Length said too much: the body was never read
 
@@ -117,7 +138,7 @@ async def test_truncated_download_is_retryable(gh, make_ctx):
     rel = release(gh, ("cut.jar", CLEAN))
     gh.set_mode(rel.asset("cut.jar"), "truncate")
     with pytest.raises(NetworkError) as exc:
-        await scan_file(await make_ctx(prefetch=False), target(gh, rel, "cut.jar"))
+        await scan_file(await make_ctx(), target(gh, rel, "cut.jar"))
     assert exc.value.retryable
 
 
@@ -125,7 +146,7 @@ async def test_server_errors_are_retryable(gh, make_ctx):
     rel = release(gh, ("flaky.jar", CLEAN))
     gh.fail_next(rel.asset("flaky.jar"), 503, count=5, retry_after=7)
     with pytest.raises(HttpError) as exc:
-        await scan_file(await make_ctx(prefetch=False), target(gh, rel, "flaky.jar"))
+        await scan_file(await make_ctx(), target(gh, rel, "flaky.jar"))
     assert exc.value.retryable and exc.value.retry_after == 7
 
 

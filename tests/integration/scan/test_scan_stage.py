@@ -208,3 +208,42 @@ async def test_truncated_download_is_dead_lettered_and_the_version_stays_hidden(
     assert row["category"] == "retries_exhausted" and row["attempts"] == 2 and "network_error" in row["error"]
     assert await stage.status(version) == "pending_scan"
     assert await stage.listed_slugs() == set()
+
+
+async def test_the_scan_makes_exactly_one_request_per_file_its_download(stage):
+    # Streamed jars (data descriptors: zero sizes in every local header) and a plain one; the
+    # indexer read each once (tail), the scan must then only download each file once.
+    streamed = kit.clean_mod_jar("streamedmod", data_descriptors=True)
+    bad_streamed = kit.fractureiser_jar("streamedbad", data_descriptors=True)
+    plain = kit.clean_mod_jar("plainmod")
+    good = await stage.index("erin", "streamed", [("streamed-1.0.0.jar", streamed), ("plain-1.0.0.jar", plain)])
+    bad = await stage.index("mallory", "streamedbad", [("streamedbad-1.0.0.jar", bad_streamed)])
+    (indexed,) = [e for e in await indexed_events(stage.nats_url) if e.version_id == str(good)]
+    assert {f.filename: bool(f.entry_sizes) for f in indexed.files} == {
+        "streamed-1.0.0.jar": True, "plain-1.0.0.jar": False}
+    assets = [stage.gh.state.repos[name].releases[0].asset(f) for name, f in (
+        ("erin/streamed", "streamed-1.0.0.jar"), ("erin/streamed", "plain-1.0.0.jar"),
+        ("mallory/streamedbad", "streamedbad-1.0.0.jar"))]
+    stage.gh.reset_stats()
+    await stage.start()
+    assert await stage.wait_for(good, "public", "quarantined") == "public"
+    assert await stage.wait_for(bad, "public", "quarantined") == "quarantined"
+    for asset in assets:
+        stats = stage.gh.stats(asset)
+        assert (stats.requests, stats.ranges, stats.bytes_sent) == (1, (), asset.size), (asset.name, stats)
+
+
+async def indexed_events(nats_url: str) -> list:
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        sub = await js.subscribe(version_events.INDEXED, ordered_consumer=True)
+        out = []
+        while True:
+            try:
+                msg = await sub.next_msg(timeout=0.5)
+            except nats.errors.TimeoutError:
+                return out
+            out.append(version_events.decoder.decode(msg.data))
+    finally:
+        await nc.drain()

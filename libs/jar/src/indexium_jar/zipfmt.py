@@ -70,6 +70,7 @@ _METHOD_NAMES = {
     99: "aes",
 }
 _FLAG_ENCRYPTED = 0x0001
+_FLAG_DESCRIPTOR = 0x0008
 _FLAG_UTF8 = 0x0800
 _U16_MAX = 0xFFFF
 _U32_MAX = 0xFFFFFFFF
@@ -320,6 +321,23 @@ class CentralDirectory:
             if match.end() <= name_end and (name is None or name.search(data[name_at:name_end])):
                 picked[start] = None
         return [self._entry_at(start) for start in picked]
+
+    def descriptor_sizes(self) -> list[tuple[int, int]]:
+        """``(local header offset, compressed size)`` of every record flagged with a data
+        descriptor (bit 3): the entries whose local header leaves its sizes zero, so a
+        reader walking the file front to back cannot know where their data ends."""
+        data, base, unpack = self._data, self._base, _CENTRAL_USED.unpack_from
+        out = []
+        for start in self._starts:
+            if not data[start + 8] & _FLAG_DESCRIPTOR:  # flags are bytes 8-9; bit 3 is in the low byte
+                continue
+            fields = unpack(data, start)
+            csize, offset = fields[4], fields[9]
+            if offset == _U32_MAX or csize == _U32_MAX:
+                entry = self._entry_at(start)  # zip64 fields resolved and checked there
+                csize, offset = entry.compressed_size, entry.local_header_offset - base
+            out.append((offset + base, csize))
+        return out
 
     # --- internals --------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
+from indexium_jar import entrysizes
 from indexium_jar.errors import JarReadError
 from indexium_jar.gameversions import VersionTable
 from indexium_jar.manifests import LOADER_MANIFESTS, entries_to_read, jarjar, parse_jar
@@ -57,6 +58,9 @@ class JarMetadata:
     # over this is the reader's overhead.
     needed_bytes: int = 0
     redirects: int = 0  # hops followed to reach the file host (github.com -> CDN is one)
+    # Compressed sizes of the entries with a data descriptor (indexium_jar.entrysizes), for
+    # the scan stage: it streams the file and would otherwise read the directory again.
+    entry_sizes: bytes = b""
 
 
 def icon_type(data: bytes) -> str | None:
@@ -142,6 +146,7 @@ async def read_jar(jar: RemoteJar, table: VersionTable | None, *, max_requests: 
         warnings=warnings,
         nested_jars=list(result.nested_jars),
         needed_bytes=jar.needed_bytes,
+        entry_sizes=entrysizes.pack(names.descriptor_sizes()),
     )
 
 

@@ -21,6 +21,7 @@ from indexium_db.queries import deliveries, mods, versions
 from indexium_db.queries import github as github_q
 from indexium_db.queries import scan as scan_q
 from indexium_db.retry import in_transaction
+from indexium_jar import entrysizes
 from indexium_jar.errors import JarReadError
 from indexium_jar.gameversions import VersionTable, default_table
 from indexium_jar.model import ModRecord
@@ -262,8 +263,8 @@ class ReleaseIndexer:
         mod, version_id, file_ids, visible = await in_transaction(self._pool, commit)
         files = [
             version_events.FileRef(file_id=str(fid), filename=r.filename, url=r.url, size=r.size,
-                                   digest=r.github_digest, sidecar_url=r.sidecar_url)
-            for fid, r in zip(file_ids, rows)
+                                   digest=r.github_digest, sidecar_url=r.sidecar_url, entry_sizes=sizes)
+            for fid, r, sizes in zip(file_ids, rows, entrysizes.within_budget(md.entry_sizes for _, md in good))
         ]
         indexed = version_events.VersionIndexed(
             mod_id=str(mod["id"]), slug=mod["slug"], version_id=str(version_id),

@@ -58,8 +58,7 @@ def create_app(settings: Settings) -> web.Application:
             policy = DownloadPolicy(allowed_hosts=frozenset(settings.download_hosts),
                                     timeout=settings.http_timeout_s)
             ctx = ScanContext(session=session, policy=policy, parse_executor=parse,
-                              hash_executor=hashing, limits=limits(settings), max_bytes=settings.max_bytes,
-                              prefetch_directory=settings.prefetch_directory)
+                              hash_executor=hashing, limits=limits(settings), max_bytes=settings.max_bytes)
             ledger = JobLedger(pool, js, CONSUMER, max_attempts=settings.max_attempts,
                                retry_base_s=settings.retry_base_s, outage_retry_s=settings.outage_retry_s)
             worker = Worker(VersionScanner(pool, ctx, scan_metrics), ledger, js, scan_metrics)

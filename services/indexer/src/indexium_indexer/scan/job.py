@@ -92,13 +92,14 @@ class VersionScanner:
         results: list[scan_q.FileResult] = []
         verdicts: list[FileVerdict] = []
         reused = 0
+        sent = {f.file_id: f for f in event.files}
         for row in rows:
             if reusable(row):
                 reused += 1
                 continue
             started = time.perf_counter()
             verdict = await scan_file(self._ctx, FileToScan(row["url"], row["size"], row["github_digest"],
-                                                            row["sidecar_url"]))
+                                                            row["sidecar_url"], _entry_sizes(row, sent)))
             self._observe(verdict, time.perf_counter() - started)
             verdicts.append(verdict)
             results.append(_file_result(row["id"], verdict))
@@ -155,6 +156,15 @@ class VersionScanner:
                 findings=next((len(r.findings) for r in results if r.file_id == f["id"]), 0),
             ) for f in files],
         )
+
+
+def _entry_sizes(row, sent: dict[str, version_events.FileRef]) -> bytes:
+    """The sizes the event carried for this file, if it describes the file as stored now
+    (a stale event about an asset replaced since has other bytes behind the same row)."""
+    ref = sent.get(str(row["id"]))
+    if ref is None or ref.url != row["url"] or ref.size != row["size"] or ref.digest != row["github_digest"]:
+        return b""
+    return ref.entry_sizes
 
 
 def _strip(value: str | None) -> str | None:

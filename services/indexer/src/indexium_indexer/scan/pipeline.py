@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from indexium_jar.errors import DownloadHostNotAllowed, JarReadError
+from indexium_jar import entrysizes
+from indexium_jar.errors import JarReadError
 from indexium_jar.policy import DownloadPolicy
-from indexium_jar.remote import RemoteJar
 
 from . import download
 from .archive import ArchiveReport, ScanLimits, scan_archive
@@ -78,16 +78,18 @@ class ChunkPipe:
             self._space.release()
 
 
-def _consume(pipe: ChunkPipe, limits: ScanLimits, sizes: Mapping[int, int] | None) -> ArchiveReport:
+def _consume(pipe: ChunkPipe, limits: ScanLimits, sizes: Mapping[int, int] | bytes | None) -> ArchiveReport:
     chunks = iter(pipe)
     try:
+        if isinstance(sizes, bytes):  # unpacked here, off the event loop
+            sizes = entrysizes.unpack(sizes)
         return scan_archive(chunks, limits, sizes)
     finally:
         chunks.close()  # tells the producer at once when the walk stopped early
 
 
 async def scan_stream(chunks: AsyncIterator[bytes], *, limits: ScanLimits, parse_executor: Executor,
-                      hash_executor: Executor, sizes: Mapping[int, int] | None = None,
+                      hash_executor: Executor, sizes: Mapping[int, int] | bytes | None = None,
                       ) -> tuple[Hashes, ArchiveReport]:
     """Hash and scan a stream of chunks; exceptions of ``chunks`` propagate.
 
@@ -117,6 +119,10 @@ class FileToScan:
     size: int  # as GitHub reported it
     digest: str | None  # GitHub's "sha256:<hex>"
     sidecar_url: str | None
+    # The indexer's compressed sizes of the data-descriptor entries (indexium_jar.entrysizes):
+    # with them such entries are stepped over without inflating. Only an optimisation: the
+    # stream's own central directory is still checked against what was walked.
+    entry_sizes: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -127,31 +133,15 @@ class ScanContext:
     hash_executor: Executor
     limits: ScanLimits
     max_bytes: int
-    prefetch_directory: bool = True
-
-
-async def directory_sizes(ctx: ScanContext, url: str) -> Mapping[int, int] | None:
-    """Compressed sizes by local-header offset, from the central directory (one Range request).
-
-    Only an optimisation: with them, entries no rule reads are skipped without
-    inflating. The stream's own directory is still checked against what was walked.
-    """
-    try:
-        jar = await RemoteJar.open(ctx.session, url, ctx.policy)
-    except DownloadHostNotAllowed:
-        raise
-    except JarReadError:
-        return None  # the full download will tell what is wrong, if anything
-    return {e.local_header_offset: e.compressed_size for e in jar.entries}
 
 
 async def scan_file(ctx: ScanContext, f: FileToScan) -> FileVerdict:
     """The verdict on one file. Raises JarReadError only when retrying may help."""
     try:
-        sizes = await directory_sizes(ctx, f.url) if ctx.prefetch_directory else None
+        # One request for the file: its streaming download (the sizes came with the event).
         async with download.open_body(ctx.session, f.url, ctx.policy, max_bytes=ctx.max_bytes) as body:
             hashes, report = await scan_stream(body, limits=ctx.limits, parse_executor=ctx.parse_executor,
-                                               hash_executor=ctx.hash_executor, sizes=sizes)
+                                               hash_executor=ctx.hash_executor, sizes=f.entry_sizes)
         sidecar: bytes | None | object = None
         if f.sidecar_url:
             sidecar = await download.fetch_small(ctx.session, f.sidecar_url, ctx.policy)

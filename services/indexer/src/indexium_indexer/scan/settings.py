@@ -26,8 +26,6 @@ class Settings(Common, frozen=True, kw_only=True):
     max_nesting: int = msgspec.field(default=4, name="INDEXIUM_SCAN_MAX_NESTING")
     max_class_bytes: int = msgspec.field(default=8 * MiB, name="INDEXIUM_SCAN_MAX_CLASS_BYTES")
     max_inflated_bytes: int = msgspec.field(default=1024 * MiB, name="INDEXIUM_SCAN_MAX_INFLATED_BYTES")
-    # One Range request for the central directory lets entries no rule reads be skipped uninflated.
-    prefetch_directory: bool = msgspec.field(default=True, name="INDEXIUM_SCAN_PREFETCH_DIRECTORY")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -1,0 +1,54 @@
+"""Data-descriptor entry sizes: read from a central directory, packed for an event, unpacked by the scan."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+
+from indexium_devstack import jars as devjars
+from indexium_jar import entrysizes
+from indexium_jar.zipfmt import CentralDirectory, locate_eocd
+
+
+def directory_of(data: bytes) -> CentralDirectory:
+    info = locate_eocd(data, 0, len(data))
+    return CentralDirectory(data[info.cd_offset : info.cd_offset + info.cd_size], base_offset=info.base_offset)
+
+
+def test_descriptor_sizes_are_those_of_the_streamed_entries_only():
+    entries = [(f"a/C{i}.class", bytes([i]) * (100 + i), i % 2 == 0) for i in range(40)]
+    streamed = devjars.build_jar(entries, data_descriptors=True)
+    expected = {i.header_offset: i.compress_size for i in zipfile.ZipFile(io.BytesIO(streamed)).infolist()
+                if i.flag_bits & 0x8}
+    assert expected and dict(directory_of(streamed).descriptor_sizes()) == expected
+    assert directory_of(devjars.build_jar(entries)).descriptor_sizes() == []  # sizes in every local header
+
+
+@pytest.mark.parametrize("pairs", [
+    [(0, 10)],
+    [(5000, 1), (0, 4900), (4950, 0)],  # any order, a zero size
+    [(i * 97 + (i % 5), 60 + i % 13) for i in range(53_000)],  # many small classes
+    [(10, 100), (40, 5)],  # a doctored directory: records overlapping each other
+    [(1 << 40, 1 << 33), (3 << 40, 7)],  # zip64
+])
+def test_pack_round_trips(pairs):
+    packed = entrysizes.pack(pairs)
+    assert packed and entrysizes.unpack(packed) == dict(pairs)
+
+
+def test_nothing_to_send_and_too_much_to_send_are_empty():
+    assert entrysizes.pack([]) == b""
+    many = [(i * 1000, (i * 7919) % 997) for i in range(20_000)]
+    assert entrysizes.pack(many, limit=1000) == b""
+    assert entrysizes.unpack(entrysizes.pack(many)) == dict(many)
+
+
+@pytest.mark.parametrize("junk", [b"", b"\x02abc", b"\x01not zlib", b"\x01" + __import__("zlib").compress(b"x" * 17)])
+def test_anything_else_unpacks_to_none(junk):
+    assert entrysizes.unpack(junk) is None
+
+
+def test_event_budget_keeps_the_first_that_fit():
+    assert entrysizes.within_budget([b"a" * 6, b"b" * 6, b"c" * 3, b""], budget=10) == [b"a" * 6, b"", b"c" * 3, b""]
