@@ -52,3 +52,19 @@ def test_anything_else_unpacks_to_none(junk):
 
 def test_event_budget_keeps_the_first_that_fit():
     assert entrysizes.within_budget([b"a" * 6, b"b" * 6, b"c" * 3, b""], budget=10) == [b"a" * 6, b"", b"c" * 3, b""]
+
+
+def test_unpacked_sizes_behave_as_a_dict_in_two_arrays():
+    sizes = entrysizes.unpack(entrysizes.pack([(10, 1), (10, 2), (300, 7)]))
+    assert sizes.get(10) == 2 and sizes[300] == 7 and sizes.get(11) is None and 11 not in sizes
+    assert dict(sizes) == {10: 2, 300: 7} and len(sizes) == 2
+    with pytest.raises(KeyError):
+        sizes[0]
+
+
+def test_offsets_out_of_order_are_refused():
+    import struct
+    import zlib
+    # sizes (5, 5), then gaps: first offset 100, then -50 (the next at 55: before the first)
+    raw = struct.pack("<4Q", 5, 5, 100, (-50) & ((1 << 64) - 1))
+    assert entrysizes.unpack(b"\x01" + zlib.compress(raw)) is None

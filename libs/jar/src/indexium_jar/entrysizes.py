@@ -19,7 +19,8 @@ import itertools
 import sys
 import zlib
 from array import array
-from collections.abc import Iterable
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Mapping
 
 _VERSION = b"\x01"
 # A 53,000-entry jar packs to ~150 KiB; past this the sizes are not sent (the scan then
@@ -67,9 +68,42 @@ def within_budget(packed: Iterable[bytes], budget: int = EVENT_BUDGET) -> list[b
     return out
 
 
-def unpack(data: bytes) -> dict[int, int] | None:
-    """``{offset: compressed size}``; None for ``b""`` or anything not packed by :func:`pack`
-    (the caller then walks without sizes: they are an optimisation only)."""
+class EntrySizes(Mapping[int, int]):
+    """``{offset: compressed size}`` held in two arrays (16 bytes an entry, not a dict's ~100):
+    the scan keeps it for a whole file while it streams."""
+
+    __slots__ = ("_offsets", "_sizes")
+
+    def __init__(self, offsets: array, sizes: array) -> None:
+        self._offsets, self._sizes = offsets, sizes
+
+    def _find(self, offset: int) -> int:
+        i = bisect_right(self._offsets, offset) - 1  # the last of equal offsets, as a dict keeps
+        return i if i >= 0 and self._offsets[i] == offset else -1
+
+    def __getitem__(self, offset: int) -> int:
+        i = self._find(offset)
+        if i < 0:
+            raise KeyError(offset)
+        return self._sizes[i]
+
+    def get(self, offset: int, default=None):
+        i = self._find(offset)
+        return self._sizes[i] if i >= 0 else default
+
+    def __contains__(self, offset: object) -> bool:
+        return isinstance(offset, int) and self._find(offset) >= 0
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(dict.fromkeys(self._offsets))
+
+    def __len__(self) -> int:
+        return len(dict.fromkeys(self._offsets))
+
+
+def unpack(data: bytes) -> EntrySizes | None:
+    """The sizes by offset; None for ``b""`` or anything not packed by :func:`pack` (the
+    caller then walks without sizes: they are an optimisation only)."""
     if not data or data[:1] != _VERSION:
         return None
     d = zlib.decompressobj()
@@ -85,5 +119,7 @@ def unpack(data: bytes) -> dict[int, int] | None:
     n = len(values) // 2
     sizes, gaps = values[:n], values[n:]
     steps = map(int.__add__, itertools.chain((0,), sizes[:-1]), gaps)  # header i - header i-1
-    offsets = (o & _U64 for o in itertools.accumulate(steps))
-    return dict(zip(offsets, sizes))
+    offsets = array("Q", (o & _U64 for o in itertools.accumulate(steps)))
+    if not all(map(int.__le__, offsets, offsets[1:])):
+        return None  # pack() writes them in increasing order
+    return EntrySizes(offsets, sizes)

@@ -71,19 +71,20 @@ def _walk(reader: Reader, report: ArchiveReport, budget: Budget, limits: ScanLim
     for entry in walk.entries():
         raw = entry.raw_name
         if raw.endswith(b".class"):
-            path = prefix + entry.name
             report.classes += 1
             if not entry.readable:
-                report.note(f"{path}: encrypted or unsupported compression, the JVM cannot load it either")
+                report.note(f"{prefix + entry.name}: encrypted or unsupported compression, "
+                            "the JVM cannot load it either")
                 continue
             try:
                 data = entry.read_all(limits.max_class_bytes)
             except LimitExceeded as exc:
                 if exc.code != "entry_too_large":
                     raise
-                raise LimitExceeded("class_too_large", f"{path}: class file larger than "
+                raise LimitExceeded("class_too_large", f"{prefix + entry.name}: class file larger than "
                                     f"{limits.max_class_bytes} bytes") from exc
-            _class(data, path, report, limits)
+            if has_needles(data):  # else it names nothing any rule looks for: nothing to find
+                _class(data, prefix + entry.name, report, limits)  # the name decoded only here
         elif raw[-4:].lower() == b".jar" and entry.readable:
             path = prefix + entry.name
             inner = Reader(entry.data())
@@ -104,8 +105,6 @@ def _walk(reader: Reader, report: ArchiveReport, budget: Budget, limits: ScanLim
 
 
 def _class(data: bytes, path: str, report: ArchiveReport, limits: ScanLimits) -> None:
-    if not has_needles(data):
-        return  # names nothing any rule looks for: nothing to find
     report.classes_parsed += 1
     try:
         findings = scan_class(parse_class(data), path, data)

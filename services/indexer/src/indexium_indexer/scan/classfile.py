@@ -28,8 +28,13 @@ _FIXED = {INTEGER: 4, FLOAT: 4, LONG: 8, DOUBLE: 8, CLASS: 2, STRING: 2, FIELDRE
           INTERFACE_METHODREF: 4, NAME_AND_TYPE: 4, METHOD_HANDLE: 3, METHOD_TYPE: 2, DYNAMIC: 4,
           INVOKE_DYNAMIC: 4, MODULE: 2, PACKAGE: 2}
 
+_STEPS = bytes(_FIXED.get(t, 0) for t in range(256))  # the same, indexed by tag (0: unknown)
+
 ACC_STATIC = 0x0008
 ACC_INTERFACE = 0x0200
+
+# The attributes the parser reads; every other attribute is skipped by its length.
+_ATTRIBUTES = frozenset({b"Code", b"RuntimeVisibleAnnotations", b"RuntimeInvisibleAnnotations", b"BootstrapMethods"})
 
 _U2 = struct.Struct(">H")
 _U4 = struct.Struct(">I")
@@ -56,9 +61,16 @@ class Method:
     __slots__ = ("access", "_pool", "_name_index", "_desc_index", "_name", "_descriptor", "code", "handlers",
                  "annotations")
 
+    @property
+    def name_index(self) -> int:
+        return self._name_index
+
     def __init__(self, access: int, pool: ConstantPool, name_index: int, desc_index: int,
                  code: bytes | None = None, handlers: tuple[int, ...] = (), annotations: tuple[str, ...] = ()):
-        pool.tag(name_index), pool.tag(desc_index)  # fail now on a bad index, not later
+        count = pool.count  # fail now on a bad index, not later
+        if not (0 < name_index < count and 0 < desc_index < count):
+            raise ClassFormatError(f"constant-pool index {name_index if not 0 < name_index < count else desc_index}"
+                                   " out of range")
         self.access, self._pool, self._name_index, self._desc_index = access, pool, name_index, desc_index
         self._name: str | None = None
         self._descriptor: str | None = None
@@ -111,7 +123,7 @@ def modified_utf8(raw: bytes) -> str:
 class ConstantPool:
     """Entry offsets only; names are decoded on first use (most entries are never looked at)."""
 
-    __slots__ = ("_data", "_tags", "_offsets", "_utf8", "_members", "count", "end")
+    __slots__ = ("_data", "_tags", "_offsets", "_utf8", "_members", "_attr_names", "count", "end")
 
     def __init__(self, data: bytes, count: int, start: int):
         self._data = data
@@ -119,22 +131,24 @@ class ConstantPool:
         tags = bytearray(count)
         offsets = [0] * count
         pos, i, end = start, 1, len(data)
+        steps = _STEPS
         while i < count:
             if pos >= end:
                 raise ClassFormatError("truncated constant pool")
             tag = data[pos]
             tags[i] = tag
-            offsets[i] = pos + 1
+            pos += 1
+            offsets[i] = pos
             if tag == UTF8:
-                if pos + 3 > end:
+                if pos + 2 > end:
                     raise ClassFormatError("truncated constant pool")
-                pos += 3 + ((data[pos + 1] << 8) | data[pos + 2])
+                pos += 2 + ((data[pos] << 8) | data[pos + 1])
             else:
-                size = _FIXED.get(tag)
-                if size is None:
+                size = steps[tag]
+                if not size:
                     raise ClassFormatError(f"unknown constant-pool tag {tag}")
-                pos += 1 + size
-                if tag in (LONG, DOUBLE) and i + 1 < count:
+                pos += size
+                if (tag == LONG or tag == DOUBLE) and i + 1 < count:
                     i += 1  # takes two slots; the phantom keeps the offsets sorted for entry_at
                     offsets[i] = offsets[i - 1]
             i += 1
@@ -143,6 +157,7 @@ class ConstantPool:
         self._tags, self._offsets = tags, offsets
         self._utf8: dict[int, str] = {}
         self._members: dict[int, MemberRef] = {}
+        self._attr_names: dict[int, str] | None = None
         self.end = pos  # where the class header after the pool starts
 
     def tag(self, index: int) -> int:
@@ -177,6 +192,20 @@ class ConstantPool:
                 at = data.find(needle, at + 1, end)
         return found
 
+    def utf8_indices(self, text: str) -> set[int]:
+        """Indices of the Utf8 entries holding exactly ``text`` (ASCII), found by a byte
+        search: comparing indices beats decoding every method's name."""
+        raw = text.encode("ascii")
+        needle = bytes((UTF8,)) + len(raw).to_bytes(2, "big") + raw
+        found, data, end = set(), self._data, self.end
+        at = data.find(needle, 0, end)
+        while at >= 0:
+            i = self.entry_at(at, UTF8)
+            if i is not None:
+                found.add(i)
+            at = data.find(needle, at + 1, end)
+        return found
+
     def utf8_at(self, position: int) -> int | None:
         return self.entry_at(position, UTF8)
 
@@ -192,6 +221,20 @@ class ConstantPool:
         if self.tag(index) not in tags:
             raise ClassFormatError(f"constant {index} has tag {self._tags[index]}, expected {tags}")
         return self._offsets[index]
+
+    def attribute_name(self, index: int) -> str:
+        """An attribute's name when it is one the parser acts on, else ``""`` (still checked to be
+        a Utf8 entry). Compared as raw bytes: decoding every attribute name of every method
+        was a tenth of the parse."""
+        known = self._attr_names
+        if known is None:
+            known = self._attr_names = {}
+        name = known.get(index)
+        if name is None:
+            at = self._expect(index, UTF8)
+            raw = self._data[at + 2 : at + 2 + self._u2(at)]
+            name = known[index] = raw.decode() if raw in _ATTRIBUTES else ""
+        return name
 
     def utf8(self, index: int) -> str:
         cached = self._utf8.get(index)
@@ -304,7 +347,7 @@ def _attribute(data: bytes, pos: int, pool: ConstantPool) -> tuple[str, int, int
     body = pos + _ATTR.size
     if body + length > len(data):
         raise ClassFormatError("attribute runs past the end of the file")
-    return pool.utf8(name_index), length, body, body + length
+    return pool.attribute_name(name_index), length, body, body + length
 
 
 def _skip_attributes(data: bytes, pos: int, count: int) -> int:
@@ -317,17 +360,28 @@ def _skip_attributes(data: bytes, pos: int, count: int) -> int:
 
 
 def _method(data: bytes, pos: int, pool: ConstantPool) -> tuple[Method, int]:
+    # The hottest loop of the parse (every method of every class that names a rule's API):
+    # attributes walked inline, names compared through the pool's per-class cache.
     access, name_index, desc_index, n_attrs = _MEMBER.unpack_from(data, pos)
-    pos += _MEMBER.size
+    pos += 8
     method = Method(access, pool, name_index, desc_index)
     annotations: list[str] = []
+    size, unpack, attribute_name = len(data), _ATTR.unpack_from, pool.attribute_name
     for _ in range(n_attrs):
-        attr_name, length, body, pos = _attribute(data, pos, pool)
+        attr_index, length = unpack(data, pos)
+        body = pos + 6
+        pos = body + length
+        if pos > size:
+            raise ClassFormatError("attribute runs past the end of the file")
+        attr_name = attribute_name(attr_index)
+        if not attr_name:
+            continue
         if attr_name == "Code":
-            method.code, method.handlers = _code(data, body, body + length)
-        elif attr_name in ("RuntimeVisibleAnnotations", "RuntimeInvisibleAnnotations"):
-            annotations += _annotation_types(data, body, body + length, pool)
-    method.annotations = tuple(annotations)
+            method.code, method.handlers = _code(data, body, pos)
+        elif attr_name != "BootstrapMethods":  # the two annotation attributes
+            annotations += _annotation_types(data, body, pos, pool)
+    if annotations:
+        method.annotations = tuple(annotations)
     return method, pos
 
 
@@ -336,14 +390,15 @@ def _code(data: bytes, pos: int, end: int) -> tuple[bytes, tuple[int, ...]]:
     start = pos + 8
     if start + code_length + 2 > end:
         raise ClassFormatError("Code attribute shorter than its code")
-    code = data[start : start + code_length]
     pos = start + code_length
-    (n_handlers,) = _U2.unpack_from(data, pos)
+    n_handlers = (data[pos] << 8) | data[pos + 1]
+    if not n_handlers:
+        return data[start:pos], ()
     pos += 2
     if pos + 8 * n_handlers > end:
         raise ClassFormatError("truncated exception table")
     handlers = tuple(_U2.unpack_from(data, pos + 8 * i + 4)[0] for i in range(n_handlers))
-    return code, handlers
+    return data[start : start + code_length], handlers
 
 
 def _annotation_types(data: bytes, pos: int, end: int, pool: ConstantPool) -> list[str]:

@@ -166,7 +166,9 @@ def hot_methods(cls: ClassFile, data: bytes) -> list[Method]:
             patterns += [i.to_bytes(2, "big") for i in pool.indices(18)]
     if not patterns:
         return []
-    return [m for m in cls.methods if m.code and any(p in m.code for p in patterns)]
+    # One C search per method for all the patterns (was a Python loop over them).
+    search = re.compile(b"|".join(re.escape(p) for p in set(patterns))).search
+    return [m for m in cls.methods if m.code and search(m.code)]
 
 
 def locations(cls: ClassFile, facts: dict[str, MethodFacts] | None = None, *,
@@ -179,7 +181,8 @@ def locations(cls: ClassFile, facts: dict[str, MethodFacts] | None = None, *,
     if facts_of is None:
         facts_of = lambda sig: (facts or {}).get(sig, MethodFacts())  # noqa: E731
     where: dict[str, str] = collections.defaultdict(lambda: "method")
-    roots = [m.signature for m in cls.methods if m.name == "<clinit>"]
+    clinit = cls.pool.utf8_indices("<clinit>")
+    roots = [m.signature for m in cls.methods if m.name_index in clinit] if clinit else []
     for sig in roots:
         where[sig] = "static_init"
     for sig in initializer_methods(cls):
@@ -260,23 +263,33 @@ def scan_class(cls: ClassFile, path: str = "", data: bytes | None = None) -> lis
     """
     if data is None:
         data = cls.pool._data
+    hot = hot_methods(cls, data)
+    if not hot:
+        return []
     facts: dict[str, MethodFacts] = {}
-    by_sig = {m.signature: m for m in cls.methods}
+    by_sig: dict[str, Method] | None = None
 
     def facts_of(sig: str) -> MethodFacts:
+        nonlocal by_sig
         if sig not in facts:
+            if by_sig is None:  # only when a call is followed: most classes never get here
+                by_sig = {m.signature: m for m in cls.methods}
             m = by_sig.get(sig)
             facts[sig] = analyze(cls, m) if m is not None else MethodFacts()
         return facts[sig]
 
-    hits_by_method = [(m, h) for m in hot_methods(cls, data) if (h := method_hits(facts_of(m.signature)))]
+    hits_by_method = []
+    for m in hot:
+        f = analyze(cls, m)  # each method's own code, even if a doctored class repeats a signature
+        facts.setdefault(m.signature, f)
+        if h := method_hits(f):
+            hits_by_method.append((m, f, h))
     if not hits_by_method:
         return []
     where = locations(cls, facts_of=facts_of)
     class_name = cls.name.replace("/", ".")
     out: list[Finding] = []
-    for m, hits in hits_by_method:
-        f = facts[m.signature]
+    for m, f, hits in hits_by_method:
         location = where[m.signature]
         factor = FACTORS[location]
         if is_stage0(m, f, location):
