@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 import aiohttp
 
+from indexium_devstack import jars as devjars
 from indexium_devstack.fakegithub import FakeGitHub
 from indexium_devstack.jars import large_jar
 from indexium_indexer.jarread import read_metadata
@@ -58,6 +59,9 @@ SIZES = (10_000, 100_000, 1_000_000, 5_000_000, 20_000_000, 50_000_000)
 ENTRIES = (10, 100, 1_000, 5_000, 20_000)
 LOADERS = ("fabric", "forge", "neoforge", "quilt", "mcmod")
 MB = 1_000_000
+# A small class the scan's prefilter passes over (names no API a rule reads).
+CLASS_BYTES = (b"\xca\xfe\xba\xbe\x00\x00\x00\x3d\x00\x05\x07\x00\x02\x01\x00\x05e2e/C\x07\x00\x04"
+               b"\x01\x00\x10java/lang/Object\x00\x21\x00\x01\x00\x03\x00\x00\x00\x00\x00\x00\x00\x00")
 
 
 @dataclass
@@ -186,6 +190,74 @@ def report1(rows: list[Row]) -> None:
     print("targets: " + "; ".join(f"{name}: {'MET' if ok else 'MISSED'}" for name, ok in verdict))
 
 
+# --- end to end: the indexer and the scan stage together ----------------------------------------
+
+def e2e_jars(quick: bool) -> list[tuple[str, bytes]]:
+    """The grid's jars up to 5 MB (20 MB unless quick), plus mod jars as Gradle and as the JDK's
+    jar tool write them (the latter with data descriptors: the sizes the scan is handed matter)."""
+    out = [(f"grid {size:>10,} B {entries:>6,} ent. {'last' if last else 'first'}", build(size, entries, loader, last))
+           for size, entries, loader, last in grid(True)
+           if (size, last) != (5_000_000, True)]
+    if not quick:
+        out.append(("grid 20,000,000 B 20,000 ent. first", build(20_000_000, 20_000, "fabric", False)))
+    for streamed in (False, True):
+        data = devjars.fabric_jar("e2emod", extra_entries=400, data_descriptors=streamed,
+                                  extra_files={f"com/example/e2e/C{i}.class": CLASS_BYTES for i in range(300)})
+        out.append((f"mod jar {'(jar tool, descriptors)' if streamed else '(Gradle)'}", data))
+    return out
+
+
+async def end_to_end(quick: bool) -> None:
+    """CDN requests and bytes per jar for the indexer's read plus the scan stage's, counted at
+    FakeGitHub's CDN, against 1 range read (the ideal bytes of part 1) + 1 full download."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from indexium_indexer.scan.archive import ScanLimits
+    from indexium_indexer.scan.pipeline import FileToScan, ScanContext, scan_file
+    from indexium_jar.remote import RemoteJar
+
+    _memoize_fake_etags()
+    print("\nEnd to end: CDN requests and bytes per jar, indexer + scan stage (server-side counts)\n")
+    print(f"{'jar':36} {'size':>11} | {'indexer':>7} {'scan':>4} {'total':>5} {'bytes':>11} | "
+          f"{'baseline':>8} {'bytes':>11} {'ratio':>6} | {'before':>6} {'bytes':>11}")
+    rows = []
+    parse, hashing = ThreadPoolExecutor(1), ThreadPoolExecutor(1)
+    async with FakeGitHub() as gh, aiohttp.ClientSession() as session:
+        policy = DownloadPolicy(allowed_hosts=frozenset({gh.github_host, gh.cdn_host}))
+        ctx = ScanContext(session=session, policy=policy, parse_executor=parse, hash_executor=hashing,
+                          limits=ScanLimits(), max_bytes=256 * MB)
+        release = gh.add_release(gh.add_repo("bench", "e2e"), "v1")
+        for n, (label, data) in enumerate(e2e_jars(quick)):
+            asset = gh.add_asset(release, f"e2e{n}.jar", data)
+            url = gh.download_url(asset)
+            ideal, _ = ideal_bytes(data, policy.tail_size)
+            gh.reset_stats()
+            md = await read_metadata(session, url, policy)
+            indexer = gh.stats(asset)
+            gh.reset_stats()
+            verdict = await scan_file(ctx, FileToScan(url, asset.size, asset.digest, None, md.entry_sizes))
+            scan = gh.stats(asset)
+            assert verdict.status == "clean", (label, verdict)
+            gh.reset_stats()
+            await RemoteJar.open(session, url, policy)  # what the stage used to read before its download
+            before = gh.stats(asset)
+            gh.reset_stats()
+            gh.remove_asset(asset)
+            total_req, total_bytes = indexer.requests + scan.requests, indexer.bytes_sent + scan.bytes_sent
+            base_bytes = ideal + len(data)
+            rows.append((total_req, total_bytes / base_bytes, scan.requests))
+            print(f"{label:36} {len(data):>11,} | {indexer.requests:>7} {scan.requests:>4} {total_req:>5} "
+                  f"{total_bytes:>11,} | {2:>8} {base_bytes:>11,} {total_bytes / base_bytes:>6.3f} | "
+                  f"{total_req + before.requests:>6} {total_bytes + before.bytes_sent:>11,}")
+    parse.shutdown()
+    hashing.shutdown()
+    reqs = [r[0] for r in rows]
+    print(f"\nrequests per jar, indexer + scan: median {statistics.median(reqs):g}, max {max(reqs)} "
+          f"(baseline 2); scan requests per file: max {max(r[2] for r in rows)}; "
+          f"bytes / baseline: median {statistics.median(r[1] for r in rows):.3f}, max {max(r[1] for r in rows):.3f}")
+    print("'before': the same with the scan stage's former directory read (a second tail) before its download")
+
+
 # --- part 2: throughput ---------------------------------------------------------------------
 
 # (size, entries). SURVEY: shaped like the spec's survey of real jars (median central
@@ -303,19 +375,30 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--quick", action="store_true", help="jars up to 5 MB only, 3 s throughput runs")
-    parser.add_argument("--part", choices=("1", "2", "both"), default="both", help="requests/bytes, jars/s, or both")
+    parser.add_argument("--part", choices=("1", "2", "e2e", "scale", "both", "all"), default="all",
+                        help="1: requests/bytes; 2: jars/s; e2e: indexer + scan requests; scale: replicas; "
+                             "both: 1 and 2; all: every part")
     parser.add_argument("--latency-ms", type=float, default=20.0,
                         help="also measure jars/s with this delay before every response (0: loopback only)")
+    parser.add_argument("--scale-jobs", type=int, default=150, help="releases per scale-out run")
+    parser.add_argument("--scale-repeat", type=int, default=2, help="rounds of 1, 2, 3 processes")
+    parser.add_argument("--cdn-latency-ms", type=float, default=50.0, help="scale-out: delay before every CDN answer")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         asyncio.run(serve(args))
         return
     print(f"load average before: {open('/proc/loadavg').read().split()[:3]} on {os.cpu_count()} CPUs\n")
-    if args.part in ("1", "both"):
+    if args.part in ("1", "both", "all"):
         report1(asyncio.run(part1(args.quick)))
-    if args.part in ("2", "both"):
+    if args.part in ("e2e", "all"):
+        asyncio.run(end_to_end(args.quick))
+    if args.part in ("2", "both", "all"):
         run_part2(3.0 if args.quick else args.seconds, args.concurrency, args.latency_ms)
+    if args.part in ("scale", "all"):
+        import scale  # this directory is on sys.path when run as a script
+
+        asyncio.run(scale.main(args.scale_jobs, args.cdn_latency_ms, args.scale_repeat))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,184 @@
+"""Scale-out: 1, 2 and 3 indexer processes on one durable consumer, each capped at 4 jobs in flight.
+
+    python bench/indexer/run.py --part scale [--scale-jobs 120] [--cdn-latency-ms 50]
+
+Real parts: embedded NATS JetStream and PostgreSQL on free ports, the setup step
+(migrations, streams, consumers), the indexer as separate OS processes
+(``python -m indexium_indexer``, ``INDEXIUM_INDEXER_CONCURRENCY=4``) sharing the
+``INGEST/indexer`` durable consumer, FakeGitHub in this process with ``--cdn-latency-ms``
+added before every CDN answer (so the work waits on the network, as against GitHub's
+CDN, rather than on this machine's two cores).
+
+Per run: the processes are started and ready, then ``--scale-jobs`` release events
+(one new mod jar each) are published as ingest does; jars/s = jobs / (first publish ->
+last ``version.indexed`` event). Duplicate work is counted at the CDN: every jar must be
+read exactly once across the replicas (one suffix read of its tail per jar, and the same
+request count as a lone read of it), and every delivery recorded once in PostgreSQL.
+Not part of ``make test``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import asyncpg
+import nats
+
+from indexium_contracts import github, ingest, versions as version_events
+from indexium_devstack import jars as devjars
+from indexium_devstack.embedded import EmbeddedNats, EmbeddedPostgres, free_port
+from indexium_devstack.fakegithub import FakeGitHub
+from indexium_devstack.procs import BY_NAME, ServiceProcess
+from indexium_ops.cli import Settings as OpsSettings, setup
+from indexium_platform.settings import load
+
+JOBS_IN_FLIGHT = 4
+
+
+def _tree_cpu(pid: int) -> float:
+    """CPU of a process and its direct children (PostgreSQL's postmaster and backends),
+    counting children that exited and were waited for (cutime/cstime)."""
+    total = _cpu_seconds(pid, children=True)
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _cpu_seconds(pid: int, *, children: bool = False) -> float:
+    """user + system CPU of a process (Linux /proc)."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        ticks = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if children else 0)
+        return ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+TARGETS = {2: 1.8, 3: 2.5}
+
+
+class Run:
+    def __init__(self, gh: FakeGitHub, env: dict[str, str], root: Path, servers: tuple[int, int]):
+        self.gh, self.env, self.root = gh, env, root
+        self.nats_pid, self.pg_pid = servers
+        self.round = 0
+
+    def releases(self, n: int) -> list:
+        self.round += 1
+        out = []
+        for i in range(n):
+            mod = f"scale{self.round}x{i}"
+            repo = self.gh.add_repo(f"{mod}-author", mod)  # one author each: no shared row to lock
+            out.append(self.gh.add_release(repo, "v1.0.0", assets=[(f"{mod}-1.0.0.jar", devjars.fabric_jar(mod))]))
+        return out
+
+    async def once(self, processes: int, jobs: int) -> tuple[float, dict]:
+        releases = self.releases(jobs)
+        procs = []
+        for k in range(processes):
+            log = self.root / f"indexer-{self.round}-{k}.log"
+            procs.append(ServiceProcess(BY_NAME["indexer"], port=free_port(), env=self.env, log_path=log).start())
+        try:
+            for p in procs:
+                await asyncio.get_running_loop().run_in_executor(None, p.wait_ready, 60)
+            nc = await nats.connect(self.env["NATS_URL"])
+            try:
+                seen: set[str] = set()
+                all_seen = asyncio.Event()
+                wanted = {f"scale{self.round}x{i}" for i in range(jobs)}
+
+                async def on_indexed(msg) -> None:
+                    event = version_events.decoder.decode(msg.data)
+                    if event.slug in wanted:
+                        seen.add(event.slug)
+                        if len(seen) == len(wanted):
+                            all_seen.set()
+
+                await nc.subscribe(version_events.INDEXED, cb=on_indexed)
+                js = nc.jetstream()
+                self.gh.reset_stats()
+                cpu0 = [_cpu_seconds(p.proc.pid) for p in procs]
+                servers0 = _cpu_seconds(self.nats_pid), _tree_cpu(self.pg_pid)
+                here0 = time.process_time()
+                started = time.perf_counter()
+                deliveries = []
+                for rel in releases:
+                    delivery = str(uuid.uuid4())
+                    body = json.dumps(self.gh.release_payload(rel)).encode()
+                    event = ingest.ReleaseReceived(delivery_id=delivery, received_at=datetime.now(UTC).isoformat(),
+                                                   webhook=github.decode_webhook("release", body))
+                    await js.publish(ingest.RELEASE, ingest.encoder.encode(event), headers={"Nats-Msg-Id": delivery})
+                    deliveries.append(delivery)
+                await asyncio.wait_for(all_seen.wait(), timeout=300)
+                elapsed = time.perf_counter() - started
+                indexer_cpu = sum(_cpu_seconds(p.proc.pid) for p in procs) - sum(cpu0)
+                here_cpu = time.process_time() - here0
+                nats_cpu, pg_cpu = (_cpu_seconds(self.nats_pid) - servers0[0], _tree_cpu(self.pg_pid) - servers0[1])
+            finally:
+                await nc.drain()
+            await asyncio.sleep(0.5)  # late duplicates, if any, would reach the CDN now
+            stats = [self.gh.stats(rel.assets[0]) for rel in releases]
+            conn = await asyncpg.connect(self.env["DATABASE_URL"])
+            try:
+                recorded = await conn.fetchval("SELECT count(*) FROM webhook_deliveries WHERE delivery_id = ANY($1)",
+                                               deliveries)
+            finally:
+                await conn.close()
+            checks = {
+                "tail reads per jar": sorted({sum(1 for r in s.ranges if r.startswith("bytes=-")) for s in stats}),
+                "CDN requests per jar": sorted({s.requests for s in stats}),
+                "deliveries recorded": recorded,
+                "CPU ms/jar: indexers": round(indexer_cpu / jobs * 1000, 1),
+                "FakeGitHub + publisher": round(here_cpu / jobs * 1000, 1),
+                "PostgreSQL": round(pg_cpu / jobs * 1000, 1), "NATS": round(nats_cpu / jobs * 1000, 1),
+            }
+            return jobs / elapsed, checks
+        finally:
+            for p in procs:
+                await asyncio.get_running_loop().run_in_executor(None, p.stop, 30)
+
+
+async def main(jobs: int, latency_ms: float, repeat: int) -> None:
+    print(f"\nScale-out: indexer processes on one durable consumer, {JOBS_IN_FLIGHT} jobs in flight each, "
+          f"{latency_ms:g} ms before every CDN answer, {jobs} releases (one jar each) per run")
+    with tempfile.TemporaryDirectory(prefix="indexium-scale-") as tmp:
+        root = Path(tmp)
+        nats_server = EmbeddedNats(root / "nats", free_port(), log_file=root / "nats.log").start()
+        pg = EmbeddedPostgres(root / "pg", free_port(), durable=False, log_file=root / "pg.log").start()
+        try:
+            pg.create_database("indexium")
+            env = {"NATS_URL": nats_server.url, "DATABASE_URL": pg.dsn("indexium")}
+            for line in await setup(load(OpsSettings, {**os.environ, **env})):
+                pass
+            async with FakeGitHub(url_ttl=3600) as gh:
+                gh.set_latency(latency_ms / 1000, where="cdn")
+                env |= {"INDEXIUM_DOWNLOAD_HOSTS": f"{gh.github_host},{gh.cdn_host}",
+                        "INDEXIUM_INDEXER_CONCURRENCY": str(JOBS_IN_FLIGHT),
+                        "INDEXIUM_LOG_LEVEL": os.environ.get("INDEXIUM_LOG_LEVEL", "warning")}
+                run = Run(gh, env, root, (nats_server.proc.pid, pg.proc.pid))
+                # A lone read of one such jar, for the "read exactly once" check.
+                await run.once(1, 4)
+                rates: dict[int, list[float]] = {1: [], 2: [], 3: []}
+                for _ in range(repeat):
+                    for n in (1, 2, 3):
+                        rate, checks = await run.once(n, jobs)
+                        rates[n].append(rate)
+                        print(f"{n} process{'es' if n > 1 else '  '}: {rate:6.1f} jars/s   {checks}", flush=True)
+        finally:
+            pg.stop()
+            nats_server.stop()
+    best = {n: max(r) for n, r in rates.items()}
+    for n in (2, 3):
+        spread = ", ".join(f"{r / rates[1][i]:.2f}" for i, r in enumerate(rates[n]))
+        print(f"{n} processes / 1: {best[n] / best[1]:.2f}x on the best runs (per round: {spread}); "
+              f"target >= {TARGETS[n]}x: {'MET' if best[n] / best[1] >= TARGETS[n] else 'MISSED'}")
