@@ -32,14 +32,19 @@ class SpanStore:
             self._starts.insert(lo, start)
             self._data.insert(lo, bytes(data))
             return
-        new_start = min(start, self._starts[lo])
-        new_end = max(end, self._starts[hi - 1] + len(self._data[hi - 1]))
-        merged = bytearray(new_end - new_start)
-        for s, d in zip(self._starts[lo:hi], self._data[lo:hi], strict=True):
-            merged[s - new_start : s - new_start + len(d)] = d
-        merged[start - new_start : end - new_start] = data
-        self._starts[lo:hi] = [new_start]
-        self._data[lo:hi] = [bytes(merged)]
+        # Spans never overlap each other, so only the first can reach before ``start`` and
+        # only the last past ``end``: the merge is one join (one copy; a 2 MB directory
+        # joining its tail was copied twice through a bytearray).
+        first_start, first = self._starts[lo], self._data[lo]
+        last_start, last = self._starts[hi - 1], self._data[hi - 1]
+        pieces = []
+        if first_start < start:
+            pieces.append(first[: start - first_start])
+        pieces.append(data)
+        if last_start + len(last) > end:
+            pieces.append(last[end - last_start :])
+        self._starts[lo:hi] = [min(start, first_start)]
+        self._data[lo:hi] = [b"".join(pieces)]
 
     def window(self, pos: int) -> tuple[int, bytes]:
         """The span containing ``pos`` as ``(offset, data)``, or ``(pos, b"")``."""

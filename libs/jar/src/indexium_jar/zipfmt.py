@@ -45,6 +45,8 @@ _ZIP64_EOCD = struct.Struct("<IQHHIIQQQQ")  # 56 bytes (+ extensible data we ign
 _CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")  # 46 bytes
 # Signature and the name, extra and comment lengths: all the walk of a directory needs.
 _CENTRAL_LENGTHS = struct.Struct("<I24xHHH")  # 34 bytes
+# The same with the general-purpose flags (bytes 8-9): what the directory walk reads.
+_CENTRAL_WALK = struct.Struct("<I4xH18xHHH")  # 34 bytes
 # The same record, only the fields an entry needs: signature, flags, method, crc32,
 # compressed and uncompressed size, name/extra/comment lengths, local header offset.
 _CENTRAL_USED = struct.Struct("<I4xHH4xIIIHHH8xI")  # also 46 bytes
@@ -237,7 +239,7 @@ class CentralDirectory:
     a record. A record's zip64 fields are resolved (and checked) when its entry is built.
     """
 
-    __slots__ = ("_data", "_base", "_starts", "_index", "_all")
+    __slots__ = ("_data", "_base", "_starts", "_index", "_all", "_streamed")
 
     def __init__(self, data: bytes, *, base_offset: int = 0) -> None:
         self._data = data = bytes(data)
@@ -245,24 +247,30 @@ class CentralDirectory:
         self._all: list[ZipEntry] | None = None
         starts: list[int] = []
         index: dict[bytes, int] = {}  # raw name -> start of its last record
-        append, unpack, header = starts.append, _CENTRAL_LENGTHS.unpack_from, _CENTRAL.size
+        streamed: list[int] = []  # starts of the records flagged with a data descriptor
+        append, unpack, header = starts.append, _CENTRAL_WALK.unpack_from, _CENTRAL.size
         pos = 0
         end = len(data)
         last_start = end - header
+        # The flags come with the lengths (one unpack): collecting the descriptor-flagged
+        # records here costs nothing measurable, a second pass over 20,000 records 0.5 ms.
         while pos < end:
             if pos > last_start:
                 raise CorruptZip("truncated central directory")
-            sig, nlen, elen, clen = unpack(data, pos)
+            sig, flags, nlen, elen, clen = unpack(data, pos)
             if sig != CENTRAL_SIG:
                 raise CorruptZip("bad central directory record")
             append(pos)
             name_at = pos + header
             index[data[name_at : name_at + nlen]] = pos
+            if flags & _FLAG_DESCRIPTOR:
+                streamed.append(pos)
             pos = name_at + nlen + elen + clen
         if pos > end:
             raise CorruptZip("truncated central directory")
         self._starts = starts
         self._index = index
+        self._streamed = streamed
 
     def __len__(self) -> int:
         return len(self._starts)
@@ -328,9 +336,7 @@ class CentralDirectory:
         reader walking the file front to back cannot know where their data ends."""
         data, base, unpack = self._data, self._base, _CENTRAL_USED.unpack_from
         out = []
-        for start in self._starts:
-            if not data[start + 8] & _FLAG_DESCRIPTOR:  # flags are bytes 8-9; bit 3 is in the low byte
-                continue
+        for start in self._streamed:
             fields = unpack(data, start)
             csize, offset = fields[4], fields[9]
             if offset == _U32_MAX or csize == _U32_MAX:
