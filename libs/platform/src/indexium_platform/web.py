@@ -63,7 +63,8 @@ def json_response(data: object, status: int = 200, headers: dict[str, str] | Non
     )
 
 
-_HTTP_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "payload_too_large",
+_HTTP_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 408: "request_timeout",
+               413: "payload_too_large",
                415: "unsupported_media_type"}
 
 
@@ -95,6 +96,8 @@ ROUTE_METRICS = web.AppKey("route_metrics", _RouteMetrics)
 
 
 BODY_LIMIT = web.AppKey("body_limit", int)  # the app's client_max_size: the default body limit
+BODY_TIMEOUT = web.AppKey("body_timeout", float)  # seconds for a whole body (Common.http_body_timeout_s)
+DEFAULT_BODY_TIMEOUT_S = 30.0
 
 
 async def read_request_body(request: web.Request, limit: int | None = None, *,
@@ -102,7 +105,8 @@ async def read_request_body(request: web.Request, limit: int | None = None, *,
     """The whole (inflated) body, or the error envelope: 415 for a Content-Encoding not in
     ``encodings`` (checked before a byte of the body is read), 400 for one that does not
     inflate or is truncated, 413 when what was sent or what it inflates to exceeds ``limit``
-    (default: the app's client_max_size). aiohttp's own decompression is off (``base_app``)."""
+    (default: the app's client_max_size), 408 when it does not arrive in full within the app's
+    body timeout. aiohttp's own decompression is off (``base_app``)."""
     limit = request.app[BODY_LIMIT] if limit is None else limit
     sent = inflate.layers(request.headers.getall("Content-Encoding", []))
     if len(sent) > 1 or (sent and inflate.ENCODINGS.get(sent[0]) not in encodings):
@@ -113,14 +117,21 @@ async def read_request_body(request: web.Request, limit: int | None = None, *,
         raise too_large
     inflater = inflate.Inflater(inflate.ENCODINGS[sent[0]], limit) if sent else None
     body = bytearray()
+    timeout_s = request.app.get(BODY_TIMEOUT, DEFAULT_BODY_TIMEOUT_S)
     try:
-        async for chunk in request.content.iter_chunked(64 * 1024):
-            body += chunk
-            if len(body) > limit:
-                raise too_large
-            if inflater is not None:
-                inflater.feed(chunk)
+        # A client trickling its body must not hold the connection (and a handler) forever.
+        async with asyncio.timeout(timeout_s):
+            async for chunk in request.content.iter_chunked(64 * 1024):
+                body += chunk
+                if len(body) > limit:
+                    raise too_large
+                if inflater is not None:
+                    inflater.feed(chunk)
         return inflater.finish() if inflater is not None else bytes(body)
+    except TimeoutError:
+        request.content.feed_eof()
+        raise ApiError(408, "request_timeout", f"The request body did not arrive within {timeout_s:g} s.",
+                       close_connection=True) from None
     except UNREADABLE_BODY:
         raise unreadable_body(request, "could not be read") from None
     except inflate.TooLarge:
@@ -265,7 +276,8 @@ def add_readiness_check(app: web.Application, name: str, check: ReadinessCheck) 
     app[READINESS][name] = check
 
 
-def run(app: web.Application, *, host: str, port: int, shutdown_grace_s: float) -> None:
+def run(app: web.Application, *, host: str, port: int, shutdown_grace_s: float,
+        keepalive_timeout_s: float = 75.0) -> None:
     """Serve until SIGTERM/SIGINT, then shut down gracefully and return (exit 0)."""
     log.info("listening", host=host, port=port)
     web.run_app(
@@ -274,6 +286,8 @@ def run(app: web.Application, *, host: str, port: int, shutdown_grace_s: float) 
         port=port,
         access_log=None,  # the middleware writes the canonical line without client addresses
         shutdown_timeout=shutdown_grace_s,
+        # aiohttp's default (3630 s) let idle and slow-header connections pin descriptors.
+        keepalive_timeout=keepalive_timeout_s,
         handle_signals=True,
         print=None,
     )
@@ -289,5 +303,7 @@ def serve(name: str, settings_cls, create_app: Callable[..., web.Application]) -
     except SettingsError as exc:
         raise SystemExit(f"{name}: {exc}") from None
     logs.configure(name, fmt=settings.log_format, level=settings.log_level)
-    run(create_app(settings), host=settings.host, port=settings.port,
-        shutdown_grace_s=settings.shutdown_grace_s)
+    app = create_app(settings)
+    app[BODY_TIMEOUT] = settings.http_body_timeout_s
+    run(app, host=settings.host, port=settings.port, shutdown_grace_s=settings.shutdown_grace_s,
+        keepalive_timeout_s=settings.http_keepalive_timeout_s)
