@@ -1,6 +1,9 @@
 """What launchers and browsers can throw at the API that no handler expects: broken bodies,
 odd header bytes, unknown paths, preflights, invalid query encodings, missing icons."""
 
+import gzip
+import zlib
+
 FABRIC_120 = (["fabric"], ["1.20.1"])
 
 
@@ -13,6 +16,45 @@ async def test_a_body_that_does_not_decode_is_a_400_and_ends_the_connection(clie
     resp = await client.post("/api/v1/versions/by-hashes", data=b'{"hashes": []}', headers={
         "Content-Type": "application/json", "Content-Encoding": "compress"})
     assert resp.status == 415 and (await resp.json())["error"] == "unsupported_media_type"
+
+
+async def test_encodings_we_do_not_take_are_a_415_envelope(client):
+    # aiohttp's own decoder answered br (without Brotli) and zstd with a plain-text 400.
+    for encoding in ("br", "zstd", "gzip, gzip", "compress"):
+        resp = await client.post("/api/v1/versions/by-hashes", data=b'{"hashes": []}', headers={
+            "Content-Type": "application/json", "Content-Encoding": encoding})
+        assert resp.status == 415, (encoding, await resp.text())
+        assert (await resp.json())["error"] == "unsupported_media_type"
+
+
+async def test_a_gzip_body_without_its_trailer_is_a_400(client):
+    whole = gzip.compress(b'{"hashes": ["' + b"0" * 40 + b'"]}')
+    for cut in (whole[:-8], whole[:-1], b""):  # no CRC-32 and length; one byte short; nothing
+        resp = await client.post("/api/v1/versions/by-hashes", data=cut, headers={
+            "Content-Type": "application/json", "Content-Encoding": "gzip"})
+        assert resp.status == 400 and (await resp.json())["error"] == "invalid_body", len(cut)
+        assert resp.headers["Connection"] == "close"
+    resp = await client.post("/api/v1/versions/by-hashes", data=whole + b"junk", headers={
+        "Content-Type": "application/json", "Content-Encoding": "gzip"})
+    assert resp.status == 400 and (await resp.json())["error"] == "invalid_body"
+
+
+async def test_gzip_and_deflate_bodies_are_read(client):
+    body = b'{"hashes": ["' + b"0" * 40 + b'"]}'
+    raw = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    for encoding, data in (("gzip", gzip.compress(body)), ("x-gzip", gzip.compress(body)),
+                           ("deflate", zlib.compress(body)), ("deflate", raw.compress(body) + raw.flush()),
+                           ("identity", body)):
+        resp = await client.post("/api/v1/versions/by-hashes", data=data, headers={
+            "Content-Type": "application/json", "Content-Encoding": encoding})
+        assert resp.status == 200, (encoding, await resp.text())
+
+
+async def test_a_body_inflating_past_the_limit_is_a_413(client):
+    bomb = gzip.compress(b" " * (2 * 1024 * 1024))  # about 2 KB that inflate to 2 MiB
+    resp = await client.post("/api/v1/versions/by-hashes", data=bomb, headers={
+        "Content-Type": "application/json", "Content-Encoding": "gzip"})
+    assert resp.status == 413 and (await resp.json())["error"] == "payload_too_large"
 
 
 async def test_request_ids_that_are_not_printable_ascii_are_replaced(client, raw_request):

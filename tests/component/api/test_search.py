@@ -151,3 +151,13 @@ async def test_odd_but_valid_queries_never_fail(client, seed):
     for q in ['"unterminated', "a | b", "!!!", "-", "or", "':*", "\\", "% _", "🙂", "a & (b", "  "]:
         resp = await client.get("/api/v1/mods", params={"q": q})
         assert resp.status == 200, (q, await resp.text())
+
+
+async def test_runs_of_dashes_are_a_search_not_a_500(client, seed):
+    # websearch_to_tsquery reads each pending '-' as a NOT on a 32-deep stack.
+    m = await seed.mod("sodium", summary="Fast rendering")
+    await seed.version(m, "1.0", [FABRIC_120])
+    for q in ("-" * 33, "-" * 200, "sodium " + "-" * 40, "- " * 40 + "sodium"):
+        resp = await client.get("/api/v1/mods", params={"q": q})
+        assert resp.status == 200, (q, await resp.text())
+    assert await slugs(client, q="sodium " + "-" * 40) == ["sodium"]

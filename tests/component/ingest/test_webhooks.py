@@ -1,5 +1,7 @@
 """Ingest against a real JetStream: signatures, PubAck before 202, dedupe, 503 when NATS is away."""
 
+import asyncio
+import gzip
 import json
 import uuid
 from pathlib import Path
@@ -121,13 +123,38 @@ async def test_bad_headers_bodies_and_encodings_are_clear_4xx(client, nats_url, 
     resp = await client.post("/webhooks/github", data=body, headers={
         "X-GitHub-Event": "release", "X-GitHub-Delivery": "d-sig", "X-Hub-Signature-256": "sha256=\u00e9"})
     assert resp.status == 401 and (await resp.json())["error"] == "bad_signature"
-    resp = await client.post("/webhooks/github", data=b"notgzip", headers={
-        **headers, "X-GitHub-Delivery": "d-gz", "Content-Encoding": "gzip"})
-    assert resp.status == 400 and (await resp.json())["error"] == "invalid_body"
-    resp = await client.post("/webhooks/github", data=body, headers={
-        **headers, "X-GitHub-Delivery": "d-lzw", "Content-Encoding": "compress"})
-    assert resp.status == 415 and (await resp.json())["error"] == "unsupported_media_type"
+    for encoding in ("gzip", "compress", "br"):
+        resp = await client.post("/webhooks/github", data=b"notgzip", headers={
+            **headers, "X-GitHub-Delivery": f"d-{encoding}", "Content-Encoding": encoding})
+        assert resp.status == 415 and (await resp.json())["error"] == "unsupported_media_type"
     assert await stream_messages(nats_url, ingest.RELEASE) == []
+
+
+async def test_a_signature_over_the_inflated_json_is_not_accepted(client, nats_url):
+    # GitHub signs the bytes it sends and never compresses webhooks: a gzip body is refused
+    # whichever bytes its signature covers, so nothing is ever inflated for a stranger.
+    body = release_body()
+    packed = gzip.compress(body)
+    for signed in (body, packed):
+        resp = await client.post("/webhooks/github", data=packed, headers={
+            "X-GitHub-Event": "release", "X-GitHub-Delivery": "d-gz", "Content-Type": "application/json",
+            "X-Hub-Signature-256": sign(SECRET, signed), "Content-Encoding": "gzip"})
+        assert resp.status == 415 and (await resp.json())["error"] == "unsupported_media_type"
+    assert await stream_messages(nats_url, ingest.RELEASE) == []
+    assert (await post(client, "release", body, delivery="d-plain")).status == 202
+
+
+async def test_a_compressed_body_is_refused_before_it_is_read(client):
+    # The headers promise 20 MB of gzip; only a few bytes follow. The 415 must come at once,
+    # without waiting for (or inflating) the rest.
+    reader, writer = await asyncio.open_connection(client.server.host, client.server.port)
+    writer.write(b"POST /webhooks/github HTTP/1.1\r\nHost: x\r\nX-GitHub-Event: release\r\n"
+                 b"X-GitHub-Delivery: d-slow\r\nContent-Encoding: gzip\r\nContent-Length: 20000000\r\n\r\n"
+                 + gzip.compress(b"{" * 100_000)[:64])
+    await writer.drain()
+    status_line = await asyncio.wait_for(reader.readline(), timeout=2)
+    assert status_line.startswith(b"HTTP/1.1 415"), status_line
+    writer.close()
 
 
 async def test_a_push_listing_thousands_of_files_is_queued_with_its_manifest_paths(client, nats_url):

@@ -81,9 +81,22 @@ class Common(msgspec.Struct, frozen=True, kw_only=True):
     # Seconds a SIGTERM'd service may spend finishing in-flight work (k8s grace period is 30 s).
     shutdown_grace_s: float = msgspec.field(default=20.0, name="INDEXIUM_SHUTDOWN_GRACE_SECONDS")
     host: str = msgspec.field(default="0.0.0.0", name="HOST")
+    # Seconds a connection may go without delivering a complete request head: from when it
+    # opens, and again from the end of each response (aiohttp's keep-alive timer, which bytes
+    # of a partial head do not extend, so it bounds idle and slow-header clients alike).
+    # Longer than ingress-nginx's upstream keep-alive (60 s), so the proxy never reuses a
+    # connection we are closing (a POST lost that way is a 502).
+    http_keepalive_timeout_s: float = msgspec.field(default=75.0, name="INDEXIUM_HTTP_KEEPALIVE_TIMEOUT_SECONDS")
+    # Seconds a request body may take to arrive in full (read_request_body): GitHub gives a
+    # webhook delivery 10 s in all; a launcher's POST is a few KB.
+    http_body_timeout_s: float = msgspec.field(default=30.0, name="INDEXIUM_HTTP_BODY_TIMEOUT_SECONDS")
 
     def __post_init__(self) -> None:
         if self.log_format not in ("auto", "json", "console"):
             raise ValueError("INDEXIUM_LOG_FORMAT must be auto, json or console")
         if self.shutdown_grace_s <= 0:
             raise ValueError("INDEXIUM_SHUTDOWN_GRACE_SECONDS must be positive")
+        if self.http_keepalive_timeout_s <= 0:
+            raise ValueError("INDEXIUM_HTTP_KEEPALIVE_TIMEOUT_SECONDS must be positive")
+        if self.http_body_timeout_s <= 0:
+            raise ValueError("INDEXIUM_HTTP_BODY_TIMEOUT_SECONDS must be positive")

@@ -20,7 +20,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestPayloadError
 
-from . import logs
+from . import inflate, logs
 from .metrics import ServiceMetrics
 
 ReadinessCheck = Callable[[], Awaitable[bool]]
@@ -63,7 +63,8 @@ def json_response(data: object, status: int = 200, headers: dict[str, str] | Non
     )
 
 
-_HTTP_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 413: "payload_too_large",
+_HTTP_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 408: "request_timeout",
+               413: "payload_too_large",
                415: "unsupported_media_type"}
 
 
@@ -94,30 +95,49 @@ class _RouteMetrics:
 ROUTE_METRICS = web.AppKey("route_metrics", _RouteMetrics)
 
 
-# What aiohttp inflates by itself; anything else (br without Brotli installed, zstd, a typo)
-# is refused before the body is read.
-_CONTENT_ENCODINGS = frozenset({"", "identity", "gzip", "deflate", "x-gzip"})
+BODY_LIMIT = web.AppKey("body_limit", int)  # the app's client_max_size: the default body limit
+BODY_TIMEOUT = web.AppKey("body_timeout", float)  # seconds for a whole body (Common.http_body_timeout_s)
+DEFAULT_BODY_TIMEOUT_S = 30.0
 
 
-async def read_request_body(request: web.Request, limit: int | None = None) -> bytes:
-    """The whole (inflated) body, or the error envelope: 415 for an encoding we do not take,
-    400 for one that does not decode, 413 beyond ``limit`` (default: the app's client_max_size)."""
-    encoding = request.headers.get("Content-Encoding", "").strip().lower()
-    if encoding not in _CONTENT_ENCODINGS:
-        raise ApiError(415, "unsupported_media_type", "Content-Encoding must be gzip, deflate or identity.")
+async def read_request_body(request: web.Request, limit: int | None = None, *,
+                            encodings: tuple[str, ...] = ("gzip", "deflate")) -> bytes:
+    """The whole (inflated) body, or the error envelope: 415 for a Content-Encoding not in
+    ``encodings`` (checked before a byte of the body is read), 400 for one that does not
+    inflate or is truncated, 413 when what was sent or what it inflates to exceeds ``limit``
+    (default: the app's client_max_size), 408 when it does not arrive in full within the app's
+    body timeout. aiohttp's own decompression is off (``base_app``)."""
+    limit = request.app[BODY_LIMIT] if limit is None else limit
+    sent = inflate.layers(request.headers.getall("Content-Encoding", []))
+    if len(sent) > 1 or (sent and inflate.ENCODINGS.get(sent[0]) not in encodings):
+        allowed = " or ".join((*encodings, "identity")) if encodings else "absent (or identity)"
+        raise ApiError(415, "unsupported_media_type", f"Content-Encoding must be {allowed}.")
+    too_large = ApiError(413, "payload_too_large", f"Request bodies are limited to {limit} bytes.")
+    if request.content_length is not None and request.content_length > limit:
+        raise too_large
+    inflater = inflate.Inflater(inflate.ENCODINGS[sent[0]], limit) if sent else None
+    body = bytearray()
+    timeout_s = request.app.get(BODY_TIMEOUT, DEFAULT_BODY_TIMEOUT_S)
     try:
-        if limit is None:
-            return await request.read()
-        if request.content_length is not None and request.content_length > limit:
-            raise ApiError(413, "payload_too_large", f"Request bodies are limited to {limit} bytes.")
-        body = bytearray()
-        async for chunk in request.content.iter_chunked(64 * 1024):
-            body += chunk
-            if len(body) > limit:
-                raise ApiError(413, "payload_too_large", f"Request bodies are limited to {limit} bytes.")
-        return bytes(body)
+        # A client trickling its body must not hold the connection (and a handler) forever.
+        async with asyncio.timeout(timeout_s):
+            async for chunk in request.content.iter_chunked(64 * 1024):
+                body += chunk
+                if len(body) > limit:
+                    raise too_large
+                if inflater is not None:
+                    inflater.feed(chunk)
+        return inflater.finish() if inflater is not None else bytes(body)
+    except TimeoutError:
+        request.content.feed_eof()
+        raise ApiError(408, "request_timeout", f"The request body did not arrive within {timeout_s:g} s.",
+                       close_connection=True) from None
     except UNREADABLE_BODY:
-        raise unreadable_body(request, f"could not be decoded (Content-Encoding: {encoding or 'identity'})") from None
+        raise unreadable_body(request, "could not be read") from None
+    except inflate.TooLarge:
+        raise too_large from None
+    except inflate.BadStream as exc:
+        raise unreadable_body(request, f"{exc} (Content-Encoding: {sent[0]})") from None
 
 
 # What aiohttp raises when it cannot inflate or read a request body (a broken chunk, say).
@@ -235,8 +255,11 @@ def base_app(
     service: str, metrics: ServiceMetrics, *, client_max_size: int = 1024**2,
     handler_args: dict | None = None,
 ) -> web.Application:
+    # Request bodies are inflated by read_request_body, never by aiohttp (see inflate.py).
+    handler_args = {"auto_decompress": False, **(handler_args or {})}
     app = web.Application(middlewares=[_edge_middleware], client_max_size=client_max_size,
                           handler_args=handler_args)
+    app[BODY_LIMIT] = client_max_size
     app[SERVICE] = service
     app[METRICS] = metrics
     app[ROUTE_METRICS] = _RouteMetrics(metrics)
@@ -253,7 +276,8 @@ def add_readiness_check(app: web.Application, name: str, check: ReadinessCheck) 
     app[READINESS][name] = check
 
 
-def run(app: web.Application, *, host: str, port: int, shutdown_grace_s: float) -> None:
+def run(app: web.Application, *, host: str, port: int, shutdown_grace_s: float,
+        keepalive_timeout_s: float = 75.0) -> None:
     """Serve until SIGTERM/SIGINT, then shut down gracefully and return (exit 0)."""
     log.info("listening", host=host, port=port)
     web.run_app(
@@ -262,6 +286,8 @@ def run(app: web.Application, *, host: str, port: int, shutdown_grace_s: float) 
         port=port,
         access_log=None,  # the middleware writes the canonical line without client addresses
         shutdown_timeout=shutdown_grace_s,
+        # aiohttp's default (3630 s) let idle and slow-header connections pin descriptors.
+        keepalive_timeout=keepalive_timeout_s,
         handle_signals=True,
         print=None,
     )
@@ -277,5 +303,7 @@ def serve(name: str, settings_cls, create_app: Callable[..., web.Application]) -
     except SettingsError as exc:
         raise SystemExit(f"{name}: {exc}") from None
     logs.configure(name, fmt=settings.log_format, level=settings.log_level)
-    run(create_app(settings), host=settings.host, port=settings.port,
-        shutdown_grace_s=settings.shutdown_grace_s)
+    app = create_app(settings)
+    app[BODY_TIMEOUT] = settings.http_body_timeout_s
+    run(app, host=settings.host, port=settings.port, shutdown_grace_s=settings.shutdown_grace_s,
+        keepalive_timeout_s=settings.http_keepalive_timeout_s)

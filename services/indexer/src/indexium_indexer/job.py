@@ -20,6 +20,7 @@ from indexium_contracts.ingest import ReleaseReceived
 from indexium_db.queries import deliveries, mods, versions
 from indexium_db.queries import github as github_q
 from indexium_db.queries import scan as scan_q
+from indexium_db.queries import skips as skips_q
 from indexium_db.retry import in_transaction
 from indexium_jar import entrysizes
 from indexium_jar.errors import JarReadError
@@ -27,8 +28,9 @@ from indexium_jar.gameversions import VersionTable, default_table
 from indexium_jar.model import ModRecord
 from indexium_jar.remote import DownloadPolicy
 
-from . import assets, skips
+from . import assets, release_checks, skips
 from .jarread import JarMetadata, read_metadata
+from .release_checks import shown
 
 INDEX_ACTIONS = {"published", "released", "prereleased", "edited"}
 HIDE_ACTIONS = {"unpublished", "deleted"}
@@ -72,11 +74,12 @@ def _card(record: ModRecord, repo: github.Repository) -> mods.Card:
     links = dict(record.links)
     if repo.html_url:
         links.setdefault("sources", repo.html_url)
+    description = shown(description)
     return mods.Card(
-        name=(record.name or record.mod_id).strip()[:128] or record.mod_id,
+        name=shown(record.name or record.mod_id).strip()[:128] or record.mod_id,
         summary=_summary(description),
         description=description,
-        authors=[p.name for p in record.authors],
+        authors=[shown(p.name) for p in record.authors],
         licenses=list(record.licenses),
         links=links,
         environment=record.environment,
@@ -166,14 +169,28 @@ class ReleaseIndexer:
             await skips.store_alone(self._pool, hook, skips.reasons(hook.release.assets, []))
             await self._record(event, "ignored")
             return JobResult("ignored", [])
+        if (problem := release_checks.tag_problem(hook.release.tag_name)) is not None:
+            # The author sees why beside each file of the release (dashboard), and in the dead letter.
+            await skips.store_alone(self._pool, hook, [skips_q.Skip(a.id, a.name, "bad_tag", problem) for a in jars])
+            raise PermanentJobError("bad_tag", problem)
         # A retryable failure of one jar fails the job at once; the other reads are cancelled.
         read = await _all_or_nothing([self._read(a) for a in jars])
-        return await self._write(event, list(zip(jars, read)))
+        try:
+            return await self._write(event, list(zip(jars, read)))
+        except asyncpg.DataError as exc:
+            # A value PostgreSQL refuses (SQLSTATE class 22: too long, NUL, ...) that the
+            # checks above did not foresee: no retry can store it, so fail now, naming it.
+            raise PermanentJobError("unstorable_release",
+                                    f"A field of the release cannot be stored: {exc}.") from exc
 
     async def _read(self, asset: github.ReleaseAsset) -> JarMetadata | JarReadError:
+        if (bad := release_checks.url_problem(asset)) is not None:
+            return bad
         async with self._jar_slots:
             try:
-                return await read_metadata(self._session, asset.browser_download_url, self._policy, self._table)
+                md = await read_metadata(self._session, asset.browser_download_url, self._policy, self._table)
+                md.records = release_checks.records_without_nul(md.records)
+                return md
             except JarReadError as exc:
                 if exc.retryable:
                     raise
@@ -229,8 +246,8 @@ class ReleaseIndexer:
                     await mods.update_card(conn, mod["id"], card)
             version_id = await versions.upsert_version(
                 conn, mod_id=mod["id"], version_number=version_number, github_release_id=release.id,
-                tag_name=release.tag_name, name=release.name or release.tag_name,
-                changelog=release.body or "", version_type=assets.version_type(release.tag_name, release.prerelease),
+                tag_name=release.tag_name, name=shown(release.name or release.tag_name),
+                changelog=shown(release.body or ""), version_type=assets.version_type(release.tag_name, release.prerelease),
                 published_at=published_at, status=status,
                 game_versions=self._table.newest_first(g for r in rows for g in r.game_versions),
                 loaders=sorted({l for r in rows for l in r.loaders}), suspicious=suspicious,
@@ -300,7 +317,8 @@ class ReleaseIndexer:
             )
             version_id = await versions.upsert_version(
                 conn, mod_id=mod["id"], version_number=release.tag_name.strip(), github_release_id=release.id,
-                tag_name=release.tag_name, name=release.name or release.tag_name, changelog=release.body or "",
+                tag_name=release.tag_name, name=shown(release.name or release.tag_name),
+                changelog=shown(release.body or ""),
                 version_type=assets.version_type(release.tag_name, release.prerelease),
                 published_at=parse_time(release.published_at) or parse_time(release.created_at),
                 status="quarantined", game_versions=[], loaders=[], suspicious=True,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 import asyncpg
 
 from .telemetry import ACTIVE_SERVERS_DAY, ACTIVE_SERVERS_EXPR, ACTIVE_SERVERS_JOIN
+from .websearch import defuse
 
 # A version launchers may see: scanned clean (or published before scan), not hidden.
 PUBLIC_VERSION = "v.status = 'public' AND NOT v.hidden"
@@ -137,7 +138,7 @@ _ORDER = {
 
 def _text_query(sq: SearchQuery, s: _Sql, fuzzy: bool, ranked: bool = True) -> tuple[str, str, str]:
     """(CTE, match condition, rank expression) for a non-empty q."""
-    q = s.p(sq.q)
+    q = s.p(defuse(sq.q))  # (a run of dashes would overflow the parser's stack)
     parts = [f"websearch_to_tsquery('{cfg}', {q})" for cfg in ("english", "russian", "simple")]
     prefix = prefix_tsquery(sq.q)
     if prefix:
