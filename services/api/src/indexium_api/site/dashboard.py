@@ -9,11 +9,13 @@ writes the GitHub role's tables itself.
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from datetime import UTC, datetime
 
 import msgspec
 from aiohttp import web
+from nats import errors as nats_errors
 
 from indexium_contracts import ingest
 from indexium_db.queries import site as site_q
@@ -185,8 +187,12 @@ async def check_again(request: web.Request) -> web.Response:
         delivery_id=f"catch-up:{repo_id}:{secrets.token_hex(8)}",
         received_at=datetime.now(UTC).isoformat().replace("+00:00", "Z"),
         github_repo_id=repo_id, installation_id=int(repo["installation_id"]), requested_by=session.login)
-    await nc.jetstream().publish(ingest.CATCH_UP, ingest.encoder.encode(event),
-                                 headers={"Nats-Msg-Id": event.delivery_id})
+    try:
+        await nc.jetstream().publish(ingest.CATCH_UP, ingest.encoder.encode(event),
+                                     headers={"Nats-Msg-Id": event.delivery_id})
+    except (nats_errors.Error, asyncio.TimeoutError) as exc:
+        log.warning("catch_up_publish_failed", error=type(exc).__name__)
+        return error_page(request, 503, "Briefly unavailable", "The queue did not take the request; please retry shortly.")
     log.info("catch_up_requested", github_repo_id=repo_id)
     raise web.HTTPSeeOther(f"/dashboard?checked={repo_id}#repo-{repo_id}")
 

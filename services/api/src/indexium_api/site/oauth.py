@@ -117,9 +117,7 @@ async def callback(request: web.Request) -> web.Response:
 def site_metrics(request: web.Request, outcome: str) -> None:
     from ..state import API  # noqa: PLC0415
 
-    counter = getattr(request.app[API].metrics, "site_sign_ins", None)
-    if counter is not None:
-        counter.labels(outcome).inc()
+    request.app[API].metrics.site_sign_ins.labels(outcome).inc()
 
 
 def _refused(request: web.Request, code: str) -> web.Response:

@@ -4,9 +4,11 @@ uses), so the site records exactly what the CLI records, and publishes the same 
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 from aiohttp import web
+from nats import errors as nats_errors
 
 from indexium_db.queries import site as site_q
 from indexium_ops import review as ops_review
@@ -67,7 +69,11 @@ async def decide(request: web.Request) -> web.Response:
             reviewed = await ops_review.decide(conn, version_id, action, session.login, note)
         except ops_review.NotReviewable as exc:
             return error_page(request, 409, "Already decided", f"Nothing to do: {exc}.")
-    await ops_review.publish(nc.jetstream(), reviewed)
+    try:
+        await ops_review.publish(nc.jetstream(), reviewed)
+    except (nats_errors.Error, asyncio.TimeoutError) as exc:
+        # The decision is committed; without the event, API caches drop the version by TTL.
+        log.warning("review_publish_failed", error=type(exc).__name__)
     log.info("version_reviewed", version_id=str(version_id), decision=reviewed.decision)
     raise web.HTTPSeeOther(f"/review?done={reviewed.slug}+{reviewed.version_number}+{reviewed.decision}")
 

@@ -81,6 +81,7 @@ async def start(request: web.Request, response: web.StreamResponse, *, user: dic
     site = request.app[SITE]
     raw = new_token()
     async with site.pool.acquire() as conn:
+        await site_q.purge_expired(conn)  # indexed deletes; sign-ins are rare enough to carry them
         await site_q.create_session(
             conn, id_hash=digest(site, "session", raw), github_user_id=int(user["id"]), login=str(user["login"]),
             name=user.get("name"), avatar_url=user.get("avatar_url"), csrf_token=new_token(),
