@@ -38,6 +38,14 @@ async def test_search_results_mod_page_download_link(world, browse):
     for img in await page.locator("img").all():
         assert await img.get_attribute("alt") is not None
     await b.shot("mod")
+    # As-you-type: typing alone (no submit) swaps in the results for what was typed.
+    await page.goto(world.base + "/")
+    await page.get_by_label("Search mods").press_sequentially("almanac", delay=20)
+    await expect(page.locator("#results-h")).to_have_text("No mods found")  # its only version is held
+    await page.get_by_label("Search mods").fill("")
+    await page.get_by_label("Search mods").press_sequentially("lumen", delay=20)
+    await expect(page.locator("#results-h")).to_have_text("1 mod for “lumen”")
+    assert "q=lumen" in page.url
     await page.goto(world.base + "/?q=zzzznothing")
     await expect(page.locator("#results-h")).to_have_text("No mods found")
     await page.goto(world.base + "/mods/no-such-mod")
