@@ -22,7 +22,8 @@ from aiohttp import web
 from indexium_api.app import INVALIDATOR, create_app
 from indexium_api.settings import Settings
 from indexium_db.pool import connect
-from indexium_db.queries import github as github_q, mods, versions
+from indexium_contracts import github as github_contract, ingest
+from indexium_db.queries import deadletters, github as github_q, mods, versions
 from indexium_devstack.embedded import free_port
 from indexium_devstack.fakegithub import FakeGitHub
 from indexium_platform.settings import load
@@ -126,6 +127,15 @@ async def world(database_url, nats_url, tmp_path):
                        [("0.9.0", "quarantined")], w)
         await _add_mod(conn, gh, secret_repo, "secrettools", "Secret Tools", "Belongs to someone else",
                        [("1.0.0", "public")], w)
+        # A release the indexer gave up on, as its consumer records it (the message's own bytes).
+        broken = ingest.ReleaseReceived(delivery_id="d-1", received_at="2026-11-30T10:00:00Z",
+                                        webhook=github_contract.ReleaseWebhook(
+            action="published", release=github_contract.Release(id=999_001, tag_name="1.5.0"),
+            repository=github_contract.Repository(id=lumen.id, name=lumen.name, full_name=lumen.full_name,
+                                                  owner=github_contract.Account(id=author.id, login=AUTHOR))))
+        await deadletters.insert(conn, consumer="indexer", subject=ingest.RELEASE, msg_id="d-1", stream_sequence=7,
+                                 category="corrupt_zip", error="lumenlanterns-1.5.0.jar: no end of central directory",
+                                 attempts=1, payload=ingest.encoder.encode(broken))
         await conn.execute(
             """INSERT INTO github_repositories (github_repo_id, installation_id, full_name, state, skip_reason)
                VALUES ($1, $2, $3, 'skipped', 'no mod manifest found on the default branch')""",

@@ -83,6 +83,9 @@ async def test_sign_in_dashboard_sign_out(world, browse):
     await expect(lumen).to_contain_text("Held for review")
     await expect(lumen).to_contain_text("starts another program on the player's computer (ProcessBuilder)")
     await expect(lumen.locator("li", has_text="1.2.0")).to_contain_text("Public")
+    dead = lumen.locator("li", has_text="1.5.0")  # dead-lettered, with the reason
+    await expect(dead).to_contain_text("corrupt zip")
+    await expect(dead).to_contain_text("no end of central directory")
     install = page.get_by_role("link", name="Install the App on more repositories")
     assert await install.get_attribute("href") == f"{world.gh.base_url}/apps/indexium-test/installations/new"
     await b.shot("dashboard")
