@@ -23,7 +23,7 @@ from indexium_api.app import INVALIDATOR, create_app
 from indexium_api.settings import Settings
 from indexium_db.pool import connect
 from indexium_contracts import github as github_contract, ingest
-from indexium_db.queries import deadletters, github as github_q, mods, versions
+from indexium_db.queries import deadletters, github as github_q, mods, skips, versions
 from indexium_devstack.embedded import free_port
 from indexium_devstack.fakegithub import FakeGitHub
 from indexium_platform.settings import load
@@ -136,6 +136,12 @@ async def world(database_url, nats_url, tmp_path):
         await deadletters.insert(conn, consumer="indexer", subject=ingest.RELEASE, msg_id="d-1", stream_sequence=7,
                                  category="corrupt_zip", error="lumenlanterns-1.5.0.jar: no end of central directory",
                                  attempts=1, payload=ingest.encoder.encode(broken))
+        # An asset the indexer left out (written by the indexer's skips.replace_for_release).
+        await skips.replace_for_release(
+            conn, github_release_id=999_002, github_repo_id=lumen.id, owner_github_id=author.id,
+            repo_full_name=lumen.full_name, tag_name="1.4.0", release_indexed=False,
+            skips=[skips.Skip(999_003, "lumenlanterns-1.4.0-dev.jar", "no_manifest",
+                              "no fabric.mod.json, quilt.mod.json, mods.toml or mcmod.info in the jar")])
         await conn.execute(
             """INSERT INTO github_repositories (github_repo_id, installation_id, full_name, state, skip_reason)
                VALUES ($1, $2, $3, 'skipped', 'no mod manifest found on the default branch')""",

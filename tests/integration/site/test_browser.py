@@ -86,6 +86,8 @@ async def test_sign_in_dashboard_sign_out(world, browse):
     dead = lumen.locator("li", has_text="1.5.0")  # dead-lettered, with the reason
     await expect(dead).to_contain_text("corrupt zip")
     await expect(dead).to_contain_text("no end of central directory")
+    skipped = lumen.locator("li", has_text="lumenlanterns-1.4.0-dev.jar")  # an asset left out, and why
+    await expect(skipped).to_contain_text("no fabric.mod.json, quilt.mod.json, mods.toml or mcmod.info")
     install = page.get_by_role("link", name="Install the App on more repositories")
     assert await install.get_attribute("href") == f"{world.gh.base_url}/apps/indexium-test/installations/new"
     await b.shot("dashboard")

@@ -126,7 +126,10 @@ async def _load(conn, repositories: list[dict]):
     mod_ids = [s["mod_id"] for s in statuses.values() if s["mod_id"] is not None]
     versions = await site_q.versions_for_author(conn, mod_ids) if mod_ids else []
     dead = _dead_letters_by_repo(await site_q.open_dead_letters(conn), set(ids))
-    return statuses, versions, dead
+    skips: dict[int, list] = {}
+    for row in await site_q.asset_skips(conn, ids):
+        skips.setdefault(row["github_repo_id"], []).append(row)
+    return statuses, versions, dead, skips
 
 
 async def dashboard(request: web.Request) -> web.Response:
@@ -136,7 +139,7 @@ async def dashboard(request: web.Request) -> web.Response:
     if session is None:
         return page(request, "signin.html", configured=site.settings.sign_in_configured, **ctx)
     async with site.pool.acquire() as conn:
-        statuses, versions, dead = await _load(conn, session.repositories)
+        statuses, versions, dead, skips = await _load(conn, session.repositories)
     by_mod: dict = {}
     for v in versions:
         css, label, text = version_state(v)
@@ -151,7 +154,7 @@ async def dashboard(request: web.Request) -> web.Response:
         state, text = repository_state(r, status)
         repos.append({"repo": r, "state": state, "text": text, "mod": status if status and status["mod_id"] else None,
                       "versions": by_mod.get(status["mod_id"], []) if status and status["mod_id"] else [],
-                      "dead": dead.get(r["id"], [])})
+                      "dead": dead.get(r["id"], []), "skips": skips.get(r["id"], [])})
     public = site.settings.public_url.rstrip("/")
     return page(request, "dashboard.html", repos=repos, install_url=site.install_url, public_url=public,
                 checked=request.query.get("checked"), limited=request.query.get("limited"), **ctx)
