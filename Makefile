@@ -11,7 +11,7 @@ export UV_PYTHON := $(shell command -v $(PYTHON))
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(CURDIR)/$(VENV)
 
-.PHONY: run test test-unit test-component test-integration bench setup env clean
+.PHONY: run test test-unit test-component test-integration bench setup env clean chromium
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -31,8 +31,15 @@ run: env
 
 # Unit, component and integration tiers. Starts its own NATS + PostgreSQL unless
 # NATS_URL / DATABASE_URL are given. Exit 5 (no tests collected) fails.
-test: env
+test: env chromium
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The browser tests (tests/integration/site) drive Debian's chromium through Playwright, never
+# a downloaded browser: installed with apt when missing.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+chromium:
+	@command -v chromium >/dev/null || { echo "installing Debian's chromium for the browser tests"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
 test-unit: env
 	$(PY) -m pytest -m unit $(PYTEST_ARGS)
@@ -40,7 +47,7 @@ test-unit: env
 test-component: env
 	$(PY) -m pytest -m component $(PYTEST_ARGS)
 
-test-integration: env
+test-integration: env chromium
 	$(PY) -m pytest -m integration $(PYTEST_ARGS)
 
 # Benchmarks print ratios against a baseline measured in the same run (see bench/README.md).

@@ -5,6 +5,7 @@
 Prints, in one run:
   * cache-hit GET /mods?q=... requests/s, and as a ratio of a bare aiohttp handler returning
     the same JSON bytes (target >= 0.6);
+  * the web site's mod page from cache vs the JSON card (siterows.py, target >= 0.5);
   * cache-miss search latency p50/p95/p99 (target p95 <= 20 ms) by kind of query;
   * hash lookup and update-check latency (single and 100-hash bulk);
   * webhook-to-searchable time with ingest, indexer and API running (target p95 <= 2 s);
@@ -37,6 +38,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import data  # noqa: E402
+import siterows  # noqa: E402
 import visibility  # noqa: E402
 
 from indexium_contracts import registry  # noqa: E402
@@ -284,6 +286,9 @@ async def main(args) -> None:
                 bare.terminate()
                 bare.wait(10)
                 bare = None
+                for line in await siterows.rows(api, api_proc.port, api_proc.proc.pid, args.seconds,
+                                                args.connections, best_of):  # the web site's rows
+                    say(line)
                 say("\ncache-miss search latency (client-side, sequential, every request a MISS):")
                 for line in await cache_miss_search(http, api, catalogue):
                     say(line)

@@ -18,6 +18,8 @@ INSTALLATION = f"{SUBJECT_PREFIX}.installation"
 INSTALLATION_REPOSITORIES = f"{SUBJECT_PREFIX}.installation_repositories"
 PUSH = f"{SUBJECT_PREFIX}.push"
 REPOSITORY = f"{SUBJECT_PREFIX}.repository"
+# Not a webhook: a signed-in author asking (on the web site) for their repository to be read again.
+CATCH_UP = f"{SUBJECT_PREFIX}.catch_up"
 
 STREAM = StreamSpec(
     name="INGEST",
@@ -77,12 +79,25 @@ class RepositoryReceived(_Received, frozen=True, tag="repository_received.v1"):
     webhook: github.RepositoryWebhook
 
 
+class CatchUpRequested(_Received, frozen=True, tag="catch_up_requested.v1"):
+    """The web site's "Check again": re-read one repository the author can reach on GitHub.
+
+    ``delivery_id`` is synthetic (``catch-up:<repo id>:<random>``), so the GitHub role's usual
+    delivery record and dedupe apply. The role re-evaluates a repository that is not a mod yet
+    and queues a release catch-up for one that is."""
+
+    github_repo_id: int
+    installation_id: int
+    requested_by: str  # the GitHub login, for the log line
+
+
 IngestEvent = (
     ReleaseReceived
     | InstallationReceived
     | InstallationRepositoriesReceived
     | PushReceived
     | RepositoryReceived
+    | CatchUpRequested
 )
 
 # X-GitHub-Event -> (subject, event type)

@@ -21,8 +21,9 @@ GITHUB = ConsumerSpec(
         ingest.INSTALLATION_REPOSITORIES,
         ingest.PUSH,
         ingest.REPOSITORY,
+        ingest.CATCH_UP,
     ),
-    description="GitHub role: installations, repository changes, pushes -> registrations and mod cards",
+    description="GitHub role: installations, repository changes, pushes, catch-up requests -> registrations and mod cards",
     # Registration reads a few files through the API; heartbeated with in_progress() meanwhile.
     ack_wait_s=60.0,
     max_deliver=-1,  # never dropped by JetStream: rate limits and outages nak without spending attempts

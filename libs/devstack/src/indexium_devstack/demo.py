@@ -7,9 +7,13 @@ supervisor loop stays simple and synchronous.
 from __future__ import annotations
 
 import asyncio
+import secrets
 import threading
 
 from .fakegithub import FakeGitHub
+
+
+DEMO_USER = "demo-author"
 
 
 class DemoGitHub:
@@ -29,6 +33,8 @@ class DemoGitHub:
             gh = FakeGitHub()
             await gh.start()
             gh.add_demo_mods()
+            # Sign-in approves at once as the demo author, who can reach every demo repository.
+            gh.oauth.sign_in_as(DEMO_USER, member_of=list(gh.state.installations.values()))
             return gh
 
         self.gh = self._call(boot())
@@ -37,6 +43,19 @@ class DemoGitHub:
     @property
     def download_hosts(self) -> list[str]:
         return [self.gh.github_host, self.gh.cdn_host]
+
+    def site_env(self, public_url: str) -> dict[str, str]:
+        """The api's web-site settings for signing in against this fake GitHub (docs/web.md)."""
+        return {
+            "INDEXIUM_PUBLIC_URL": public_url,
+            "INDEXIUM_GITHUB_URL": self.gh.base_url,
+            "INDEXIUM_GITHUB_API_URL": self.gh.api_url,
+            "INDEXIUM_GITHUB_CLIENT_ID": self.gh.oauth.client_id,
+            "INDEXIUM_GITHUB_CLIENT_SECRET": self.gh.oauth.client_secret,
+            "INDEXIUM_GITHUB_APP_SLUG": "indexium-demo",
+            "INDEXIUM_SESSION_SECRET": secrets.token_urlsafe(48),  # sessions end with the demo
+            "INDEXIUM_ADMIN_LOGINS": DEMO_USER,  # so the demo shows the review queue too
+        }
 
     def send_all(self, webhook_url: str) -> int:
         """One signed ``release published`` webhook per demo release, oldest first."""

@@ -784,6 +784,16 @@ def demo_mods() -> list[DemoMod]:
                 m.mod_id, f"{ver}+1.20.1", m.name, m.description, minecraft="~1.20.1",
                 authors=("Aurora",), homepage=m.homepage, extra_entries=12))],
             prerelease=pre))
+    # A release the scan stage holds back (a ProcessBuilder in the mod initialiser): the demo's
+    # author dashboard and review queue show a quarantined version with its finding.
+    from .demo_classes import PATH, PROCESS_BUILDER_INITIALIZER  # noqa: PLC0415
+
+    m.releases.append(DemoRelease(
+        "v1.4.0", "Lumen Lanterns 1.4.0", "### Changes\n- Automatic updates",
+        [("lumen-lanterns-1.4.0+1.20.1.jar", fabric_jar(
+            m.mod_id, "1.4.0+1.20.1", m.name, m.description, minecraft="~1.20.1",
+            authors=("Aurora",), homepage=m.homepage, extra_entries=12,
+            extra_files={PATH: PROCESS_BUILDER_INITIALIZER}))]))
 
     m = mod("ironworks-team", "quarry-logistics", "quarrylogistics", "Quarry Logistics",
             "Automated quarries with item routing, filters and a fuel-efficient mining drill.",

@@ -152,12 +152,16 @@ def run(root: Path, *, demo: bool) -> None:
 
             stack._demo = DemoGitHub(stack.env["INDEXIUM_WEBHOOK_SECRET"]).start()
             stack.env["INDEXIUM_DOWNLOAD_HOSTS"] = ",".join(stack._demo.download_hosts)
+            api_port = int(os.environ.get("INDEXIUM_API_PORT", 8080))
+            site = stack._demo.site_env(os.environ.get("INDEXIUM_PUBLIC_URL", f"http://127.0.0.1:{api_port}"))
+            stack.env.update({k: v for k, v in site.items() if k not in os.environ})
         stack.run_setup()
         stack.start_services()
         api = next(p for p in stack.services if p.spec.name == "api")
         ingest = next(p for p in stack.services if p.spec.name == "ingest")
         stack.say(f"webhooks: POST {ingest.url}/webhooks/github (secret in INDEXIUM_WEBHOOK_SECRET)")
         stack.say(f"search:   GET  {api.url}/api/v1/mods?q=...")
+        stack.say(f"web site: {api.url}/" + ("  (sign in: the dashboard of the demo author)" if demo else ""))
         if stack._demo is not None:
             sent = stack._demo.send_all(f"{ingest.url}/webhooks/github")
             stack.say(f"demo: {sent} signed release webhooks sent; try {api.url}/api/v1/mods")

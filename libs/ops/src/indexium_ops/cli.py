@@ -14,14 +14,14 @@ import msgspec
 
 from indexium_db import migrate
 from indexium_db.queries import deadletters
-from indexium_db.queries import mods as mods_q
 from indexium_db.queries import scan as scan_q
 from indexium_db.queries import skips as skips_q
 from indexium_db.queries import versions as versions_q
 from indexium_db.queries import github as github_q
-from indexium_contracts import versions as versions_contract
 from indexium_platform import natsutil
 from indexium_platform.settings import Common, SettingsError, load
+
+from . import review
 
 
 class Settings(Common, frozen=True, kw_only=True):
@@ -203,9 +203,6 @@ async def minecraft_versions(settings: Settings, args: argparse.Namespace) -> No
 
 # ---- quarantine: what the scan stage held back, and the operators' decisions ----------------------
 
-_REVIEWABLE = {"approve": ("quarantined", "rejected"), "reject": ("quarantined", "pending_scan", "public")}
-
-
 async def quarantine(settings: Settings, args: argparse.Namespace) -> int:
     """``quarantine list|show|approve|reject``; every decision is recorded with who and when."""
     conn = await asyncpg.connect(settings.database_url)
@@ -245,30 +242,17 @@ async def _show_quarantine(conn: asyncpg.Connection, version_id) -> None:
 
 
 async def _review(conn: asyncpg.Connection, settings: Settings, version_id, args: argparse.Namespace) -> int:
-    decision = "approved" if args.action == "approve" else "rejected"
-    async with conn.transaction():
-        v = await scan_q.lock_version(conn, version_id)
-        if v["status"] not in _REVIEWABLE[args.action]:
-            print(f"{version_id}: status is {v['status']}, nothing to {args.action}", file=sys.stderr)
-            return 1
-        status = "public" if decision == "approved" else "rejected"
-        files = await scan_q.version_files(conn, version_id)
-        await scan_q.set_status(conn, version_id, status, suspicious=False)
-        # Approval binds to these exact bytes: a later rescan of the same files keeps it public.
-        await scan_q.add_decision(conn, version_id, decision, args.by, args.reason or "",
-                                  [f["sha256"].strip() for f in files if f["sha256"]])
-        await mods_q.refresh_rollup(conn, v["mod_id"])
-    event = versions_contract.VersionReviewed(
-        mod_id=str(v["mod_id"]), slug=v["slug"], version_id=str(version_id), version_number=v["version_number"],
-        decision=decision, by=args.by, status=status, visible=status == "public" and not v["hidden"],
-    )
+    try:
+        reviewed = await review.decide(conn, version_id, args.action, args.by, args.reason or "")
+    except review.NotReviewable as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
     nc = await natsutil.connect(settings.nats_url, name="indexium-ops")
     try:  # after commit, so API caches drop the version at once
-        await nc.jetstream().publish(versions_contract.REVIEWED, versions_contract.encoder.encode(event),
-                                     headers={"Nats-Msg-Id": f"VersionReviewed:{version_id}:{decision}:{args.by}"})
+        await review.publish(nc.jetstream(), reviewed)
     finally:
         await nc.drain()
-    print(f"{v['slug']} {v['version_number']}: {decision} by {args.by}; now {status}")
+    print(f"{reviewed.slug} {reviewed.version_number}: {reviewed.decision} by {args.by}; now {reviewed.status}")
     return 0
 
 

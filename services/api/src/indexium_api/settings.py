@@ -47,6 +47,16 @@ class Settings(Common, frozen=True, kw_only=True):
     # of them is limited by the forwarded client address, or not at all when none is given.
     trusted_proxies: tuple[str, ...] = msgspec.field(default=(), name="INDEXIUM_API_TRUSTED_PROXIES")
 
+    # The web site (docs/web.md). Sign-in is on only with both OAuth credentials.
+    public_url: str = msgspec.field(default="http://127.0.0.1:8080", name="INDEXIUM_PUBLIC_URL")
+    github_url: str = msgspec.field(default="https://github.com", name="INDEXIUM_GITHUB_URL")
+    github_api_url: str = msgspec.field(default="https://api.github.com", name="INDEXIUM_GITHUB_API_URL")
+    github_client_id: str | None = msgspec.field(default=None, name="INDEXIUM_GITHUB_CLIENT_ID")
+    github_client_secret: str | None = msgspec.field(default=None, name="INDEXIUM_GITHUB_CLIENT_SECRET")
+    github_app_slug: str = msgspec.field(default="indexium", name="INDEXIUM_GITHUB_APP_SLUG")
+    session_secret: str | None = msgspec.field(default=None, name="INDEXIUM_SESSION_SECRET")
+    admin_logins: tuple[str, ...] = msgspec.field(default=(), name="INDEXIUM_ADMIN_LOGINS")
+
     def __post_init__(self) -> None:
         super().__post_init__()
         if not 1 <= self.default_limit <= self.max_limit:
@@ -60,6 +70,19 @@ class Settings(Common, frozen=True, kw_only=True):
                 ipaddress.ip_network(cidr, strict=False)
             except ValueError:
                 raise ValueError(f"INDEXIUM_API_TRUSTED_PROXIES: {cidr!r} is not an address or CIDR") from None
+
+        if bool(self.github_client_id) != bool(self.github_client_secret):
+            raise ValueError("INDEXIUM_GITHUB_CLIENT_ID and INDEXIUM_GITHUB_CLIENT_SECRET go together")
+        if self.sign_in_configured and len((self.session_secret or "").encode()) < 32:
+            raise ValueError("INDEXIUM_SESSION_SECRET: required (at least 32 bytes) when sign-in is configured")
+        for name, url in (("INDEXIUM_PUBLIC_URL", self.public_url), ("INDEXIUM_GITHUB_URL", self.github_url),
+                          ("INDEXIUM_GITHUB_API_URL", self.github_api_url)):
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"{name}: expected an http(s) URL")
+
+    @property
+    def sign_in_configured(self) -> bool:
+        return bool(self.github_client_id and self.github_client_secret)
 
     @property
     def read_url(self) -> str:

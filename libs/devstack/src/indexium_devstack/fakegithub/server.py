@@ -23,6 +23,7 @@ from .api import ApiRoutes, build_github_app
 from .appauth import AppRegistry
 from .cdn import CdnRoutes, Signer, build_cdn_app
 from .faults import MODES, WHERES, Faults, QueuedFailure
+from .oauth import OAuth
 from .models import (
     Asset,
     AssetStats,
@@ -87,6 +88,7 @@ class FakeGitHub:
         self.limiter = RateLimiter(limit=rate_limit, clock=self.now)
         self.app = AppRegistry(self.state, token_lifetime=token_lifetime)
         self.api = ApiRoutes(self)
+        self.oauth = OAuth(self)  # user sign-in (the OAuth web flow): fakegithub/oauth.py
         self.cdn = CdnRoutes(self)
         self.api_calls: dict[str, int] = {}
         self.api_log: list[tuple[str, str, str]] = []
@@ -106,7 +108,9 @@ class FakeGitHub:
         if self._runners:
             return self
         github_bind, port, cdn_bind, cdn_port = self._bind
-        gh_runner = web.AppRunner(build_github_app(self.api, self.cdn.download), access_log=None)
+        github_app = build_github_app(self.api, self.cdn.download)
+        self.oauth.add_routes(github_app.router)
+        gh_runner = web.AppRunner(github_app, access_log=None)
         await gh_runner.setup()
         self._runners.append(gh_runner)
         await web.TCPSite(gh_runner, github_bind, port).start()

@@ -177,6 +177,24 @@ class Onboarding:
         log.info("repository_evaluated", repo=repo.full_name, registered=registered or bool(
             evaluation and evaluation.registered), reason=evaluation.reason if evaluation else reason)
 
+    async def catch_up(self, ev: ingest.CatchUpRequested) -> str:
+        """An author's "Check again": a mod's releases are read again (the backfill queue); a
+        repository that is not a mod yet is evaluated again, if the installation still lists it."""
+        async with self._pool.acquire() as conn:
+            row = await gh_db.get_repository(conn, ev.github_repo_id)
+            if row is not None and row["state"] == "registered":
+                await gh_db.request_catch_up(conn, ev.github_repo_id)
+                self._wake_backfill()
+                return "applied"
+        await self._ensure_installation(ev.installation_id)
+        repos = await self._installation_repositories(ev.installation_id)
+        repo = next((r for r in repos if r.id == ev.github_repo_id), None)
+        if repo is None:
+            return "ignored"  # not (or no longer) in that installation
+        await self.register(repo, ev.installation_id, _time(ev.received_at))
+        self._wake_backfill()
+        return "applied"
+
     def _wake_backfill(self) -> None:
         if self._wake is not None:
             self._wake.set()

@@ -36,6 +36,7 @@ EVENTS = {
     ingest.InstallationRepositoriesReceived: "installation_repositories",
     ingest.PushReceived: "push",
     ingest.RepositoryReceived: "repository",
+    ingest.CatchUpRequested: "catch_up",
 }
 
 
@@ -47,6 +48,7 @@ class Worker:
             ingest.InstallationRepositoriesReceived: onboarding.installation_repositories,
             ingest.PushReceived: onboarding.push,
             ingest.RepositoryReceived: onboarding.repository,
+            ingest.CatchUpRequested: onboarding.catch_up,
         }
 
     async def handle(self, msg: Msg) -> None:
@@ -62,7 +64,7 @@ class Worker:
             await msg.term()  # the consumer filters on the App's subjects: a setup mistake
             return
         name = EVENTS[type(event)]
-        action = getattr(event.webhook, "action", None) or "-"
+        action = getattr(getattr(event, "webhook", None), "action", None) or "-"
         started = time.perf_counter()
         try:
             async with heartbeat(msg, every_s=CONSUMER.ack_wait_s / 3):

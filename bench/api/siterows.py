@@ -1,0 +1,92 @@
+"""Web-site rows of the API bench: a mod page served from cache against the JSON card.
+
+Target: ``GET /mods/{slug}`` (HTML, from the API's cache) at >= 0.5x the cache-hit
+requests/s of ``GET /api/v1/mods/{slug}`` (the JSON card), same process, same load.
+
+Called from ``run.py`` (``await siterows.rows(api_url, port, pid, seconds, connections, best_of)``),
+or alone on a smaller catalogue, which is enough for a cache-hit ratio:
+
+    python bench/api/siterows.py [--mods 2000] [--seconds 5] [--connections 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+
+import aiohttp
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+TARGET = 0.5
+
+
+async def rows(api: str, port: int, pid: int, seconds: float, connections: int, best_of) -> list[str]:
+    async with aiohttp.ClientSession() as http:
+        async with http.get(f"{api}/api/v1/mods", params={"limit": "1", "sort": "downloads"}) as resp:
+            slug = (await resp.json())["hits"][0]["slug"]
+        card, page = f"/api/v1/mods/{slug}", f"/mods/{slug}"
+        sizes = {}
+        for path in (card, page):  # warm both entries: every measured request is a HIT
+            for _ in range(2):
+                async with http.get(api + path) as resp:
+                    assert resp.status == 200, (path, resp.status)
+                    sizes[path] = len(await resp.read())
+                    cache = resp.headers.get("X-Cache")
+            assert cache == "HIT", (path, cache)
+    card_rps, card_cpu = await best_of(2, port, pid, card, seconds, connections)
+    page_rps, page_cpu = await best_of(2, port, pid, page, seconds, connections)
+    return [
+        f"\nmod page from cache vs the JSON card ({connections} connections, {seconds:.0f} s each, best of 2):",
+        f"  GET {card:<36} {card_rps:8.0f} req/s   {card_cpu:6.0f} µs CPU/request   ({sizes[card]} bytes)",
+        f"  GET {page:<36} {page_rps:8.0f} req/s   {page_cpu:6.0f} µs CPU/request   ({sizes[page]} bytes)   "
+        f"ratio {page_rps / card_rps:.2f} (by CPU {card_cpu / page_cpu:.2f}; target >= {TARGET})",
+    ]
+
+
+async def main(args) -> None:
+    import asyncpg  # noqa: PLC0415
+    import nats  # noqa: PLC0415
+
+    import run  # noqa: PLC0415 - the bench's own helpers (catalogue loader, load generator)
+    from indexium_contracts import registry  # noqa: PLC0415
+    from indexium_devstack.embedded import EmbeddedNats, EmbeddedPostgres, free_port  # noqa: PLC0415
+    from indexium_devstack.procs import BY_NAME, ServiceProcess  # noqa: PLC0415
+    from indexium_platform import natsutil  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory(prefix="indexium-bench-site-") as d:
+        tmp = Path(d)
+        pg = EmbeddedPostgres(tmp / "pg", durable=False).start()
+        nats_server = EmbeddedNats(tmp / "nats").start()
+        api = None
+        try:
+            admin = await asyncpg.connect(pg.dsn("postgres"))
+            await admin.execute("CREATE DATABASE bench")
+            await admin.close()
+            nc = await nats.connect(nats_server.url)
+            await natsutil.ensure_streams(nc.jetstream(), registry.STREAMS, registry.CONSUMERS)
+            await nc.drain()
+            await run.load_catalogue(pg.dsn("bench"), args.mods)
+            env = {"DATABASE_URL": pg.dsn("bench"), "NATS_URL": nats_server.url,
+                   "INDEXIUM_API_RATE_LIMIT_PER_MINUTE": "0", "INDEXIUM_LOG_FORMAT": "json"}
+            api = ServiceProcess(BY_NAME["api"], port=free_port(), env=env, log_path=tmp / "api.log").start()
+            await asyncio.to_thread(api.wait_ready, 60)
+            for line in await rows(api.url, api.port, api.proc.pid, args.seconds, args.connections, run.best_of):
+                run.say(line)
+        finally:
+            if api is not None:
+                api.stop(30)
+            nats_server.stop()
+            pg.stop()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mods", type=int, default=2000)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--connections", type=int, default=32)
+    asyncio.run(main(parser.parse_args()))

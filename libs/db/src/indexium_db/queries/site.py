@@ -1,0 +1,214 @@
+"""The web site's own tables (sessions, sign-ins in progress, per-user rate limits) and the
+read queries its pages need beyond the public catalogue (dependencies, an author's view of
+their repositories and versions, the review queue)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+import asyncpg
+
+from .catalog import VERSION_ORDER
+
+# ---- sessions ---------------------------------------------------------------------------------
+
+async def create_session(conn: asyncpg.Connection, *, id_hash: bytes, github_user_id: int, login: str,
+                         name: str | None, avatar_url: str | None, csrf_token: str, installations: list,
+                         repositories: list, expires_at: datetime) -> None:
+    await conn.execute(
+        """INSERT INTO site_sessions (id_hash, github_user_id, login, name, avatar_url, csrf_token,
+                                      installations, repositories, expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9)""",
+        id_hash, github_user_id, login, name, avatar_url, csrf_token,
+        installations, repositories, expires_at,  # (the pool's codec encodes jsonb)
+    )
+
+
+async def get_session(conn: asyncpg.Connection, id_hash: bytes) -> asyncpg.Record | None:
+    """The live session with this id (expired ones are not), its last use noted."""
+    row = await conn.fetchrow(
+        """UPDATE site_sessions SET last_seen_at = now()
+           WHERE id_hash = $1 AND expires_at > now()
+           RETURNING github_user_id, login, name, avatar_url, csrf_token, installations, repositories,
+                     created_at, expires_at""",
+        id_hash,
+    )
+    return row
+
+
+async def delete_session(conn: asyncpg.Connection, id_hash: bytes) -> bool:
+    return await conn.fetchval("DELETE FROM site_sessions WHERE id_hash = $1 RETURNING true", id_hash) or False
+
+
+async def purge_expired(conn: asyncpg.Connection) -> int:
+    """Drop expired sessions, sign-ins never finished and rate-limit rows older than a day."""
+    n = 0
+    for sql in ("DELETE FROM site_sessions WHERE expires_at <= now()",
+                "DELETE FROM site_oauth_states WHERE expires_at <= now()",
+                "DELETE FROM site_user_actions WHERE created_at < now() - interval '1 day'"):
+        n += int((await conn.execute(sql)).split()[-1])
+    return n
+
+
+# ---- OAuth states -----------------------------------------------------------------------------
+
+async def put_state(conn: asyncpg.Connection, state_hash: bytes, browser_hash: bytes, expires_at: datetime) -> None:
+    await conn.execute(
+        "INSERT INTO site_oauth_states (state_hash, browser_hash, expires_at) VALUES ($1, $2, $3)",
+        state_hash, browser_hash, expires_at,
+    )
+
+
+async def take_state(conn: asyncpg.Connection, state_hash: bytes, browser_hash: bytes | None) -> bool:
+    """Use a state once: it is deleted whoever presents it, and counts only for the browser it
+    was handed to and before it expires."""
+    row = await conn.fetchrow(
+        "DELETE FROM site_oauth_states WHERE state_hash = $1 RETURNING browser_hash, expires_at > now() AS live",
+        state_hash,
+    )
+    return row is not None and row["live"] and browser_hash is not None and bytes(row["browser_hash"]) == browser_hash
+
+
+# ---- per-user rate limit ----------------------------------------------------------------------
+
+async def take_action(conn: asyncpg.Connection, github_user_id: int, action: str, subject: int | None,
+                      limit: int, window_s: float) -> bool:
+    """Record one action unless the user already made ``limit`` of them in the window."""
+    async with conn.transaction():
+        # One user's concurrent requests queue here, so two cannot both see room for one more.
+        await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, $2))", action, github_user_id)
+        done = await conn.fetchval(
+            """SELECT count(*) FROM site_user_actions WHERE github_user_id = $1 AND action = $2
+               AND created_at > now() - make_interval(secs => $3)""",
+            github_user_id, action, window_s,
+        )
+        if done >= limit:
+            return False
+        await conn.execute(
+            "INSERT INTO site_user_actions (github_user_id, action, subject) VALUES ($1, $2, $3)",
+            github_user_id, action, subject,
+        )
+        return True
+
+
+# ---- mod page ---------------------------------------------------------------------------------
+
+# What a mod needs of the game and its loader, not other mods: never listed as dependencies.
+PLATFORM_IDS = ("minecraft", "java", "fabricloader", "fabric-loader", "forge", "neoforge", "quilt_loader",
+                "quilt_base", "fml", "javafml", "lowcodefml")
+
+
+async def dependencies(conn: asyncpg.Connection, mod_id: uuid.UUID) -> list[asyncpg.Record]:
+    """Dependencies declared by the newest public version's manifests, each with the slug of the
+    listed mod whose manifest id it names (None when it is not indexed)."""
+    return await conn.fetch(
+        f"""WITH latest AS (
+                SELECT v.id FROM mod_versions v
+                WHERE v.mod_id = $1 AND v.status = 'public' AND NOT v.hidden
+                ORDER BY {VERSION_ORDER} LIMIT 1),
+            deps AS (
+                SELECT DISTINCT d->>'mod_id' AS mod_id, COALESCE(d->>'kind', 'required') AS kind,
+                       d->>'version_range' AS version_range
+                FROM version_files f
+                CROSS JOIN LATERAL jsonb_array_elements(f.manifests) AS r
+                CROSS JOIN LATERAL jsonb_array_elements(COALESCE(r->'dependencies', '[]'::jsonb)) AS d
+                WHERE f.version_id = (SELECT id FROM latest))
+            SELECT deps.mod_id, deps.kind, deps.version_range,
+                   (SELECT x.slug FROM mods x WHERE x.manifest_id = deps.mod_id AND x.listed AND x.id <> $1
+                    ORDER BY x.downloads DESC, x.slug LIMIT 1) AS slug
+            FROM deps WHERE deps.mod_id <> ALL($2::text[]) AND deps.kind <> 'breaks'
+            ORDER BY deps.kind = 'required' DESC, deps.mod_id""",
+        mod_id, list(PLATFORM_IDS),
+    )
+
+
+# ---- dashboard --------------------------------------------------------------------------------
+
+async def repositories_status(conn: asyncpg.Connection, repo_ids: list[int]) -> list[asyncpg.Record]:
+    """For each repository id: what the GitHub role recorded (if anything) and its mod (if any)."""
+    return await conn.fetch(
+        """SELECT ids.id AS github_repo_id,
+                  g.state, g.skip_reason, g.private, g.archived, g.deleted, g.removed, g.manifest_source,
+                  g.backfill_state, g.reconciled_at,
+                  m.id AS mod_id, m.slug, m.name, m.listed, m.hidden, m.hidden_reason
+           FROM unnest($1::bigint[]) AS ids(id)
+           LEFT JOIN github_repositories g ON g.github_repo_id = ids.id
+           LEFT JOIN mods m ON m.github_repo_id = ids.id""",
+        repo_ids,
+    )
+
+
+async def versions_for_author(conn: asyncpg.Connection, mod_ids: list[uuid.UUID]) -> list[asyncpg.Record]:
+    """Every version of these mods, whatever its state, newest first, with the findings that
+    held it back and the last decision on it."""
+    return await conn.fetch(
+        f"""SELECT v.id, v.mod_id, v.version_number, v.name, v.status, v.hidden, v.hidden_reason,
+                   v.published_at, v.updated_at,
+                   COALESCE((SELECT json_agg(json_build_object(
+                        'filename', f.filename, 'rule', s.rule, 'severity', s.severity,
+                        'location', s.location, 'entry_path', s.entry_path, 'class_name', s.class_name,
+                        'method', s.method, 'detail', s.detail) ORDER BY s.severity DESC, s.id)
+                     FROM scan_findings s JOIN version_files f ON f.id = s.file_id
+                     WHERE s.version_id = v.id), '[]') AS findings,
+                   COALESCE((SELECT json_agg(json_build_object('filename', f.filename,
+                        'scan_status', f.scan_status, 'scan_reason', f.scan_reason) ORDER BY f.filename)
+                     FROM version_files f WHERE f.version_id = v.id), '[]') AS files,
+                   (SELECT json_build_object('action', d.action, 'actor', d.actor, 'reason', d.reason,
+                                             'at', d.created_at)
+                    FROM quarantine_decisions d WHERE d.version_id = v.id
+                    ORDER BY d.created_at DESC, d.id DESC LIMIT 1) AS decision
+            FROM mod_versions v
+            WHERE v.mod_id = ANY($1::uuid[])
+            ORDER BY v.mod_id, {VERSION_ORDER}""",
+        mod_ids,
+    )
+
+
+# Assets that are plainly not mods (a changelog, a -sources jar): noise on an author's dashboard.
+QUIET_SKIP_CODES = ("not_a_mod_file", "build_by_product")
+
+
+async def asset_skips(conn: asyncpg.Connection, repo_ids: list[int], limit: int = 500) -> list[asyncpg.Record]:
+    """Release assets of these repositories the indexer left out, with the reason (newest first)."""
+    return await conn.fetch(
+        """SELECT github_repo_id, tag_name, asset_name, code, reason, release_indexed, updated_at
+           FROM release_asset_skips
+           WHERE github_repo_id = ANY($1::bigint[]) AND code <> ALL($2::text[])
+           ORDER BY updated_at DESC, asset_name LIMIT $3""",
+        repo_ids, list(QUIET_SKIP_CODES), limit,
+    )
+
+
+async def open_dead_letters(conn: asyncpg.Connection, limit: int = 1000) -> list[asyncpg.Record]:
+    """Open dead letters with their payload, newest first (the caller decodes which repository
+    each was about: the payload is the message given up on)."""
+    return await conn.fetch(
+        """SELECT id, consumer, subject, category, error, attempts, payload, created_at
+           FROM dead_letters WHERE replayed_at IS NULL ORDER BY created_at DESC LIMIT $1""",
+        limit,
+    )
+
+
+# ---- review queue -----------------------------------------------------------------------------
+
+async def review_queue(conn: asyncpg.Connection, limit: int = 100) -> list[asyncpg.Record]:
+    """Quarantined versions, oldest first, with their files and findings."""
+    return await conn.fetch(
+        """SELECT v.id, m.slug, m.name AS mod_name, m.repo_full_name, v.version_number, v.tag_name,
+                  v.updated_at, v.published_at,
+                  COALESCE((SELECT json_agg(json_build_object('filename', f.filename, 'url', f.url,
+                        'size', f.size, 'sha256', f.sha256, 'scan_status', f.scan_status,
+                        'scan_reason', f.scan_reason) ORDER BY f.is_primary DESC, f.filename)
+                     FROM version_files f WHERE f.version_id = v.id), '[]') AS files,
+                  COALESCE((SELECT json_agg(json_build_object(
+                        'filename', f.filename, 'rule', s.rule, 'severity', s.severity,
+                        'location', s.location, 'entry_path', s.entry_path, 'class_name', s.class_name,
+                        'method', s.method, 'detail', s.detail) ORDER BY s.severity DESC, s.id)
+                     FROM scan_findings s JOIN version_files f ON f.id = s.file_id
+                     WHERE s.version_id = v.id), '[]') AS findings
+           FROM mod_versions v JOIN mods m ON m.id = v.mod_id
+           WHERE v.status = 'quarantined'
+           ORDER BY v.updated_at, v.id LIMIT $1""",
+        limit,
+    )

@@ -1,0 +1,98 @@
+"""The web site: server-rendered HTML at ``/`` beside the JSON API, in the same process.
+
+Public pages (home/search, ``/mods/{slug}``) go through the API's cache with the same tags
+as the JSON (pages.py); sign-in with GitHub (oauth.py) keeps server-side sessions
+(sessions.py); signed-in authors get a dashboard (dashboard.py) and operators the review
+queue (review.py). docs/web.md describes the pages, the sessions and the settings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from importlib import resources
+
+import asyncpg
+
+import aiohttp
+from aiohttp import web
+
+from indexium_db.pool import create_pool
+from indexium_platform import logs
+from indexium_platform.web import ApiError
+
+from . import dashboard, oauth, pages, render, review
+from .state import SITE, Site
+
+log = logs.get(__name__)
+STATIC_PREFIX = "/static/site"
+# Paths that are the JSON API's, never the site's: their errors stay the JSON envelope.
+_NOT_SITE = ("/api/", "/v2/", "/v2", "/openapi.json", "/healthz", "/readyz", "/metrics", "/webhooks/")
+_TITLES = {400: "That request did not make sense", 403: "Not allowed", 404: "Page not found",
+           405: "Not allowed", 503: "Briefly unavailable"}
+
+
+def _is_site(request: web.Request) -> bool:
+    path = request.path
+    if path.startswith(_NOT_SITE):
+        return False
+    resource = request.match_info.route.resource
+    if resource is not None:
+        return (resource.name or "").startswith("site-") or path.startswith(STATIC_PREFIX)
+    # Unknown paths: an HTML page for browsers, the JSON envelope for everything else.
+    return "text/html" in request.headers.get("Accept", "")
+
+
+@web.middleware
+async def html_errors(request: web.Request, handler):
+    """Errors on the site's pages are pages, not the API's JSON envelope (never a bare 500)."""
+    if not _is_site(request):
+        return await handler(request)
+    try:
+        return await handler(request)
+    except ApiError as exc:
+        response = render.error_page(request, exc.status, _TITLES.get(exc.status, "Something went wrong"),
+                                     exc.description)
+        for k, v in (exc.headers or {}).items():
+            response.headers[k] = v
+        return response
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        text = {404: "There is nothing at this address. It may have moved, or the link may be wrong.",
+                405: "This page cannot be used that way."}.get(exc.status, exc.reason)
+        return render.error_page(request, exc.status, _TITLES.get(exc.status, "Something went wrong"), text)
+    except (OSError, asyncio.TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        log.warning("site_database_unavailable", error=type(exc).__name__)
+        return render.error_page(request, 503, _TITLES[503], "Indexium cannot reach its database right now. "
+                                 "Please retry in a moment.")
+
+
+def setup(app: web.Application) -> None:
+    from ..state import API  # noqa: PLC0415
+
+    settings = app[API].settings
+    site = Site.create(settings)
+    site.globals = {"public_url": settings.public_url.rstrip("/"), "github_url": settings.github_url.rstrip("/"),
+                    "user": None, "is_admin": False, "csrf_token": "", "sign_in_configured": settings.sign_in_configured}
+    app[SITE] = site
+    render.setup(app)
+
+    async def resources_ctx(app: web.Application):
+        # min_size 0: the site (and the API beside it) starts without PostgreSQL.
+        site.pool = await create_pool(settings.database_url, min_size=0, max_size=4,
+                                      connect_timeout=settings.db_connect_timeout_s,
+                                      command_timeout=settings.db_statement_timeout_s + 1,
+                                      server_settings={"application_name": "indexium-site"})
+        site.http = aiohttp.ClientSession()
+        yield
+        await site.http.close()
+        await site.pool.close()
+
+    app.cleanup_ctx.append(resources_ctx)
+    pages.setup(app)
+    oauth.setup(app)
+    dashboard.setup(app)
+    review.setup(app)
+    static = resources.files("indexium_api.site") / "static"
+    app.router.add_static(STATIC_PREFIX, str(static), name="site-static", append_version=False)
+    app.middlewares.append(html_errors)

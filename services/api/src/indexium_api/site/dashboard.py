@@ -1,0 +1,205 @@
+"""The author's dashboard: every repository GitHub says the signed-in user can reach through
+the App's installations, whether each is a mod here and why not, and each version's state.
+
+The list of repositories is what GitHub answered at sign-in (kept in the session, no token
+kept); everything else is read from our tables at every load. "Check again" publishes a
+``CatchUpRequested`` on the INGEST stream for the GitHub role to act on: the site never
+writes the GitHub role's tables itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from datetime import UTC, datetime
+
+import msgspec
+from aiohttp import web
+from nats import errors as nats_errors
+
+from indexium_contracts import ingest
+from indexium_db.queries import site as site_q
+from indexium_platform import logs
+
+from . import sessions
+from .render import error_page, page
+from .state import SITE
+
+log = logs.get(__name__)
+CHECKS_PER_WINDOW = 5  # "Check again" per user: each may cost the App a few GitHub requests
+CHECK_WINDOW_S = 600.0
+
+# A scan rule, said the way a mod author would understand it.
+RULE_TEXT = {
+    "runtime_exec": "starts another program on the player's computer (Runtime.exec)",
+    "process_builder": "starts another program on the player's computer (ProcessBuilder)",
+    "url_classloader": "loads code from a web address at run time (URLClassLoader)",
+    "dynamic_class_load": "loads classes by name at run time (Class.forName / loadClass)",
+    "define_class": "turns bytes into new classes at run time (defineClass)",
+    "reflective_invoke": "creates objects and calls methods by reflection, which hides what is called",
+    "network": "opens a network connection",
+    "fractureiser": "matches the pattern of the fractureiser malware's first stage",
+    "zip_structure": "is a jar whose structure is broken or deliberately confusing",
+    "malformed_class": "contains a class file the scanner could not read",
+    "size_mismatch": "is a file whose size differs from what GitHub reported",
+    "digest_mismatch": "is a file whose SHA-256 differs from GitHub's digest",
+    "sidecar_mismatch": "is a file whose SHA-256 differs from the .sha256 file published beside it",
+}
+LOCATION_TEXT = {
+    "static_init": "in a static initialiser (runs as soon as the class loads)",
+    "mod_initializer": "in the mod's initialiser (runs when the game starts)",
+    "called_from_init": "in code the initialiser calls",
+    "method": "in a method",
+    "archive": "in the jar's structure",
+    "file": "in the file",
+}
+
+
+def describe_finding(f: dict) -> str:
+    what = RULE_TEXT.get(f.get("rule") or "", (f.get("rule") or "a pattern").replace("_", " "))
+    where = LOCATION_TEXT.get(f.get("location") or "", "")
+    return f"This version {what}{(' ' + where) if where else ''}."
+
+
+def repository_state(r: dict, status) -> tuple[str, str]:
+    """(short state, what it means) for one repository the user can reach."""
+    if status is not None and status["mod_id"] is not None:
+        if status["hidden"]:
+            return "hidden", f"A mod here, hidden: {(status['hidden_reason'] or 'hidden').removeprefix('github: ')}."
+        if status["listed"]:
+            return "listed", "A mod on Indexium."
+        return "unlisted", "A mod on Indexium with no public version yet."
+    if r.get("private"):
+        return "private", "Private repository: Indexium lists only public repositories."
+    if status is None or status["state"] is None:
+        return "unknown", "Indexium has not looked at this repository yet. Check again to have it read now."
+    if status["deleted"]:
+        return "removed", "The repository was deleted on GitHub."
+    if status["removed"]:
+        return "removed", "The repository was removed from the App's installation."
+    if status["private"]:
+        return "private", "Private repository: Indexium lists only public repositories."
+    if status["state"] == "skipped":
+        return "not-a-mod", f"Not a mod: {status['skip_reason'] or 'no mod manifest found on the default branch'}."
+    if status["state"] == "pending":
+        return "pending", "Waiting to be checked for a mod manifest."
+    return "registered", "Registered as a mod; no release has been indexed yet."
+
+
+def version_state(v) -> tuple[str, str, str]:
+    """(css class, label, explanation) of one version."""
+    if v["hidden"]:
+        return "hidden", "Hidden", (v["hidden_reason"] or "hidden").removeprefix("github: ")
+    status = v["status"]
+    if status == "public":
+        return "public", "Public", "Listed in search and served to launchers."
+    if status == "pending_scan":
+        return "waiting", "Waiting for the scan", "Every file is scanned before a version is shown; this takes minutes."
+    if status == "quarantined":
+        return "quarantined", "Held for review", ("The scan found something that needs a person to look at it. "
+                                                  "It stays hidden until an operator approves it.")
+    if status == "rejected":
+        d = v["decision"] or {}
+        return "rejected", "Rejected", f"An operator rejected it{': ' + d['reason'] if d.get('reason') else ''}."
+    return status, status, ""
+
+
+def _dead_letters_by_repo(rows, repo_ids: set[int]) -> dict[int, list[dict]]:
+    out: dict[int, list[dict]] = {}
+    for r in rows:
+        try:
+            event = ingest.decoder.decode(bytes(r["payload"]))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
+        repo = getattr(getattr(event, "webhook", None), "repository", None)
+        rid = getattr(repo, "id", None) or getattr(event, "github_repo_id", None)
+        if rid in repo_ids:
+            release = getattr(event.webhook, "release", None)
+            out.setdefault(rid, []).append({"tag": getattr(release, "tag_name", None), "category": r["category"],
+                                            "error": r["error"], "at": r["created_at"]})
+    return out
+
+
+async def _load(conn, repositories: list[dict]):
+    ids = [r["id"] for r in repositories]
+    statuses = {s["github_repo_id"]: s for s in await site_q.repositories_status(conn, ids)}
+    mod_ids = [s["mod_id"] for s in statuses.values() if s["mod_id"] is not None]
+    versions = await site_q.versions_for_author(conn, mod_ids) if mod_ids else []
+    dead = _dead_letters_by_repo(await site_q.open_dead_letters(conn), set(ids))
+    skips: dict[int, list] = {}
+    for row in await site_q.asset_skips(conn, ids):
+        skips.setdefault(row["github_repo_id"], []).append(row)
+    return statuses, versions, dead, skips
+
+
+async def dashboard(request: web.Request) -> web.Response:
+    site = request.app[SITE]
+    session = await sessions.current(request)
+    ctx = sessions.context(request, session)
+    if session is None:
+        return page(request, "signin.html", configured=site.settings.sign_in_configured, **ctx)
+    async with site.pool.acquire() as conn:
+        statuses, versions, dead, skips = await _load(conn, session.repositories)
+    by_mod: dict = {}
+    for v in versions:
+        css, label, text = version_state(v)
+        by_mod.setdefault(v["mod_id"], []).append({
+            "row": v, "css": css, "label": label, "text": text,
+            "findings": [{**f, "text": describe_finding(f)} for f in v["findings"]],
+            "failed": [f for f in v["files"] if f.get("scan_status") == "failed"],
+        })
+    repos = []
+    for r in sorted(session.repositories, key=lambda r: r["full_name"].lower()):
+        status = statuses.get(r["id"])
+        state, text = repository_state(r, status)
+        repos.append({"repo": r, "state": state, "text": text, "mod": status if status and status["mod_id"] else None,
+                      "versions": by_mod.get(status["mod_id"], []) if status and status["mod_id"] else [],
+                      "dead": dead.get(r["id"], []), "skips": skips.get(r["id"], [])})
+    public = site.settings.public_url.rstrip("/")
+    return page(request, "dashboard.html", repos=repos, install_url=site.install_url, public_url=public,
+                checked=request.query.get("checked"), limited=request.query.get("limited"), **ctx)
+
+
+async def check_again(request: web.Request) -> web.Response:
+    from ..app import INVALIDATOR  # noqa: PLC0415 - the API's NATS connection (app.py owns it)
+
+    site = request.app[SITE]
+    session = await sessions.current(request)
+    form = await request.post()
+    if session is None:
+        return error_page(request, 403, "Not signed in", "Sign in to ask for a repository to be checked again.")
+    if not sessions.csrf_ok(session, form):
+        return error_page(request, 403, "Form expired", "This form is out of date. Go back, reload and try again.")
+    try:
+        repo_id = int(form.get("repository_id", ""))
+    except ValueError:
+        return error_page(request, 400, "No repository", "The form did not say which repository to check.")
+    repo = next((r for r in session.repositories if r["id"] == repo_id), None)
+    if repo is None:  # only what GitHub said this user can reach
+        return error_page(request, 403, "Not your repository",
+                          "GitHub did not list this repository among those you can reach through the App.")
+    nc = request.app[INVALIDATOR].nc
+    if nc is None or not nc.is_connected:
+        return error_page(request, 503, "Briefly unavailable", "The queue is not reachable right now; please retry shortly.")
+    async with site.pool.acquire() as conn:
+        allowed = await site_q.take_action(conn, session.github_user_id, "check_again", repo_id,
+                                           CHECKS_PER_WINDOW, CHECK_WINDOW_S)
+    if not allowed:
+        raise web.HTTPSeeOther(f"/dashboard?limited={repo_id}#repo-{repo_id}")
+    event = ingest.CatchUpRequested(
+        delivery_id=f"catch-up:{repo_id}:{secrets.token_hex(8)}",
+        received_at=datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+        github_repo_id=repo_id, installation_id=int(repo["installation_id"]), requested_by=session.login)
+    try:
+        await nc.jetstream().publish(ingest.CATCH_UP, ingest.encoder.encode(event),
+                                     headers={"Nats-Msg-Id": event.delivery_id})
+    except (nats_errors.Error, asyncio.TimeoutError) as exc:
+        log.warning("catch_up_publish_failed", error=type(exc).__name__)
+        return error_page(request, 503, "Briefly unavailable", "The queue did not take the request; please retry shortly.")
+    log.info("catch_up_requested", github_repo_id=repo_id)
+    raise web.HTTPSeeOther(f"/dashboard?checked={repo_id}#repo-{repo_id}")
+
+
+def setup(app: web.Application) -> None:
+    app.router.add_get("/dashboard", dashboard, name="site-dashboard")
+    app.router.add_post("/dashboard/check", check_again, name="site-check-again")

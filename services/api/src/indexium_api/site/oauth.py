@@ -1,0 +1,211 @@
+"""Sign in with GitHub: a GitHub App's user authorization (the OAuth web flow).
+
+1. ``GET /auth/github/login``: a random ``state`` (stored hashed, with the HMAC of a random
+   nonce set as a short-lived cookie in this browser) and a redirect to GitHub's authorize page.
+2. ``GET /auth/github/callback``: the state must exist, be unused and unexpired, and belong
+   to this browser's nonce; it is deleted whatever the outcome (single use). Then the code is
+   exchanged for a user token (``Accept: application/json``; GitHub answers 200 with an
+   ``error`` field when it refuses), and ``/user``, ``/user/installations`` and each
+   installation's repositories are read with it. What they say is copied into the session;
+   the token itself is dropped at the end of the request: never stored, logged or shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from datetime import UTC, datetime, timedelta
+from urllib.parse import urlencode
+
+import aiohttp
+from aiohttp import web
+
+from indexium_db.queries import site as site_q
+from indexium_platform import logs
+
+from . import sessions
+from .render import error_page, page
+from .state import SITE, Site
+
+log = logs.get(__name__)
+STATE_TTL = timedelta(minutes=10)  # GitHub's own codes live ten minutes
+GITHUB_TIMEOUT = aiohttp.ClientTimeout(total=10, connect=5)
+MAX_PAGES = 10  # 1,000 installations / repositories per installation at 100 a page
+CALLBACK_PATH = "/auth/github/callback"
+
+# What GitHub's refusals mean to the person signing in; (status, title, text).
+REFUSALS = {
+    "bad_verification_code": (400, "Sign-in expired",
+                              "GitHub did not accept the sign-in code: it was used already or it expired. "
+                              "Please sign in again."),
+    "access_denied": (400, "Sign-in cancelled", "You did not authorize Indexium on GitHub, so you are not signed in."),
+    "redirect_uri_mismatch": (502, "Sign-in is misconfigured",
+                              "GitHub refused Indexium's callback address. The operators have been told; "
+                              "please try again later."),
+    "incorrect_client_credentials": (502, "Sign-in is misconfigured",
+                                     "GitHub refused Indexium's App credentials. The operators have been told; "
+                                     "please try again later."),
+}
+OUTAGE = (502, "GitHub is not answering",
+          "Indexium could not reach GitHub to finish signing you in. Nothing was changed; please try again "
+          "in a few minutes.")
+
+
+class GitHubDown(Exception):
+    """GitHub did not answer usefully (network, timeout, 5xx, a body that is not what it promised)."""
+
+
+def callback_url(site: Site) -> str:
+    return site.settings.public_url.rstrip("/") + CALLBACK_PATH
+
+
+async def login(request: web.Request) -> web.Response:
+    site = request.app[SITE]
+    if not site.settings.sign_in_configured:
+        return page(request, "signin.html", configured=False, **sessions.context(request, None))
+    state, nonce = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+    async with site.pool.acquire() as conn:
+        await site_q.put_state(conn, sessions.digest(site, "state", state), sessions.digest(site, "nonce", nonce),
+                               datetime.now(UTC) + STATE_TTL)
+    query = urlencode({"client_id": site.settings.github_client_id, "redirect_uri": callback_url(site),
+                       "state": state})
+    response = web.HTTPFound(f"{site.settings.github_url.rstrip('/')}/login/oauth/authorize?{query}")
+    sessions.set_cookie(site, response, sessions.SIGNIN_COOKIE, nonce, max_age=int(STATE_TTL.total_seconds()),
+                        path="/auth/github")
+    response.headers["Cache-Control"] = "no-store"
+    raise response
+
+
+async def callback(request: web.Request) -> web.Response:
+    site = request.app[SITE]
+    if not site.settings.sign_in_configured:
+        return page(request, "signin.html", configured=False, **sessions.context(request, None))
+    state = request.query.get("state", "")
+    nonce = request.cookies.get(sessions.SIGNIN_COOKIE)
+    valid = False
+    if state and len(state) <= 128:
+        async with site.pool.acquire() as conn:
+            valid = await site_q.take_state(conn, sessions.digest(site, "state", state),
+                                            sessions.digest(site, "nonce", nonce) if nonce else None)
+    if not valid:
+        site_metrics(request, "bad_state")
+        return error_page(request, 400, "Sign-in link not valid",
+                          "This sign-in link is not valid here: it was used already, it expired, or it was "
+                          "started in another browser. Please sign in again.")
+    if "error" in request.query:  # the user declined on GitHub's page
+        return _refused(request, request.query.get("error", ""))
+    code = request.query.get("code", "")
+    if not code or len(code) > 256:
+        return error_page(request, 400, "Sign-in failed", "GitHub sent no sign-in code. Please sign in again.")
+    try:
+        token, refusal = await exchange(site, code)
+        if refusal is not None:
+            return _refused(request, refusal)
+        user, installations, repositories = await read_account(site, token)
+    except GitHubDown as exc:
+        log.warning("github_sign_in_failed", reason=str(exc))
+        site_metrics(request, "github_down")
+        return error_page(request, *OUTAGE)
+    response = web.HTTPSeeOther("/dashboard")
+    await sessions.start(request, response, user=user, installations=installations, repositories=repositories)
+    sessions.clear_cookie(site, response, sessions.SIGNIN_COOKIE, path="/auth/github")
+    log.info("signed_in", github_user_id=user["id"], repositories=len(repositories))
+    site_metrics(request, "ok")
+    raise response
+
+
+def site_metrics(request: web.Request, outcome: str) -> None:
+    from ..state import API  # noqa: PLC0415
+
+    request.app[API].metrics.site_sign_ins.labels(outcome).inc()
+
+
+def _refused(request: web.Request, code: str) -> web.Response:
+    status, title, text = REFUSALS.get(code, (400, "Sign-in failed", "GitHub refused the sign-in. Please try again."))
+    log.warning("github_sign_in_refused", error=code[:64])
+    site_metrics(request, "refused")
+    return error_page(request, status, title, text)
+
+
+async def exchange(site: Site, code: str) -> tuple[str | None, str | None]:
+    """(token, None), or (None, GitHub's error code) when it refused the code."""
+    url = f"{site.settings.github_url.rstrip('/')}/login/oauth/access_token"
+    form = {"client_id": site.settings.github_client_id, "client_secret": site.settings.github_client_secret,
+            "code": code, "redirect_uri": callback_url(site)}
+    body = await _call(site, "POST", url, data=form)
+    if isinstance(body.get("error"), str):
+        return None, body["error"]
+    token = body.get("access_token")
+    if not isinstance(token, str) or not token:
+        raise GitHubDown("token answer without access_token")
+    return token, None
+
+
+async def read_account(site: Site, token: str) -> tuple[dict, list, list]:
+    api = site.settings.github_api_url.rstrip("/")
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
+               "X-GitHub-Api-Version": "2022-11-28"}
+    user = await _call(site, "GET", f"{api}/user", headers=headers)
+    if not isinstance(user.get("id"), int) or not isinstance(user.get("login"), str):
+        raise GitHubDown("user answer without id/login")
+    installations, repositories = [], []
+    for inst in await _pages(site, f"{api}/user/installations", "installations", headers):
+        iid = inst.get("id")
+        account = (inst.get("account") or {}).get("login")
+        if not isinstance(iid, int):
+            continue
+        installations.append({"id": iid, "account": account})
+        for repo in await _pages(site, f"{api}/user/installations/{iid}/repositories", "repositories", headers):
+            if isinstance(repo.get("id"), int) and isinstance(repo.get("full_name"), str):
+                repositories.append({"id": repo["id"], "full_name": repo["full_name"],
+                                     "private": bool(repo.get("private")), "html_url": repo.get("html_url"),
+                                     "installation_id": iid})
+    return {"id": user["id"], "login": user["login"], "name": user.get("name")}, installations, repositories
+
+
+async def _pages(site: Site, url: str, key: str, headers: dict) -> list[dict]:
+    out: list[dict] = []
+    for n in range(1, MAX_PAGES + 1):
+        body = await _call(site, "GET", url, headers=headers, params={"per_page": "100", "page": str(n)})
+        items = body.get(key)
+        if not isinstance(items, list):
+            raise GitHubDown(f"{key} answer without a list")
+        out += [i for i in items if isinstance(i, dict)]
+        total = body.get("total_count")
+        if not items or (isinstance(total, int) and len(out) >= total) or len(items) < 100:
+            break
+    return out
+
+
+async def _call(site: Site, method: str, url: str, **kwargs) -> dict:
+    headers = {"Accept": "application/json", "User-Agent": "indexium-site", **kwargs.pop("headers", {})}
+    try:
+        async with site.http.request(method, url, headers=headers, timeout=GITHUB_TIMEOUT, **kwargs) as resp:
+            if resp.status >= 500 or resp.status in (401, 403, 404, 429):
+                raise GitHubDown(f"{method} {resp.url.path} answered {resp.status}")
+            try:
+                body = await resp.json(content_type=None)
+            except ValueError:
+                raise GitHubDown(f"{method} {resp.url.path} answered a body that is not JSON") from None
+    except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+        raise GitHubDown(f"{method} {url.split('?')[0]}: {type(exc).__name__}") from None
+    if not isinstance(body, dict):
+        raise GitHubDown(f"{method} answered {type(body).__name__}, not an object")
+    return body
+
+
+async def sign_out(request: web.Request) -> web.Response:
+    session = await sessions.current(request)
+    form = await request.post()
+    if session is not None and not sessions.csrf_ok(session, form):
+        return error_page(request, 403, "Form expired", "This form is out of date. Go back, reload and try again.")
+    response = web.HTTPSeeOther("/")
+    await sessions.end(request, response)
+    response.headers["Cache-Control"] = "no-store"
+    raise response
+
+
+def setup(app: web.Application) -> None:
+    app.router.add_get("/auth/github/login", login, name="site-signin")
+    app.router.add_get(CALLBACK_PATH, callback, name="site-callback")
+    app.router.add_post("/auth/sign-out", sign_out, name="site-signout")

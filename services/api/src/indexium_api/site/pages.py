@@ -1,0 +1,125 @@
+"""Public pages: home/search and a page per mod, cached like the JSON they mirror.
+
+Both are the same for every visitor (nothing on them depends on a session), so they are
+entries in the API's cache under the same tags as the JSON: a new release invalidates the
+mod's page the moment it invalidates its card.
+"""
+
+from __future__ import annotations
+
+import typing
+from datetime import timedelta
+
+from aiohttp import web
+
+from indexium_contracts.telemetry import utc_day
+from indexium_db.queries import catalog, site as site_q, telemetry as telemetry_q
+from indexium_jar import gameversions
+from indexium_jar.model import Loader
+from indexium_platform.web import ApiError
+
+from .. import params
+from ..analytics import now
+from ..respond import GLOBAL, cached, mod_tag
+from ..routes import _SLUG
+from ..state import API
+from . import charts
+from .render import cached_page
+
+PAGE_SIZE = 20
+MAX_PAGE = 500  # 10,000 hits: the API's own deepest offset
+RANGES = {"30d": 30, "90d": 90}
+SORT_LABELS = {"relevance": "Relevance", "downloads": "Downloads", "active_servers": "Active servers",
+               "updated": "Recently updated"}
+ENVIRONMENT_LABELS = {"client": "Client", "server": "Server"}
+LOADERS = typing.get_args(Loader)
+BADGE_PATH = "/api/v1/badges/{slug}/servers.svg"
+
+
+def _game_versions() -> list[str]:
+    return [v.id for v in gameversions.default_table().versions if v.type == "release"][:60]
+
+
+def search_query(request: web.Request) -> tuple[catalog.SearchQuery, int]:
+    q = params.text(request, "q")
+    page = params.integer(request, "page", default=1, low=1, high=MAX_PAGE)
+    sort = params.choice(request, "sort", tuple(SORT_LABELS))
+    env = params.text(request, "environment", max_len=16) or None  # "" = any
+    if env is not None and env not in ENVIRONMENT_LABELS:
+        raise ApiError(400, "invalid_parameter", "environment must be client or server.")
+    sq = catalog.SearchQuery(
+        q=" ".join(q.split()) or None if q else None,
+        game_versions=tuple(v for v in params.texts(request, "game_version") if v),
+        loaders=tuple(v for v in params.texts(request, "loader", max_len=32) if v),
+        categories=tuple(dict.fromkeys(c.lower() for v in params.texts(request, "category")
+                                       for c in v.replace(",", " ").split())),
+        environment=env, sort=sort, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE,
+    )
+    return sq, page
+
+
+async def home(request: web.Request) -> web.Response:
+    api = request.app[API]
+    sq, page = search_query(request)
+
+    async def compute():
+        rows, total = await api.db.run(catalog.search, sq)
+        pages = max(1, -(-total // PAGE_SIZE))
+        base = {k: v for k, v in request.query.items() if k != "page" and v}
+        return cached_page(
+            request.app, "home.html", sq=sq, hits=rows, total=total, page=page, pages=min(pages, MAX_PAGE),
+            query=base, sorts=SORT_LABELS, environments=ENVIRONMENT_LABELS, loaders=LOADERS,
+            game_versions=_game_versions(), searched=bool(request.query),
+        )
+
+    return await cached(request, ("site-search", sq), (GLOBAL,), compute)
+
+
+async def _mod_page_data(conn, slug: str, days: int):
+    mod = await catalog.mod_by_slug(conn, slug)
+    if mod is None:
+        return None
+    versions = await catalog.versions_of(conn, mod["id"])
+    deps = await site_q.dependencies(conn, mod["id"])
+    today = utc_day(now())
+    last = today - timedelta(days=1)
+    series = await telemetry_q.daily_servers(conn, mod["id"], last - timedelta(days=days - 1), last)
+    latest = await telemetry_q.day_stats(conn, mod["id"], last)
+    return mod, versions, deps, series, latest
+
+
+async def mod_page(request: web.Request) -> web.Response:
+    api = request.app[API]
+    slug = request.match_info["slug"]
+    range_key = params.choice(request, "range", tuple(RANGES), default="30d")
+    if not _SLUG.match(slug):
+        raise web.HTTPNotFound()
+    app = request.app
+
+    async def compute():
+        data = await api.db.run(_mod_page_data, slug, RANGES[range_key])
+        if data is None:
+            return cached_page(app, "error.html", 404, status_code=404, title="Mod not found",
+                               message=f"No mod called “{slug}” is listed here. It may have been removed, "
+                                       "or not indexed yet.")
+        mod, versions, deps, series, latest = data
+        days = [(r["day"].isoformat(), r["servers"]) for r in series]
+        breakdown = (latest["breakdown"] if latest else None) or {}
+        public = app[API].settings.public_url.rstrip("/")
+        badge = BADGE_PATH.format(slug=slug)
+        return cached_page(
+            app, "mod.html", mod=mod, versions=versions, deps=deps, range_key=range_key, ranges=RANGES,
+            chart=charts.servers_chart(days, title=f"Active servers per day, last {RANGES[range_key]} days"),
+            days=days, by_game_version=charts.bars(list(breakdown.get("game_version", {}).items())),
+            by_loader=charts.bars(list(breakdown.get("loader", {}).items())),
+            badge_url=f"{public}{badge}", badge_path=badge,
+            badge_markdown=f"[![servers]({public}{badge})]({public}/mods/{slug})",
+            page_url=f"{public}/mods/{slug}",
+        )
+
+    return await cached(request, ("site-mod", slug, range_key), (mod_tag(slug),), compute)
+
+
+def setup(app: web.Application) -> None:
+    app.router.add_get("/", home, name="site-home")
+    app.router.add_get("/mods/{slug}", mod_page, name="site-mod")

@@ -1,0 +1,76 @@
+"""Templates -> HTML responses; error pages; cached pages through the API's own cache."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+
+import aiohttp_jinja2
+import jinja2
+from aiohttp import web
+
+from ..respond import Cached
+from .state import SITE
+
+HTML = "text/html"
+# Pages that depend on who asks are never stored by a browser or proxy.
+PRIVATE = {"Cache-Control": "no-store", "Referrer-Policy": "same-origin"}
+
+
+def _ago(value: datetime | None) -> str:
+    if value is None:
+        return "never"
+    from datetime import UTC  # noqa: PLC0415
+
+    seconds = (datetime.now(UTC) - value).total_seconds()
+    for unit, size in (("year", 31_536_000), ("month", 2_592_000), ("day", 86_400), ("hour", 3_600),
+                       ("minute", 60)):
+        if seconds >= size:
+            n = int(seconds // size)
+            return f"{n} {unit}{'s' if n != 1 else ''} ago"
+    return "just now"
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "?"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)  # pragma: no cover
+
+
+def setup(app: web.Application) -> jinja2.Environment:
+    env = aiohttp_jinja2.setup(
+        app, loader=jinja2.PackageLoader("indexium_api.site", "templates"),
+        autoescape=jinja2.select_autoescape(default=True), undefined=jinja2.StrictUndefined,
+        trim_blocks=True, lstrip_blocks=True,
+    )
+    env.filters["ago"] = _ago
+    env.filters["size"] = _size
+    env.filters["day"] = lambda d: d.strftime("%Y-%m-%d") if d else ""
+    return env
+
+
+def text(app: web.Application, template: str, **context) -> str:
+    env = aiohttp_jinja2.get_env(app)
+    return env.get_template(template).render({**app[SITE].globals, **context})
+
+
+def page(request: web.Request, template: str, status: int = 200, headers: dict | None = None, **context) -> web.Response:
+    """A page for this request (it may show who is signed in): never cached anywhere."""
+    body = text(request.app, template, **context)
+    return web.Response(status=status, text=body, content_type=HTML, charset="utf-8",
+                        headers={**PRIVATE, **(headers or {})})
+
+
+def cached_page(app: web.Application, template: str, status: int = 200, **context) -> Cached:
+    """A page that is the same for everyone, as an entry for the API's cache (ETag included)."""
+    body = text(app, template, **context).encode()
+    return Cached(status, body, '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"',
+                  HTML)  # (utf-8: every page declares <meta charset> first)
+
+
+def error_page(request: web.Request, status: int, title: str, message: str) -> web.Response:
+    return page(request, "error.html", status=status, title=title, message=message, status_code=status)

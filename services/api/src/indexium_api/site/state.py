@@ -1,0 +1,46 @@
+"""The site's typed app state: its settings, its secret, and the resources it owns."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+
+import aiohttp
+import asyncpg
+from aiohttp import web
+
+from ..settings import Settings
+
+
+@dataclass
+class Site:
+    settings: Settings
+    # Keys the HMACs of session ids, OAuth states and browser nonces. Without sign-in
+    # configured nothing outlives the process, so a random key will do.
+    secret: bytes
+    # Sessions, sign-ins and review decisions are writes: a small pool on DATABASE_URL (the
+    # API's own pool is read-only and may point at a replica).
+    pool: asyncpg.Pool | None = None
+    http: aiohttp.ClientSession | None = None
+    # Template context every page gets.
+    globals: dict = field(default_factory=dict)
+
+    @property
+    def secure_cookies(self) -> bool:
+        return self.settings.public_url.startswith("https://")
+
+    @property
+    def admins(self) -> frozenset[str]:
+        return frozenset(login.lower() for login in self.settings.admin_logins)
+
+    @property
+    def install_url(self) -> str:
+        return f"{self.settings.github_url.rstrip('/')}/apps/{self.settings.github_app_slug}/installations/new"
+
+    @classmethod
+    def create(cls, settings: Settings) -> "Site":
+        secret = settings.session_secret.encode() if settings.session_secret else secrets.token_bytes(32)
+        return cls(settings=settings, secret=secret)
+
+
+SITE = web.AppKey("site", Site)

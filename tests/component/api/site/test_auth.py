@@ -1,0 +1,255 @@
+"""Sign-in, sessions and CSRF against FakeGitHub (a real HTTP server) and a real PostgreSQL/NATS."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from urllib.parse import parse_qs, urlsplit
+
+import aiohttp
+import nats
+import pytest
+from aiohttp import CookieJar
+from aiohttp.test_utils import TestClient, TestServer
+
+from indexium_api.app import INVALIDATOR, create_app
+from indexium_api.settings import Settings
+from indexium_contracts import ingest
+from indexium_db.queries import github as github_q
+from indexium_devstack.embedded import free_port
+from indexium_devstack.fakegithub import FakeGitHub
+from indexium_platform.settings import SettingsError, load
+
+SECRET = secrets.token_urlsafe(40)
+
+
+@pytest.fixture
+async def gh():
+    async with FakeGitHub() as gh:
+        user = gh.state.user("alice")
+        mine = gh.add_repo("alice", "lanterns")
+        gh.add_installation([mine], account=user)
+        other = gh.add_repo("bob", "secret")
+        gh.add_installation([other], account=gh.state.user("bob"))
+        gh.oauth.sign_in_as("alice")
+        yield gh
+
+
+@pytest.fixture
+async def site(gh, database_url, nats_url):
+    clients: list[TestClient] = []
+
+    async def make(**env) -> TestClient:
+        values = {"DATABASE_URL": database_url, "NATS_URL": nats_url,
+                  "INDEXIUM_GITHUB_URL": gh.base_url, "INDEXIUM_GITHUB_API_URL": gh.api_url,
+                  "INDEXIUM_GITHUB_CLIENT_ID": gh.oauth.client_id,
+                  "INDEXIUM_GITHUB_CLIENT_SECRET": gh.oauth.client_secret,
+                  "INDEXIUM_SESSION_SECRET": SECRET, "INDEXIUM_ADMIN_LOGINS": "root", **env}
+        client = TestClient(TestServer(create_app(load(Settings, values))), cookie_jar=CookieJar(unsafe=True))
+        await client.start_server()
+        clients.append(client)
+        return client
+
+    yield make
+    for c in clients:
+        await c.close()
+
+
+async def _authorize(client: TestClient) -> str:
+    """Start a sign-in and let the fake GitHub approve it: the callback path and query to visit."""
+    start = await client.get("/auth/github/login", allow_redirects=False)
+    assert start.status == 302
+    async with aiohttp.ClientSession() as s, s.get(start.headers["Location"], allow_redirects=False) as r:
+        assert r.status == 302
+        back = urlsplit(r.headers["Location"])
+    return f"{back.path}?{back.query}"
+
+
+async def _sign_in(client: TestClient) -> None:
+    r = await client.get(await _authorize(client), allow_redirects=False)
+    assert r.status == 303 and r.headers["Location"] == "/dashboard", await r.text()
+
+
+async def _csrf(client: TestClient) -> str:
+    body = await (await client.get("/dashboard")).text()
+    return body.split('name="csrf_token" value="', 1)[1].split('"', 1)[0]
+
+
+async def test_sign_in_creates_a_server_side_session_with_safe_cookie(site, gh, db):
+    client = await site()
+    start = await client.get("/auth/github/login", allow_redirects=False)
+    query = parse_qs(urlsplit(start.headers["Location"]).query)
+    assert query["client_id"] == [gh.oauth.client_id]
+    assert query["redirect_uri"][0].endswith("/auth/github/callback") and len(query["state"][0]) >= 32
+    nonce = start.cookies["indexium_signin"]
+    assert nonce["httponly"] and nonce["samesite"] == "Lax" and nonce["path"] == "/auth/github"
+    async with aiohttp.ClientSession() as s, s.get(start.headers["Location"], allow_redirects=False) as r:
+        back = urlsplit(r.headers["Location"])
+    r = await client.get(f"{back.path}?{back.query}", allow_redirects=False)
+    assert r.status == 303
+    cookie = r.cookies["indexium_session"]
+    assert cookie["httponly"] and cookie["samesite"] == "Lax" and not cookie["secure"] and cookie["path"] == "/"
+    rows = await db.fetch("SELECT * FROM site_sessions")
+    assert len(rows) == 1 and rows[0]["login"] == "alice"
+    stored = " ".join(str(v) for v in rows[0].values())
+    assert cookie.value not in stored  # only its HMAC is kept
+    (token,) = gh.oauth.tokens  # the user token GitHub issued is kept nowhere
+    assert token not in stored
+    body = await (await client.get("/dashboard")).text()
+    assert "alice/lanterns" in body and "bob/secret" not in body and token not in body
+
+
+async def test_secure_cookie_when_the_public_url_is_https(site):
+    client = await site(INDEXIUM_PUBLIC_URL="https://indexium.example")
+    start = await client.get("/auth/github/login", allow_redirects=False)
+    assert start.cookies["indexium_signin"]["secure"]
+    query = parse_qs(urlsplit(start.headers["Location"]).query)
+    assert query["redirect_uri"] == ["https://indexium.example/auth/github/callback"]
+
+
+async def test_missing_forged_and_reused_state_sign_nobody_in(site, gh, db):
+    client = await site()
+    for path in ("/auth/github/callback?code=x", "/auth/github/callback?code=x&state=forged"):
+        r = await client.get(path, allow_redirects=False)
+        assert r.status == 400 and "indexium_session" not in r.cookies
+        assert "Sign-in link not valid" in await r.text()
+    callback = await _authorize(client)
+    assert (await client.get(callback, allow_redirects=False)).status == 303
+    again = await client.get(callback, allow_redirects=False)
+    assert again.status == 400  # single use
+    assert await db.fetchval("SELECT count(*) FROM site_sessions") == 1
+    assert gh.oauth.exchanges == 1
+
+
+async def test_state_from_another_browser_is_refused(site, gh, db):
+    mine, theirs = await site(), None
+    callback = await _authorize(mine)
+    theirs = TestClient(mine.server, cookie_jar=CookieJar(unsafe=True))  # same app, no nonce cookie
+    try:
+        r = await theirs.get(callback, allow_redirects=False)
+        assert r.status == 400
+    finally:
+        await theirs.session.close()
+    assert gh.oauth.exchanges == 0 and await db.fetchval("SELECT count(*) FROM site_sessions") == 0
+
+
+@pytest.mark.parametrize("code, status, text", [
+    ("bad_verification_code", 400, "Sign-in expired"),
+    ("incorrect_client_credentials", 502, "App credentials"),
+])
+async def test_github_refusals_are_clear_pages(site, gh, db, code, status, text):
+    client = await site()
+    callback = await _authorize(client)
+    gh.oauth.refuse_next = code  # answered 200 with {"error": code}, as GitHub does
+    r = await client.get(callback, allow_redirects=False)
+    assert r.status == status and r.content_type == "text/html"
+    assert text in await r.text() and "indexium_session" not in r.cookies
+    assert await db.fetchval("SELECT count(*) FROM site_sessions") == 0
+
+
+async def test_wrong_client_secret_is_a_clear_page(site, db):
+    client = await site(INDEXIUM_GITHUB_CLIENT_SECRET="not-the-secret")
+    r = await client.get(await _authorize(client), allow_redirects=False)
+    assert r.status == 502 and "App credentials" in await r.text()
+
+
+async def test_github_outage_is_a_clear_page_never_a_500(site, gh, db):
+    client = await site()
+    callback = await _authorize(client)
+    gh.fail_next(status=503, count=1, where="api")  # the token exchange
+    r = await client.get(callback, allow_redirects=False)
+    assert r.status == 502 and "GitHub is not answering" in await r.text()
+    callback = await _authorize(client)
+    gh.fail_next(status=500, count=1, where="api")
+    r = await client.get(callback, allow_redirects=False)  # the exchange works, then GET /user fails
+    assert r.status == 502
+    dead = await site(INDEXIUM_GITHUB_URL=f"http://127.0.0.1:{free_port()}")  # nothing listens
+    start = await dead.get("/auth/github/login", allow_redirects=False)
+    state = parse_qs(urlsplit(start.headers["Location"]).query)["state"][0]
+    r = await dead.get(f"/auth/github/callback?code=x&state={state}", allow_redirects=False)
+    assert r.status == 502 and "GitHub is not answering" in await r.text()
+    assert await db.fetchval("SELECT count(*) FROM site_sessions") == 0
+
+
+async def test_sign_in_not_configured_says_so():
+    settings = load(Settings, {"NATS_URL": f"nats://127.0.0.1:{free_port()}"})
+    client = TestClient(TestServer(create_app(settings)))
+    await client.start_server()
+    try:
+        r = await client.get("/auth/github/login", allow_redirects=False)
+        assert r.status == 200 and "Sign-in is not configured" in await r.text()
+    finally:
+        await client.close()
+
+
+@pytest.mark.parametrize("secret", [None, "too-short"])
+def test_sign_in_without_a_strong_session_secret_fails_start_up(secret):
+    env = {"INDEXIUM_GITHUB_CLIENT_ID": "id", "INDEXIUM_GITHUB_CLIENT_SECRET": "s"}
+    if secret:
+        env["INDEXIUM_SESSION_SECRET"] = secret
+    with pytest.raises(SettingsError, match="INDEXIUM_SESSION_SECRET"):
+        load(Settings, env)
+
+
+async def test_sign_out_needs_the_csrf_token_and_ends_the_session_on_the_server(site, db):
+    client = await site()
+    await _sign_in(client)
+    token = await _csrf(client)
+    r = await client.post("/auth/sign-out", data={"csrf_token": "wrong"}, allow_redirects=False)
+    assert r.status == 403 and await db.fetchval("SELECT count(*) FROM site_sessions") == 1
+    cookie = client.session.cookie_jar.filter_cookies(client.make_url("/"))["indexium_session"].value
+    r = await client.post("/auth/sign-out", data={"csrf_token": token}, allow_redirects=False)
+    assert r.status == 303 and await db.fetchval("SELECT count(*) FROM site_sessions") == 0
+    replay = TestClient(client.server, cookie_jar=CookieJar(unsafe=True))
+    try:
+        replay.session.cookie_jar.update_cookies({"indexium_session": cookie}, client.make_url("/"))
+        assert "Sign in with GitHub" in await (await replay.get("/dashboard")).text()
+    finally:
+        await replay.session.close()
+
+
+async def test_check_again_goes_over_jetstream_with_csrf_and_a_rate_limit(site, gh, db, nats_url):
+    client = await site()
+    await asyncio.wait_for(client.app[INVALIDATOR].subscribed.wait(), 30)
+    await _sign_in(client)
+    token = await _csrf(client)
+    repo = gh.state.find_repo("alice", "lanterns")
+    other = gh.state.find_repo("bob", "secret")
+    nc = await nats.connect(nats_url)
+    try:
+        sub = await nc.subscribe(ingest.CATCH_UP)
+        r = await client.post("/dashboard/check", data={"repository_id": str(repo.id)}, allow_redirects=False)
+        assert r.status == 403  # no CSRF token
+        r = await client.post("/dashboard/check", data={"csrf_token": token, "repository_id": str(other.id)},
+                              allow_redirects=False)
+        assert r.status == 403  # not a repository GitHub listed for alice
+        r = await client.post("/dashboard/check", data={"csrf_token": token, "repository_id": str(repo.id)},
+                              allow_redirects=False)
+        assert r.status == 303 and "checked=" in r.headers["Location"]
+        msg = await sub.next_msg(timeout=5)
+        event = ingest.decoder.decode(msg.data)
+        assert isinstance(event, ingest.CatchUpRequested)
+        assert (event.github_repo_id, event.requested_by) == (repo.id, "alice")
+        info = await nc.jetstream().stream_info(ingest.STREAM.name)
+        assert info.state.messages == 1  # stored on INGEST, for the GitHub role's consumer
+        for _ in range(4):
+            await client.post("/dashboard/check", data={"csrf_token": token, "repository_id": str(repo.id)},
+                              allow_redirects=False)
+        r = await client.post("/dashboard/check", data={"csrf_token": token, "repository_id": str(repo.id)},
+                              allow_redirects=False)
+        assert "limited=" in r.headers["Location"]
+        assert (await nc.jetstream().stream_info(ingest.STREAM.name)).state.messages == 5
+    finally:
+        await nc.drain()
+    # The site wrote nothing of the GitHub role's own.
+    assert await github_q.get_repository(db, repo.id) is None
+
+
+async def test_review_needs_an_admin_and_csrf(site, db):
+    client = await site()
+    await _sign_in(client)  # alice is not in INDEXIUM_ADMIN_LOGINS
+    assert (await client.get("/review")).status == 403
+    token = await _csrf(client)
+    r = await client.post("/review/00000000-0000-0000-0000-000000000000",
+                          data={"csrf_token": token, "action": "approve"}, allow_redirects=False)
+    assert r.status == 403

@@ -1,0 +1,101 @@
+"""The site's public pages over a real PostgreSQL: search, a mod page, 404s, cache and invalidation."""
+
+from __future__ import annotations
+
+import re
+
+from indexium_api.respond import mod_tag
+from indexium_api.state import API
+
+
+async def _listed(seed, manifest_id="lumen", name="Lumen Lanterns", summary="Colourful lanterns", **kw):
+    mod = await seed.mod(manifest_id, name=name, summary=summary, **kw)
+    await seed.version(mod, "1.0.0", [(["fabric"], ["1.20.1"], _hashes(1))])
+    return mod
+
+
+def _hashes(n):
+    return {"sha1": f"{n:040x}", "sha256": f"{n:064x}", "sha512": f"{n:0128x}"}
+
+
+async def test_home_lists_and_searches(client, seed):
+    await _listed(seed)
+    await _listed(seed, "quarry", name="Quarry Logistics", summary="Automated quarries")
+    r = await client.get("/")
+    assert r.status == 200 and r.content_type == "text/html"
+    body = await r.text()
+    assert '<input type="search" id="q" name="q"' in body and '<label for="q">' in body
+    assert "Lumen Lanterns" in body and "Quarry Logistics" in body
+    r = await client.get("/", params={"q": "quarries"})
+    body = await r.text()
+    assert "Quarry Logistics" in body and "Lumen Lanterns" not in body
+    assert re.search(r"<h2 id=\"results-h\">1 mod for “quarries”</h2>", body)
+
+
+async def test_empty_search_says_so_with_200(client, seed):
+    await _listed(seed)
+    r = await client.get("/", params={"q": "zzzzqqqq"})
+    assert r.status == 200
+    assert "No mods found" in await r.text()
+
+
+async def test_bad_filter_is_an_html_400(client):
+    r = await client.get("/", params={"sort": "sideways"})
+    assert r.status == 400 and r.content_type == "text/html"
+    assert "sort" in await r.text()
+
+
+async def test_mod_page(client, seed):
+    mod = await _listed(seed, description="Long text\nsecond line")
+    r = await client.get(f"/mods/{mod['slug']}")
+    assert r.status == 200
+    body = await r.text()
+    assert body.count("<h1>") == 1 and "<h1>Lumen Lanterns</h1>" in body
+    assert 'property="og:title" content="Lumen Lanterns · Indexium"' in body
+    assert 'property="og:description" content="Colourful lanterns"' in body
+    assert 'href="https://github.com/o/r/releases/download/1.0.0/f0.jar"' in body  # the asset itself
+    assert f'data-copy="{1:040x}"' in body and f'data-copy="{1:0128x}"' in body
+    assert f"/api/v1/badges/{mod['slug']}/servers.svg" in body
+    assert "<svg class=\"chart\"" in body
+
+
+async def test_unknown_and_hidden_mods_are_html_404(client, seed):
+    r = await client.get("/mods/no-such-mod")
+    assert r.status == 404 and r.content_type == "text/html"
+    assert "Mod not found" in await r.text()
+    r = await client.get("/mods/NOT_A_SLUG!")
+    assert r.status == 404 and r.content_type == "text/html"
+    mod = await seed.mod("hidden", name="Hidden Mod")
+    vid = await seed.version(mod, "1.0.0", [(["fabric"], ["1.20.1"])])
+    await seed.set_status(mod, vid, "quarantined")
+    r = await client.get(f"/mods/{mod['slug']}")
+    assert r.status == 404 and "Hidden Mod" not in await r.text()
+
+
+async def test_unknown_path_html_for_browsers_json_for_others(client):
+    r = await client.get("/nowhere", headers={"Accept": "text/html"})
+    assert r.status == 404 and r.content_type == "text/html"
+    r = await client.get("/api/v1/nowhere", headers={"Accept": "text/html"})
+    assert r.status == 404 and r.content_type == "application/json"
+
+
+async def test_mod_page_is_cached_and_invalidated_with_the_card(client, seed):
+    mod = await _listed(seed)
+    first = await client.get(f"/mods/{mod['slug']}")
+    assert first.headers["X-Cache"] == "MISS"
+    again = await client.get(f"/mods/{mod['slug']}")
+    assert again.headers["X-Cache"] == "HIT" and "ETag" in again.headers
+    r304 = await client.get(f"/mods/{mod['slug']}", headers={"If-None-Match": again.headers["ETag"]})
+    assert r304.status == 304
+    await seed.version(mod, "2.0.0", [(["fabric"], ["1.20.1"])], published=seed.T0 + seed.days(1))
+    assert "2.0.0" not in await (await client.get(f"/mods/{mod['slug']}")).text()  # still cached
+    client.app[API].cache.invalidate(mod_tag(mod["slug"]))  # what a VersionIndexed event does
+    fresh = await client.get(f"/mods/{mod['slug']}")
+    assert fresh.headers["X-Cache"] == "MISS" and "2.0.0" in await fresh.text()
+
+
+async def test_static_assets(client):
+    r = await client.get("/static/site/site.css")
+    assert r.status == 200
+    r = await client.get("/static/site/logo.png")
+    assert r.status == 200 and (await r.read()).startswith(b"\x89PNG")
