@@ -67,23 +67,14 @@ async def test_catalogue_resolves_slugs_and_ids_and_counts_unknown():
     cat = ModCatalogue()
     a, b = uuid.uuid4(), uuid.uuid4()
 
-    class Conn:
-        async def fetch(self, *args):
-            return [{"id": a, "slug": "sodium"}, {"id": b, "slug": "jei"}]
-
-    class Pool:
-        def acquire(self):
-            class Ctx:
-                async def __aenter__(self):
-                    return Conn()
-
-                async def __aexit__(self, *exc):
-                    return False
-            return Ctx()
-
     assert not cat.loaded
-    assert await cat.reload(Pool()) == 2 and cat.loaded
+    assert cat.replace([{"id": a, "slug": "sodium"}, {"id": b, "slug": "jei"}],
+                       [{"manifest_id": "sodium", "id": a}, {"manifest_id": "JourneyMap", "id": b}]) == 2
+    assert cat.loaded
     mods, unknown = cat.resolve_all([ModEntry(slug="sodium", version="1"), ModEntry(mod_id=b),
                                      ModEntry(slug="nope"), ModEntry(mod_id=uuid.uuid4()),
                                      ModEntry(mod_id=a, version="2")])
     assert mods == [(a, "1"), (b, None)] and unknown == 2
+    mods, unknown = cat.resolve_all([ModEntry(manifest_id="journeymap", version="5"),
+                                     ModEntry(manifest_id="sodium"), ModEntry(manifest_id="minecraft")])
+    assert mods == [(b, "5"), (a, None)] and unknown == 1

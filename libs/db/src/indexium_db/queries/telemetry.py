@@ -115,6 +115,35 @@ async def known_mods(conn: asyncpg.Connection) -> list[asyncpg.Record]:
     return await conn.fetch("SELECT id, slug FROM mods WHERE NOT hidden")
 
 
+# A ping may name a mod by the id its loader reports (fabric.mod.json "id", mods.toml modId):
+# the mod's own manifest id plus every id in the manifests of its files. Several mods may
+# claim one id (forks, re-uploads); the owner is, in order, the mod whose manifest id it is,
+# the mod whose slug it is, a listed mod, then the mod indexed first, so a newcomer
+# republishing someone else's id cannot take that mod's servers.
+_MANIFEST_IDS = """
+WITH claims AS (
+    SELECT m.id, m.slug, m.listed, m.created_at, m.manifest_id, m.manifest_id AS claimed
+    FROM mods m WHERE NOT m.hidden AND m.manifest_id IS NOT NULL
+    UNION
+    SELECT m.id, m.slug, m.listed, m.created_at, m.manifest_id, rec->>'mod_id'
+    FROM mods m
+    JOIN mod_versions v ON v.mod_id = m.id AND NOT v.hidden
+    JOIN version_files f ON f.version_id = v.id
+    CROSS JOIN LATERAL jsonb_array_elements(CASE jsonb_typeof(f.manifests)
+                                            WHEN 'array' THEN f.manifests ELSE '[]' END) AS rec
+    WHERE NOT m.hidden AND rec->>'mod_id' IS NOT NULL
+)
+SELECT DISTINCT ON (claimed) claimed AS manifest_id, id
+FROM claims
+ORDER BY claimed, (manifest_id = claimed) DESC, (slug = claimed) DESC, listed DESC, created_at, id
+"""
+
+
+async def manifest_ids(conn: asyncpg.Connection) -> list[asyncpg.Record]:
+    """Manifest id -> the mod it resolves to, one row per id (see _MANIFEST_IDS for the owner)."""
+    return await conn.fetch(_MANIFEST_IDS)
+
+
 # ---- aggregation --------------------------------------------------------------------------
 
 async def try_aggregator_lock(conn: asyncpg.Connection) -> bool:
