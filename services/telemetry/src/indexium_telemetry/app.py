@@ -26,6 +26,7 @@ from .buckets import bind_or_create
 from .catalogue import ModCatalogue
 from .loops import Periodic
 from .metrics import TelemetryMetrics
+from .newservers import ClientNetwork, NewServerCap
 from .ratelimit import RateLimiter
 from .salt import Clock, DailySalt
 from .settings import Settings
@@ -58,6 +59,8 @@ def create_app(settings: Settings, *, clock: Clock = utc_now) -> web.Application
     app[routes.SETTINGS] = settings
     app[routes.METRICS] = tmetrics
     app[routes.CATALOGUE] = catalogue = ModCatalogue()
+    app[routes.NETWORK] = ClientNetwork(settings.trusted_proxies)
+    app[routes.NEW_SERVERS] = NewServerCap(settings.new_servers_per_prefix_hour)
     if settings.has("http"):
         routes.setup(app)
 
@@ -102,7 +105,8 @@ def create_app(settings: Settings, *, clock: Clock = utc_now) -> web.Application
             await writer.start()
         if settings.has("aggregator"):
             aggregator = Aggregator(pool, tmetrics, clock, retention_days=settings.retention_days,
-                                    ahead_days=settings.partitions_ahead_days)
+                                    ahead_days=settings.partitions_ahead_days,
+                                    qualifying_span_s=settings.qualifying_span_s)
             app[AGGREGATOR] = aggregator
             loops.append(Periodic("aggregator", aggregator.run_once, settings.aggregate_every_s, 60.0))
         for loop in loops:
