@@ -79,8 +79,10 @@ def create_app(settings: Settings, *, clock: Clock = utc_now) -> web.Application
             salt = DailySalt(await bind_or_create(js, telemetry.SALTS, replicas=kv), clock,
                              timeout_s=settings.publish_timeout_s)
             app[routes.JS], app[routes.SALT] = js, salt
+            # The rate-limit bucket's requests time out on their own after the publish timeout.
+            limit_js = nc.jetstream(timeout=settings.publish_timeout_s)
             app[routes.LIMITER] = RateLimiter(
-                await bind_or_create(js, telemetry.RATE_LIMIT, replicas=kv), settings.rate_limit_s,
+                await bind_or_create(limit_js, telemetry.RATE_LIMIT, replicas=kv), settings.rate_limit_s,
                 timeout_s=settings.publish_timeout_s)
 
             async def reload_catalogue() -> None:

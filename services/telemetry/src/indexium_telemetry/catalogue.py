@@ -64,8 +64,10 @@ class ModCatalogue:
         """Known mods (first mention wins for a mod named twice) and how many were unknown."""
         seen: dict[uuid.UUID, str | None] = {}
         unknown = 0
+        by_slug, resolve = self._by_slug, self.resolve
         for entry in entries:
-            mod_id = self.resolve(entry)
+            # The common case (a slug) without a method call per entry.
+            mod_id = by_slug.get(entry.slug) if entry.slug is not None else resolve(entry)
             if mod_id is None:
                 unknown += 1
             elif mod_id not in seen:

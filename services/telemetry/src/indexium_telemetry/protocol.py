@@ -103,6 +103,8 @@ def clean_version(value: str | None) -> str | None:
     """A mod version as shown: printable ASCII, at most 64 characters; nothing left is None."""
     if value is None:
         return None
+    if len(value) <= 64 and value.isascii() and value.isprintable() and value.strip() == value and value:
+        return value  # what nearly every ping carries: no regex, no copy
     v = _NOT_PRINTABLE.sub("", value).strip()[:64]
     return v or None
 
@@ -123,16 +125,37 @@ def decode_ping(body: bytes) -> PingV1:
         if (entry.slug is not None) + (entry.mod_id is not None) + (entry.manifest_id is not None) != 1:
             raise InvalidPing(
                 f"Invalid ping: give exactly one of slug, mod_id or manifest_id - at `$.mods[{i}]`")
-        if entry.version is not None:
-            cleaned = clean_version(entry.version)
-            if cleaned != entry.version:
+        version = entry.version
+        if version is not None:
+            cleaned = clean_version(version)
+            if cleaned is not version:
                 if mods is ping.mods:
                     mods = list(mods)
                 mods[i] = msgspec.structs.replace(entry, version=cleaned)
+    os_, arch, loader = _OS_SEEN.get(ping.os), _ARCH_SEEN.get(ping.arch), _LOADER_SEEN.get(ping.loader)
+    if os_ is None:
+        os_ = normalize_os(ping.os)
+        if len(_OS_SEEN) < _SEEN_MAX:
+            _OS_SEEN[ping.os] = os_
+    if arch is None:
+        arch = normalize_arch(ping.arch)
+        if len(_ARCH_SEEN) < _SEEN_MAX:
+            _ARCH_SEEN[ping.arch] = arch
+    if loader is None:
+        loader = normalize_loader(ping.loader)
+        if len(_LOADER_SEEN) < _SEEN_MAX:
+            _LOADER_SEEN[ping.loader] = loader
     return msgspec.structs.replace(
         ping, mods=mods, game_version=normalize_game_version(ping.game_version),
-        loader=normalize_loader(ping.loader), java_version=ping.java_version.strip(),
-        os=normalize_os(ping.os), arch=normalize_arch(ping.arch))
+        loader=loader, java_version=ping.java_version.strip(), os=os_, arch=arch)
+
+
+# Values as reported -> normalized: a few dozen spellings exist in the wild; bounded so that
+# made-up values cannot grow them.
+_SEEN_MAX = 256
+_OS_SEEN: dict[str, str] = {}
+_ARCH_SEEN: dict[str, str] = {}
+_LOADER_SEEN: dict[str, str] = {}
 
 
 def java_major(java_version: str) -> str:
