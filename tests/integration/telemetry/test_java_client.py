@@ -103,9 +103,11 @@ async def test_a_second_ping_inside_the_window_gets_429_and_is_retried_after_ret
     run.assert_harmless()
     accepted = await metric(proc, 'indexium_telemetry_pings_total{outcome="accepted"}')
     limited = await metric(proc, 'indexium_telemetry_pings_total{outcome="rate_limited"}')
-    # 0.5 s accepted; 1.0 s 429 (Retry-After 3); 4.0 s accepted (retried later); 4.5 s 429; then waiting.
+    # 0.5 s accepted; 1.0 s 429 (Retry-After 3); 4.0 s accepted (retried later); 4.5 s 429; then
+    # waiting. NATS expires the window's key to the second, so one more 429 (Retry-After 1) may
+    # come first; a client ignoring Retry-After would have got about nine.
     assert accepted == 2, run.stdout
-    assert 1 <= limited <= 2, run.stdout
+    assert 1 <= limited <= 3, run.stdout
     waits = [int(m) for m in re.findall(r"rate limited; next ping in (\d+) s", run.stdout)]
     assert waits and all(1 <= w <= 3 for w in waits), run.stdout
 

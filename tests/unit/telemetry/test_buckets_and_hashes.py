@@ -57,8 +57,17 @@ def test_contract_round_trip_and_registry():
 def test_settings_roles_and_limits():
     assert load(Settings, {}).roles == ("http", "writer", "aggregator")
     assert load(Settings, {"INDEXIUM_TELEMETRY_ROLES": "writer"}).has("writer")
+    defaults = load(Settings, {})
+    assert (defaults.new_servers_per_prefix_hour, defaults.qualifying_span_s, defaults.trusted_proxies) == (
+        32, 1500.0, ())
+    assert load(Settings, {"INDEXIUM_TELEMETRY_TRUSTED_PROXIES": "10.0.0.0/8,2001:db8::/32"}).trusted_proxies == (
+        "10.0.0.0/8", "2001:db8::/32")
     for env in ({"INDEXIUM_TELEMETRY_ROLES": "http,cron"}, {"INDEXIUM_TELEMETRY_RATE_LIMIT_SECONDS": "7200"},
-                {"INDEXIUM_TELEMETRY_MAX_BODY_BYTES": "10"}, {"INDEXIUM_TELEMETRY_WRITER_BATCH": "0"}):
+                {"INDEXIUM_TELEMETRY_MAX_BODY_BYTES": "10"}, {"INDEXIUM_TELEMETRY_WRITER_BATCH": "0"},
+                {"INDEXIUM_TELEMETRY_NEW_SERVERS_PER_PREFIX_HOUR": "0"},
+                {"INDEXIUM_TELEMETRY_TRUSTED_PROXIES": "10.0.0.0/8,not-a-cidr"},
+                {"INDEXIUM_TELEMETRY_QUALIFYING_SPAN_SECONDS": "0"},
+                {"INDEXIUM_TELEMETRY_QUALIFYING_SPAN_SECONDS": "86400"}):
         with pytest.raises(SettingsError):
             load(Settings, env)
 
