@@ -11,7 +11,7 @@ export UV_PYTHON := $(shell command -v $(PYTHON))
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(CURDIR)/$(VENV)
 
-.PHONY: run test test-unit test-component test-integration bench setup env clean chromium
+.PHONY: run test test-unit test-component test-integration bench setup env clean chromium telemetry-client
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -29,9 +29,16 @@ env: $(VENV)/.synced
 run: env
 	$(PY) -m indexium_devstack run $(if $(DEMO),--demo,)
 
+# The telemetry client mod (Java, the JDK alone): services/telemetry/client-java/build/indexium-telemetry.jar.
+telemetry-client:
+	$(MAKE) -C services/telemetry/client-java
+
+# Without a JDK the jar is not built; its tests then skip, saying that javac is missing.
+JAVAC := $(shell command -v javac 2>/dev/null)
+
 # Unit, component and integration tiers. Starts its own NATS + PostgreSQL unless
 # NATS_URL / DATABASE_URL are given. Exit 5 (no tests collected) fails.
-test: env chromium
+test: env chromium $(if $(JAVAC),telemetry-client)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # The browser tests (tests/integration/site) drive Debian's chromium through Playwright, never

@@ -69,7 +69,7 @@ async def test_a_ping_with_only_unknown_mods_is_ignored_and_not_queued(client, n
 
 async def test_bad_pings_are_400_naming_the_field_and_queue_nothing(client, nats_url):
     # The full matrix runs on decode_ping in tests/unit/telemetry; these go through HTTP.
-    for field, change in [("loader", {"loader": "bukkit"}), ("server_uuid", {"server_uuid": "x"}),
+    for field, change in [("loader", {"loader": 7}), ("server_uuid", {"server_uuid": "x"}),
                           ("mods[0]", {"mods": [{"version": "1"}]}), ("ip", {"ip": "203.0.113.5"}),
                           ("core_count", {"core_count": 0})]:
         resp = await submit(client, samples.ping(**change))
@@ -219,7 +219,7 @@ async def test_health_ready_and_metrics(client):
     ready = await client.get("/readyz")
     assert ready.status == 200
     assert (await ready.json())["checks"] == {"postgres": True, "nats": True, "catalogue": True}
-    await submit(client, samples.ping(loader="bukkit"))
+    await submit(client, samples.ping(loader=7))
     metrics = await (await client.get("/metrics")).text()
     assert 'indexium_telemetry_pings_total{outcome="invalid"} 1.0' in metrics
     assert 'indexium_telemetry_catalogue_mods 4.0' in metrics

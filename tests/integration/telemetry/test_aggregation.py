@@ -47,8 +47,13 @@ def make_events(mods: dict, day: date, *, servers=60, pings_per_server=4, seed=7
 def reference(events: list, day: date) -> dict:
     """The same numbers computed in Python: per (mod, server) the latest ping decides."""
     latest = {}
-    for e in events:
-        if not at(day, 0) <= e.received_at < at(day + timedelta(days=1), 0):
+    inside = [e for e in events if at(day, 0) <= e.received_at < at(day + timedelta(days=1), 0)]
+    seen: dict = defaultdict(list)
+    for e in inside:
+        seen[e.server_hash].append(datetime.fromisoformat(e.received_at))
+    qualified = {h for h, times in seen.items() if max(times) - min(times) >= q.QUALIFYING_SPAN}
+    for e in inside:
+        if e.server_hash not in qualified:
             continue
         for mod_id, version in ((m.mod_id, m.version) for m in e.mods):
             key = (mod_id, e.server_hash)
@@ -90,19 +95,46 @@ async def test_daily_stats_match_a_reference_computation(pool, mods):
 async def test_distinct_servers_not_pings(pool, mods):
     sodium = mods["sodium"]
     events = [samples.event(server=1, mods=[(sodium, "1")], received_at=at(DAY, 60 * i)) for i in range(48)]
-    events += [samples.event(server=2, mods=[(sodium, "1")], received_at=at(DAY, 100))]
+    events += [samples.event(server=2, mods=[(sodium, "1")], received_at=at(DAY, t)) for t in (100, 1700)]
     async with pool.acquire() as conn:
         await insert_events(conn, events)
         await q.aggregate_day(conn, DAY)
         assert (await stats(conn, DAY))[sodium][0] == 2
 
 
+async def test_a_server_counts_only_once_it_pinged_twice_25_minutes_apart(pool, mods):
+    sodium, jei = mods["sodium"], mods["jei"]
+    span = int(q.QUALIFYING_SPAN.total_seconds())
+    plan = {
+        1: [1000],  # one ping: not counted
+        2: [1000, 1000 + span - 1],  # 24:59 apart: not counted
+        3: [1000, 1000 + span],  # exactly 25 minutes: counted
+        4: [1000, 1300, 1600, 1000 + 3 * span],  # first and last far enough apart: counted
+        5: [86_400 - 600],  # 23:50, then 00:20 the next day: neither day counts it
+        6: [1000 + i for i in range(50)],  # a burst: never
+    }
+    events = [samples.event(server=s, mods=[(sodium, "1"), (jei, None)], received_at=at(DAY, t))
+              for s, times in plan.items() for t in times]
+    events.append(samples.event(server=5, mods=[(sodium, "1")], received_at=at(DAY + timedelta(days=1), 1200)))
+    # A server that mentioned jei in only one of its pings still counts for it.
+    events += [samples.event(server=7, mods=[(sodium, "1")], received_at=at(DAY, 2000)),
+               samples.event(server=7, mods=[(sodium, "1"), (jei, None)], received_at=at(DAY, 2000 + span))]
+    async with pool.acquire() as conn:
+        await insert_events(conn, events)
+        await q.aggregate_day(conn, DAY)
+        await q.aggregate_day(conn, DAY + timedelta(days=1))
+        got = await stats(conn, DAY)
+        assert await stats(conn, DAY + timedelta(days=1)) == {}
+    assert got[sodium][0] == 3 and got[jei][0] == 3
+    assert got == reference(events, DAY)
+
+
 async def test_breakdowns_keep_the_top_values_and_fold_the_rest(pool, mods):
     sodium = mods["sodium"]
-    events = [samples.event(server=i + 1, mods=[(sodium, f"v{i:02d}")], received_at=at(DAY, i))
-              for i in range(q.BREAKDOWN_TOP + 5)]
-    events += [samples.event(server=100 + i, mods=[(sodium, "v29")], received_at=at(DAY, 500 + i))
-               for i in range(3)]
+    events = [samples.event(server=i + 1, mods=[(sodium, f"v{i:02d}")], received_at=at(DAY, i + t))
+              for i in range(q.BREAKDOWN_TOP + 5) for t in (0, 1800)]
+    events += [samples.event(server=100 + i, mods=[(sodium, "v29")], received_at=at(DAY, 500 + i + t))
+               for i in range(3) for t in (0, 1800)]
     async with pool.acquire() as conn:
         await insert_events(conn, events)
         await q.aggregate_day(conn, DAY)

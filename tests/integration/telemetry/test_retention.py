@@ -15,8 +15,8 @@ from .conftest import insert_events
 TODAY = date(2025, 3, 14)
 
 
-def noon(day: date) -> str:
-    return datetime(day.year, day.month, day.day, 12, tzinfo=UTC).isoformat()
+def noon(day: date, minute: int = 0) -> str:
+    return datetime(day.year, day.month, day.day, 12, minute, tzinfo=UTC).isoformat()
 
 
 async def test_old_partitions_are_dropped_and_aggregates_kept(pool, mods):
@@ -27,8 +27,9 @@ async def test_old_partitions_are_dropped_and_aggregates_kept(pool, mods):
     kept_days = [TODAY - timedelta(days=n) for n in (30, 1)]
     async with pool.acquire() as conn:
         for day in old_days + kept_days:
+            # Two pings half an hour apart: the server counts for that day.
             await insert_events(conn, [samples.event(server=1, mods=[(mods["sodium"], "1")],
-                                                     received_at=noon(day))])
+                                                     received_at=noon(day, minute)) for minute in (0, 30)])
             await q.aggregate_day(conn, day)
         await insert_events(conn, [samples.event(server=2, mods=[(mods["sodium"], "1")],
                                                  received_at=noon(old_days[0]))])  # written, never aggregated

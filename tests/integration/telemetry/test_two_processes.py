@@ -23,8 +23,11 @@ PRIVATE_HEADERS = {"X-Forwarded-For": FORWARDED, "X-Real-IP": FORWARDED,
 
 @pytest.fixture
 async def processes(nats_url, database_url, mods, tmp_path):
+    # A 3 s window and a 3 s qualifying span stand for 15 and 25 minutes: every server pings
+    # twice, 3 s apart, so it counts for the day.
     common = {"NATS_URL": nats_url, "DATABASE_URL": database_url, "INDEXIUM_LOG_FORMAT": "json",
-              "INDEXIUM_LOG_LEVEL": "debug", "INDEXIUM_SHUTDOWN_GRACE_SECONDS": "5"}
+              "INDEXIUM_LOG_LEVEL": "debug", "INDEXIUM_SHUTDOWN_GRACE_SECONDS": "5",
+              "INDEXIUM_TELEMETRY_RATE_LIMIT_SECONDS": "3", "INDEXIUM_TELEMETRY_QUALIFYING_SPAN_SECONDS": "3"}
     spec = BY_NAME["telemetry"]
     a = ServiceProcess(spec, port=free_port(), log_path=tmp_path / "a.log", env={
         **common, "INDEXIUM_TELEMETRY_ROLES": "http,writer,aggregator",
@@ -69,6 +72,11 @@ async def test_two_processes_rate_limit_write_aggregate_and_keep_no_address(proc
             {"slug": "sodium", "version": "0.5.8"}, {"slug": "jei"}, {"slug": "unknown-mod"}]))
             for i, s in enumerate(servers)))
         assert [s for s, _ in statuses] == [202] * 20
+        await asyncio.sleep(4.5)  # the window closes (KV TTLs expire to the second); each server's second ping
+        again = await asyncio.gather(*(post([b, a][i % 2], samples.ping(s, mods=[
+            {"slug": "sodium", "version": "0.5.8"}, {"slug": "jei"}]))
+            for i, s in enumerate([*servers, hot])))
+        assert [s for s, _ in again] == [202] * 21
         metrics = {p: await (await http.get(f"{p.url}/metrics")).text() for p in (a, b)}
 
     # Malformed HTTP (aiohttp answers it itself and logs "Error handling request from <peer>"),
@@ -82,11 +90,11 @@ async def test_two_processes_rate_limit_write_aggregate_and_keep_no_address(proc
         await asyncio.sleep(0.3)
         writer.close()
 
-    # The writer (process a) stores 21 pings; its aggregator turns them into daily stats.
-    await until(lambda: _eq(db.fetchval("SELECT count(*) FROM mod_telemetry_pings"), 21))
+    # The writer (process a) stores 42 pings; its aggregator turns them into daily stats.
+    await until(lambda: _eq(db.fetchval("SELECT count(*) FROM mod_telemetry_pings"), 42))
     await until(lambda: _eq(db.fetchval(
         "SELECT servers FROM mod_daily_stats WHERE mod_id = $1", mods["sodium"]), 21))
-    assert await db.fetchval("SELECT servers FROM mod_daily_stats WHERE mod_id = $1", mods["jei"]) == 20
+    assert await db.fetchval("SELECT servers FROM mod_daily_stats WHERE mod_id = $1", mods["jei"]) == 21
 
     assert a.stop(10) == 0 and b.stop(10) == 0  # SIGTERM: a clean, drained exit
     logs = (a.log_path.read_text() + b.log_path.read_text())

@@ -57,8 +57,17 @@ def test_contract_round_trip_and_registry():
 def test_settings_roles_and_limits():
     assert load(Settings, {}).roles == ("http", "writer", "aggregator")
     assert load(Settings, {"INDEXIUM_TELEMETRY_ROLES": "writer"}).has("writer")
+    defaults = load(Settings, {})
+    assert (defaults.new_servers_per_prefix_hour, defaults.qualifying_span_s, defaults.trusted_proxies) == (
+        32, 1500.0, ())
+    assert load(Settings, {"INDEXIUM_TELEMETRY_TRUSTED_PROXIES": "10.0.0.0/8,2001:db8::/32"}).trusted_proxies == (
+        "10.0.0.0/8", "2001:db8::/32")
     for env in ({"INDEXIUM_TELEMETRY_ROLES": "http,cron"}, {"INDEXIUM_TELEMETRY_RATE_LIMIT_SECONDS": "7200"},
-                {"INDEXIUM_TELEMETRY_MAX_BODY_BYTES": "10"}, {"INDEXIUM_TELEMETRY_WRITER_BATCH": "0"}):
+                {"INDEXIUM_TELEMETRY_MAX_BODY_BYTES": "10"}, {"INDEXIUM_TELEMETRY_WRITER_BATCH": "0"},
+                {"INDEXIUM_TELEMETRY_NEW_SERVERS_PER_PREFIX_HOUR": "0"},
+                {"INDEXIUM_TELEMETRY_TRUSTED_PROXIES": "10.0.0.0/8,not-a-cidr"},
+                {"INDEXIUM_TELEMETRY_QUALIFYING_SPAN_SECONDS": "0"},
+                {"INDEXIUM_TELEMETRY_QUALIFYING_SPAN_SECONDS": "86400"}):
         with pytest.raises(SettingsError):
             load(Settings, env)
 
@@ -67,23 +76,14 @@ async def test_catalogue_resolves_slugs_and_ids_and_counts_unknown():
     cat = ModCatalogue()
     a, b = uuid.uuid4(), uuid.uuid4()
 
-    class Conn:
-        async def fetch(self, *args):
-            return [{"id": a, "slug": "sodium"}, {"id": b, "slug": "jei"}]
-
-    class Pool:
-        def acquire(self):
-            class Ctx:
-                async def __aenter__(self):
-                    return Conn()
-
-                async def __aexit__(self, *exc):
-                    return False
-            return Ctx()
-
     assert not cat.loaded
-    assert await cat.reload(Pool()) == 2 and cat.loaded
+    assert cat.replace([{"id": a, "slug": "sodium"}, {"id": b, "slug": "jei"}],
+                       [{"manifest_id": "sodium", "id": a}, {"manifest_id": "JourneyMap", "id": b}]) == 2
+    assert cat.loaded
     mods, unknown = cat.resolve_all([ModEntry(slug="sodium", version="1"), ModEntry(mod_id=b),
                                      ModEntry(slug="nope"), ModEntry(mod_id=uuid.uuid4()),
                                      ModEntry(mod_id=a, version="2")])
     assert mods == [(a, "1"), (b, None)] and unknown == 2
+    mods, unknown = cat.resolve_all([ModEntry(manifest_id="journeymap", version="5"),
+                                     ModEntry(manifest_id="sodium"), ModEntry(manifest_id="minecraft")])
+    assert mods == [(b, "5"), (a, None)] and unknown == 1

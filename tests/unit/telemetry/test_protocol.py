@@ -10,7 +10,6 @@ from indexium_telemetry.protocol import MAX_MODS, InvalidPing, decode_ping, java
 
 BAD_PINGS = [
     ("protocol", {"protocol": 2}),
-    ("protocol", {"protocol": ...}),
     ("server_uuid", {"server_uuid": "not-a-uuid"}),
     ("server_uuid", {"server_uuid": "00000000-0000-0000-0000-000000000000"}),
     ("server_uuid", {"server_uuid": 12345}),
@@ -24,19 +23,20 @@ BAD_PINGS = [
     ("mods[0].slug", {"mods": [{"slug": "s"}]}),
     ("mods[0].slug", {"mods": [{"slug": "a" * 65}]}),
     ("mods[0].mod_id", {"mods": [{"mod_id": "sodium"}]}),
-    ("mods[0].version", {"mods": [{"slug": "sodium", "version": "x" * 65}]}),
-    ("mods[0].version", {"mods": [{"slug": "sodium", "version": "1.0\n"}]}),
-    ("mods[0].version", {"mods": [{"slug": "sodium", "version": ""}]}),
-    ("mods[1].version", {"mods": [{"slug": "sodium"}, {"slug": "jei", "version": "\u00e9"}]}),
-    ("game_version", {"game_version": "1.20.1; DROP TABLE mods"}),
     ("game_version", {"game_version": 1.2}),
-    ("game_version", {"game_version": "1" * 33}),
+    ("game_version", {"game_version": "1" * 65}),
+    ("mods[0].version", {"mods": [{"slug": "sodium", "version": "x" * 257}]}),
+    ("mods[0].version", {"mods": [{"slug": "sodium", "version": 5}]}),
+    ("mods[0].manifest_id", {"mods": [{"manifest_id": "bad id!"}]}),
+    ("mods[0].manifest_id", {"mods": [{"manifest_id": "a" * 65}]}),
+    ("mods[0]", {"mods": [{"manifest_id": "sodium", "slug": "sodium"}]}),
+    ("loader", {"loader": 1}),
+    ("loader", {"loader": "f" * 65}),
+    ("java_version", {"java_version": "9" * 65}),
+    ("os", {"os": "L" * 65}),
+    ("os", {"os": None}),
+    ("arch", {"arch": ["amd64"]}),
     ("game_version", {"game_version": ...}),
-    ("loader", {"loader": "bukkit"}),
-    ("loader", {"loader": "Fabric"}),
-    ("java_version", {"java_version": "java21"}),
-    ("os", {"os": "templeos"}),
-    ("arch", {"arch": "sparc"}),
     ("core_count", {"core_count": 0}),
     ("core_count", {"core_count": 1025}),
     ("core_count", {"core_count": "8"}),
@@ -62,11 +62,52 @@ def test_bad_pings_are_refused_naming_the_field(field, change):
     {"game_version": "24w14a"}, {"game_version": "1.21-pre1"}, {"java_version": "1.8.0_372"},
     {"mods": [{"slug": "sodium", "version": "mc1.20.1-0.5.3+build.12 beta"}]},
     {"mods": [{"mod_id": str(uuid.uuid4())}]},
+    {"mods": [{"manifest_id": "sodium", "version": "0.5.8+mc1.20.1"}, {"manifest_id": "fabric-api"},
+              {"manifest_id": "JourneyMap"}, {"manifest_id": "create_sa"}]},
+    {"protocol": ...},
     {"mods": [{"slug": "sodium"}] * MAX_MODS},
 ])
 def test_good_pings_decode(change):
     ping = decode_ping(samples.encode(samples.ping(**change)))
     assert ping.protocol == 1
+
+
+@pytest.mark.parametrize("os_name,expected", [
+    ("Linux", "linux"), ("linux", "linux"), ("Windows 11", "windows"), ("Windows Server 2022", "windows"),
+    ("Mac OS X", "macos"), ("macOS", "macos"), ("Darwin", "macos"), ("FreeBSD", "freebsd"),
+    ("SunOS", "other"), ("templeos", "other"), ("", "other")])
+def test_os_as_the_jvm_reports_it_is_normalized(os_name, expected):
+    assert decode_ping(samples.encode(samples.ping(os=os_name))).os == expected
+
+
+@pytest.mark.parametrize("arch,expected", [
+    ("amd64", "x86_64"), ("x86_64", "x86_64"), ("AMD64", "x86_64"), ("aarch64", "aarch64"),
+    ("arm64", "aarch64"), ("i386", "x86"), ("arm", "arm"), ("riscv64", "riscv64"), ("sparcv9", "other"),
+    ("ppc64le", "other")])
+def test_arch_as_the_jvm_reports_it_is_normalized(arch, expected):
+    assert decode_ping(samples.encode(samples.ping(arch=arch))).arch == expected
+
+
+@pytest.mark.parametrize("loader,expected", [
+    ("fabric", "fabric"), ("Fabric", "fabric"), ("QUILT", "quilt"), ("NeoForge", "neoforge"),
+    ("forge", "forge"), ("bukkit", "other")])
+def test_loader_case_and_unknown_loaders(loader, expected):
+    assert decode_ping(samples.encode(samples.ping(loader=loader))).loader == expected
+
+
+def test_a_real_linux_jvm_ping_without_protocol_is_accepted_as_v1():
+    ping = decode_ping(samples.encode(samples.ping(protocol=..., os="Linux", arch="amd64",
+                                                   java_version="17.0.9")))
+    assert (ping.protocol, ping.os, ping.arch, java_major(ping.java_version)) == (1, "linux", "x86_64", "17")
+
+
+def test_informational_strings_are_cleaned_not_refused():
+    ping = decode_ping(samples.encode(samples.ping(game_version="1.20.1; DROP TABLE mods", mods=[
+        {"slug": "sodium", "version": "1.0\n"}, {"slug": "jei", "version": "\u00e9"},
+        {"slug": "iris", "version": "x" * 100}])))
+    assert ping.game_version == "other"
+    assert [m.version for m in ping.mods] == ["1.0", None, "x" * 64]
+    assert java_major(decode_ping(samples.encode(samples.ping(java_version="java21"))).java_version) == "other"
 
 
 def test_optional_fields_default_to_none():
@@ -91,5 +132,7 @@ def test_the_ping_struct_forbids_unknown_fields_and_its_schema_is_exportable():
     from indexium_telemetry.protocol import PingV1
     schema = msgspec.json.schema(PingV1)
     props = schema["$defs"]["PingV1"]["properties"]
+    assert set(props["mods"]["items"]["$ref"] and schema["$defs"]["ModEntry"]["properties"]) == {
+        "slug", "mod_id", "manifest_id", "version"}
     assert set(props) == {"protocol", "server_uuid", "mods", "game_version", "loader", "java_version",
                           "os", "arch", "core_count", "player_count", "online_mode"}

@@ -27,9 +27,10 @@ log = logs.get(__name__)
 
 class Aggregator:
     def __init__(self, pool: asyncpg.Pool, metrics: TelemetryMetrics, clock: Clock, *,
-                 retention_days: int, ahead_days: int):
+                 retention_days: int, ahead_days: int, qualifying_span_s: float | None = None):
         self._pool, self._metrics, self._clock = pool, metrics, clock
         self._retention, self._ahead = retention_days, ahead_days
+        self._span = q.QUALIFYING_SPAN if qualifying_span_s is None else timedelta(seconds=qualifying_span_s)
 
     def first_kept_day(self, today: date) -> date:
         """Raw pings are kept for today and the ``retention_days`` complete days before it."""
@@ -59,7 +60,7 @@ class Aggregator:
         done = []
         for row in await q.pending_days(conn, self.first_kept_day(today)):
             started = time.perf_counter()
-            result = await q.aggregate_day(conn, row["day"])
+            result = await q.aggregate_day(conn, row["day"], qualifying_span=self._span)
             elapsed = time.perf_counter() - started
             self._metrics.aggregation_seconds.observe(elapsed)
             self._metrics.aggregated_days.inc()

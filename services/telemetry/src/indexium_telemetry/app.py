@@ -26,6 +26,7 @@ from .buckets import bind_or_create
 from .catalogue import ModCatalogue
 from .loops import Periodic
 from .metrics import TelemetryMetrics
+from .newservers import ClientNetwork, NewServerCap
 from .ratelimit import RateLimiter
 from .salt import Clock, DailySalt
 from .settings import Settings
@@ -58,6 +59,8 @@ def create_app(settings: Settings, *, clock: Clock = utc_now) -> web.Application
     app[routes.SETTINGS] = settings
     app[routes.METRICS] = tmetrics
     app[routes.CATALOGUE] = catalogue = ModCatalogue()
+    app[routes.NETWORK] = ClientNetwork(settings.trusted_proxies)
+    app[routes.NEW_SERVERS] = NewServerCap(settings.new_servers_per_prefix_hour)
     if settings.has("http"):
         routes.setup(app)
 
@@ -76,8 +79,10 @@ def create_app(settings: Settings, *, clock: Clock = utc_now) -> web.Application
             salt = DailySalt(await bind_or_create(js, telemetry.SALTS, replicas=kv), clock,
                              timeout_s=settings.publish_timeout_s)
             app[routes.JS], app[routes.SALT] = js, salt
+            # The rate-limit bucket's requests time out on their own after the publish timeout.
+            limit_js = nc.jetstream(timeout=settings.publish_timeout_s)
             app[routes.LIMITER] = RateLimiter(
-                await bind_or_create(js, telemetry.RATE_LIMIT, replicas=kv), settings.rate_limit_s,
+                await bind_or_create(limit_js, telemetry.RATE_LIMIT, replicas=kv), settings.rate_limit_s,
                 timeout_s=settings.publish_timeout_s)
 
             async def reload_catalogue() -> None:
@@ -102,7 +107,8 @@ def create_app(settings: Settings, *, clock: Clock = utc_now) -> web.Application
             await writer.start()
         if settings.has("aggregator"):
             aggregator = Aggregator(pool, tmetrics, clock, retention_days=settings.retention_days,
-                                    ahead_days=settings.partitions_ahead_days)
+                                    ahead_days=settings.partitions_ahead_days,
+                                    qualifying_span_s=settings.qualifying_span_s)
             app[AGGREGATOR] = aggregator
             loops.append(Periodic("aggregator", aggregator.run_once, settings.aggregate_every_s, 60.0))
         for loop in loops:

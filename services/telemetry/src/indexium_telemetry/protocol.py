@@ -1,7 +1,10 @@
-"""Ping protocol v1: the exact JSON a server sends, as a strict allow-list (docs/telemetry.md).
+"""Ping protocol v1: the JSON a server sends, decoded strictly in shape and leniently in spelling.
 
-Unknown fields, wrong types, out-of-range numbers, unknown enum values and
-over-long strings are all refused; the error names the field. Pure functions only.
+Structure is strict: unknown fields, wrong types, out-of-range numbers and over-long
+strings are refused and the error names the field. Informational values are taken
+as real JVMs and loaders report them and normalized: ``System.getProperty("os.name")``
+says ``Linux`` or ``Windows 11``, ``os.arch`` says ``amd64``; an unknown value
+becomes ``other`` instead of costing the whole ping. Pure functions only.
 """
 
 from __future__ import annotations
@@ -13,32 +16,40 @@ from typing import Annotated, Literal
 import msgspec
 
 MAX_MODS = 1000  # the largest public modpacks run ~600 mods; 64 KiB of JSON fits ~1000 entries
+OTHER = "other"
 
 Slug = Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9][a-z0-9_-]{1,63}\Z")]
-ModVersion = Annotated[str, msgspec.Meta(min_length=1, max_length=64, pattern=r"^[\x20-\x7e]+\Z")]
-GameVersion = Annotated[str, msgspec.Meta(pattern=r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,31}\Z")]
-JavaVersion = Annotated[str, msgspec.Meta(pattern=r"^[0-9][0-9A-Za-z.+_-]{0,31}\Z")]
-Loader = Literal["fabric", "quilt", "forge", "neoforge"]
-Os = Literal["linux", "windows", "macos", "freebsd", "other"]
-Arch = Literal["x86_64", "aarch64", "x86", "arm", "riscv64", "other"]
+# A loader's own mod id (fabric.mod.json "id", mods.toml modId, mcmod.info modid): Fabric allows
+# [a-z][a-z0-9-_]{1,63}, Forge [a-z][a-z0-9_]{1,63}; legacy mcmod.info ids have capitals and dots.
+ManifestId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")]
+# Free text as reported; bounded (a longer value is abuse, not a spelling), cleaned after decoding.
+Reported = Annotated[str, msgspec.Meta(max_length=64)]
+ReportedVersion = Annotated[str, msgspec.Meta(max_length=256)]
+
+LOADERS = ("fabric", "quilt", "forge", "neoforge")
+OSES = ("linux", "windows", "macos", "freebsd", OTHER)
+ARCHES = ("x86_64", "aarch64", "x86", "arm", "riscv64", OTHER)
 
 
 class ModEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     slug: Slug | None = None
     mod_id: uuid.UUID | None = None
-    version: ModVersion | None = None
+    # The id the mod's loader reports for it; resolved through the manifests we indexed.
+    manifest_id: ManifestId | None = None
+    version: ReportedVersion | None = None
 
 
 class PingV1(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    protocol: Literal[1]
     server_uuid: uuid.UUID
     mods: Annotated[list[ModEntry], msgspec.Meta(min_length=1, max_length=MAX_MODS)]
-    game_version: GameVersion
-    loader: Loader
-    java_version: JavaVersion
-    os: Os
-    arch: Arch
+    game_version: Reported
+    loader: Reported
+    java_version: Reported
+    os: Reported
+    arch: Reported
     core_count: Annotated[int, msgspec.Meta(ge=1, le=1024)]
+    # A client that predates the field speaks v1.
+    protocol: Literal[1] = 1
     player_count: Annotated[int, msgspec.Meta(ge=0, le=100_000)] | None = None
     online_mode: bool | None = None
 
@@ -50,6 +61,52 @@ class InvalidPing(Exception):
 _decoder = msgspec.json.Decoder(PingV1)
 _JAVA_LEGACY = re.compile(r"^1\.(\d+)")
 _JAVA_MAJOR = re.compile(r"^(\d+)")
+_GAME_VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,31}\Z")
+_NOT_PRINTABLE = re.compile(r"[^\x20-\x7e]+")
+_ARCH = {"x86_64": "x86_64", "amd64": "x86_64", "x64": "x86_64", "x86-64": "x86_64",
+         "aarch64": "aarch64", "arm64": "aarch64",
+         "x86": "x86", "i386": "x86", "i486": "x86", "i586": "x86", "i686": "x86",
+         "arm": "arm", "arm32": "arm", "armv7l": "arm", "armv7": "arm", "armhf": "arm",
+         "riscv64": "riscv64", "riscv": "riscv64"}
+_LOADER = {"fabric": "fabric", "quilt": "quilt", "forge": "forge", "minecraftforge": "forge",
+           "neoforge": "neoforge", "neoforged": "neoforge", "neo forge": "neoforge"}
+
+
+def normalize_os(value: str) -> str:
+    """os.name as the JVM reports it: 'Linux', 'Windows 11', 'Mac OS X', 'FreeBSD' ..."""
+    v = value.strip().lower()
+    if v.startswith("linux"):
+        return "linux"
+    if v.startswith("windows"):
+        return "windows"
+    if v.startswith(("mac", "darwin", "os x")):
+        return "macos"
+    if v.startswith("freebsd"):
+        return "freebsd"
+    return OTHER
+
+
+def normalize_arch(value: str) -> str:
+    return _ARCH.get(value.strip().lower(), OTHER)
+
+
+def normalize_loader(value: str) -> str:
+    return _LOADER.get(value.strip().lower(), OTHER)
+
+
+def normalize_game_version(value: str) -> str:
+    v = value.strip()
+    return v if _GAME_VERSION.match(v) else OTHER
+
+
+def clean_version(value: str | None) -> str | None:
+    """A mod version as shown: printable ASCII, at most 64 characters; nothing left is None."""
+    if value is None:
+        return None
+    if len(value) <= 64 and value.isascii() and value.isprintable() and value.strip() == value and value:
+        return value  # what nearly every ping carries: no regex, no copy
+    v = _NOT_PRINTABLE.sub("", value).strip()[:64]
+    return v or None
 
 
 def decode_ping(body: bytes) -> PingV1:
@@ -63,13 +120,45 @@ def decode_ping(body: bytes) -> PingV1:
         raise InvalidPing(f"The body is not valid JSON: {exc}") from None
     if ping.server_uuid.int == 0:
         raise InvalidPing("Invalid ping: server_uuid must not be the nil UUID - at `$.server_uuid`")
-    for i, entry in enumerate(ping.mods):
-        if (entry.slug is None) == (entry.mod_id is None):
-            raise InvalidPing(f"Invalid ping: give exactly one of slug or mod_id - at `$.mods[{i}]`")
-    return ping
+    mods = ping.mods
+    for i, entry in enumerate(mods):
+        if (entry.slug is not None) + (entry.mod_id is not None) + (entry.manifest_id is not None) != 1:
+            raise InvalidPing(
+                f"Invalid ping: give exactly one of slug, mod_id or manifest_id - at `$.mods[{i}]`")
+        version = entry.version
+        if version is not None:
+            cleaned = clean_version(version)
+            if cleaned is not version:
+                if mods is ping.mods:
+                    mods = list(mods)
+                mods[i] = msgspec.structs.replace(entry, version=cleaned)
+    os_, arch, loader = _OS_SEEN.get(ping.os), _ARCH_SEEN.get(ping.arch), _LOADER_SEEN.get(ping.loader)
+    if os_ is None:
+        os_ = normalize_os(ping.os)
+        if len(_OS_SEEN) < _SEEN_MAX:
+            _OS_SEEN[ping.os] = os_
+    if arch is None:
+        arch = normalize_arch(ping.arch)
+        if len(_ARCH_SEEN) < _SEEN_MAX:
+            _ARCH_SEEN[ping.arch] = arch
+    if loader is None:
+        loader = normalize_loader(ping.loader)
+        if len(_LOADER_SEEN) < _SEEN_MAX:
+            _LOADER_SEEN[ping.loader] = loader
+    return msgspec.structs.replace(
+        ping, mods=mods, game_version=normalize_game_version(ping.game_version),
+        loader=loader, java_version=ping.java_version.strip(), os=os_, arch=arch)
+
+
+# Values as reported -> normalized: a few dozen spellings exist in the wild; bounded so that
+# made-up values cannot grow them.
+_SEEN_MAX = 256
+_OS_SEEN: dict[str, str] = {}
+_ARCH_SEEN: dict[str, str] = {}
+_LOADER_SEEN: dict[str, str] = {}
 
 
 def java_major(java_version: str) -> str:
     """'1.8.0_372' -> '8', '17.0.2' -> '17', '21' -> '21': fewer distinct values, less fingerprint."""
     m = _JAVA_LEGACY.match(java_version) or _JAVA_MAJOR.match(java_version)
-    return m.group(1) if m else "other"
+    return m.group(1) if m else OTHER

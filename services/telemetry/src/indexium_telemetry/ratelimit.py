@@ -34,9 +34,10 @@ class RateLimiter:
         """Open this server's window or raise RateLimited; returns the key (see ``release``)."""
         key = server_hash.hex()
         try:
-            await asyncio.wait_for(
-                self._kv.create(key, _VALUE.pack(now.timestamp()), msg_ttl=self._window),
-                self._timeout)
+            # No asyncio.wait_for here (on Python 3.11 it wraps the call in one more task, per
+            # ping): the bucket's JetStream context carries the timeout (``app`` binds it with
+            # INDEXIUM_TELEMETRY_PUBLISH_TIMEOUT_SECONDS) and the create is one NATS request.
+            await self._kv.create(key, _VALUE.pack(now.timestamp()), msg_ttl=self._window)
             return key
         except nats.js.errors.KeyWrongLastSequenceError:
             raise RateLimited(await self._retry_after(key, now)) from None

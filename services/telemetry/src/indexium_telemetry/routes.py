@@ -1,8 +1,9 @@
-"""POST /api/v1/analytics/submit: validate, resolve mods, hash, rate-limit, publish, then 202.
+"""POST /api/v1/analytics/submit: validate, resolve mods, hash, cap new ids, rate-limit, publish, 202.
 
-Nothing here reads or logs the client address (``request.remote``, X-Forwarded-For,
-...): the platform's canonical request line has none, and neither does any line,
-metric, event or row written on this path.
+The client address is read once, by ``newservers.ClientNetwork``, and only becomes the
+bytes of its /24 or /64, which ``NewServerCap`` HMACs under an hourly key in memory.
+Nothing logs it: the platform's canonical request line has none, and neither does any
+line, metric, event or row written on this path.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from indexium_platform.web import ApiError, json_response
 from .body import read_ping_body
 from .catalogue import ModCatalogue
 from .metrics import TelemetryMetrics
+from .newservers import ClientNetwork, NewServerCap
 from .protocol import InvalidPing, decode_ping, java_major
 from .ratelimit import RateLimited, RateLimiter
 from .salt import DailySalt
@@ -36,6 +38,8 @@ JS = web.AppKey("js", JetStreamContext)
 SALT = web.AppKey("salt", DailySalt)
 LIMITER = web.AppKey("limiter", RateLimiter)
 CATALOGUE = web.AppKey("catalogue", ModCatalogue)
+NETWORK = web.AppKey("client_network", ClientNetwork)
+NEW_SERVERS = web.AppKey("new_servers", NewServerCap)
 
 log = logs.get(__name__)
 _OUTCOME_BY_CODE = {"payload_too_large": "too_large", "unsupported_encoding": "unsupported_encoding",
@@ -79,6 +83,15 @@ async def submit(request: web.Request) -> web.Response:
         metrics.pings.labels("unavailable").inc()
         log.warning("salt_unavailable", error=str(exc) or type(exc).__name__)
         raise _unavailable("Telemetry") from None
+
+    wait = app[NEW_SERVERS].admit(
+        app[NETWORK].prefix(request.remote, request.headers.get("X-Forwarded-For")), server_hash)
+    if wait:
+        metrics.pings.labels("new_server_capped").inc()
+        raise ApiError(429, "rate_limited",
+                       f"Too many new servers from one network this hour (at most "
+                       f"{settings.new_servers_per_prefix_hour}); servers already seen are not affected.",
+                       headers={"Retry-After": str(wait)})
 
     limiter = app[LIMITER]
     try:

@@ -63,3 +63,24 @@ def event(*, server: int | bytes, mods: list[tuple[uuid.UUID, str | None]], rece
         ping_id=ping_id or uuid.uuid4(), received_at=received_at, server_hash=server_hash,
         mods=[telemetry.ModUse(m, v) for m, v in mods], game_version=game_version, loader=loader,
         java_version=java_version, os=os, arch=arch, core_count=4)
+
+
+async def seed_mod(conn: asyncpg.Connection, slug: str, manifest_id: str, *, n: int,
+                   listed: bool = True) -> uuid.UUID:
+    """One mod whose slug and manifest id differ (a slug made unique with a suffix)."""
+    return await conn.fetchval(
+        """INSERT INTO mods (github_repo_id, repo_full_name, slug, manifest_id, name, listed)
+           VALUES ($1, 'sample/' || $2::text, $2::text, $3::text, initcap($2::text), $4) RETURNING id""",
+        SEED_REPO_BASE + 500_000 + n, slug, manifest_id, listed)
+
+
+async def seed_file(conn: asyncpg.Connection, mod_id: uuid.UUID, records: list[dict], *,
+                    tag: str = "v1.0.0", hidden: bool = False) -> None:
+    """A version with one jar whose normalized manifest records are ``records``."""
+    version_id = await conn.fetchval(
+        """INSERT INTO mod_versions (mod_id, version_number, github_release_id, tag_name, status, hidden)
+           VALUES ($1, $2::text, 1, $2::text, 'public', $3) RETURNING id""", mod_id, tag, hidden)
+    await conn.execute(
+        """INSERT INTO version_files (version_id, github_asset_id, filename, url, size, manifests)
+           VALUES ($1, 1, 'mod.jar', 'https://example.invalid/mod.jar', 1, $2::text::jsonb)""",
+        version_id, msgspec.json.encode(records).decode())

@@ -1,5 +1,7 @@
 """Telemetry settings, decoded once at start-up."""
 
+import ipaddress
+
 import msgspec
 
 from indexium_platform.settings import Common
@@ -33,6 +35,13 @@ class Settings(Common, frozen=True, kw_only=True):
     # step normally does, with INDEXIUM_STREAM_REPLICAS): 3 on a NATS cluster.
     kv_replicas: int = msgspec.field(default=1, name="INDEXIUM_TELEMETRY_KV_REPLICAS")
     db_pool_size: int = msgspec.field(default=5, name="INDEXIUM_TELEMETRY_DB_POOL_SIZE")
+    # New server ids one network prefix (/24, /64) may introduce per hour, per replica.
+    new_servers_per_prefix_hour: int = msgspec.field(
+        default=32, name="INDEXIUM_TELEMETRY_NEW_SERVERS_PER_PREFIX_HOUR")
+    # Proxies (CIDRs) whose X-Forwarded-For names the client for that cap; none by default.
+    trusted_proxies: tuple[str, ...] = msgspec.field(default=(), name="INDEXIUM_TELEMETRY_TRUSTED_PROXIES")
+    # A server counts for a day once its first and last ping of the day are this far apart.
+    qualifying_span_s: float = msgspec.field(default=1500.0, name="INDEXIUM_TELEMETRY_QUALIFYING_SPAN_SECONDS")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -48,6 +57,15 @@ class Settings(Common, frozen=True, kw_only=True):
             raise ValueError("INDEXIUM_TELEMETRY_WRITER_BATCH must be between 1 and 5000")
         if self.retention_days < 2:
             raise ValueError("INDEXIUM_TELEMETRY_RETENTION_DAYS must be at least 2")
+        if self.new_servers_per_prefix_hour < 1:
+            raise ValueError("INDEXIUM_TELEMETRY_NEW_SERVERS_PER_PREFIX_HOUR must be at least 1")
+        for cidr in self.trusted_proxies:
+            try:
+                ipaddress.ip_network(cidr, strict=False)
+            except ValueError:
+                raise ValueError(f"INDEXIUM_TELEMETRY_TRUSTED_PROXIES: {cidr!r} is not an address or CIDR") from None
+        if not 0 < self.qualifying_span_s < 86400:
+            raise ValueError("INDEXIUM_TELEMETRY_QUALIFYING_SPAN_SECONDS must be between 0 and 86400 (exclusive)")
         if self.aggregate_every_s <= 0 or self.catalogue_refresh_s <= 0 or self.writer_wait_s <= 0:
             raise ValueError("telemetry intervals must be positive")
 

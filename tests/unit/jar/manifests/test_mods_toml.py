@@ -201,3 +201,16 @@ def test_missing_license_warns_and_file_level_logo_is_used():
 def test_no_mods_is_a_problem():
     assert parse(HEADER)[0].code == "no_mods"
     assert parse(HEADER + b"mods = 3\n")[0].code == "no_mods"
+
+
+@pytest.mark.parametrize("path", [FORGE, NEO])
+@pytest.mark.parametrize("extra,top,environment", [
+    (b"", b"", "both"),
+    (b'displayTest="IGNORE_SERVER_VERSION"\n', b"", "server"),
+    (b'displayTest="IGNORE_ALL_VERSION"\n', b"", "both"),
+    (b'displayTest="MATCH_VERSION"\n', b"", "both"),
+    (b"", b"clientSideOnly=true\n", "client"),
+])
+def test_environment_from_display_test_and_client_side_only(path, extra, top, environment):
+    rec = one(HEADER + top + b'[[mods]]\nmodId="examplemod"\nversion="1.0"\n' + extra, path)
+    assert rec.environment == environment

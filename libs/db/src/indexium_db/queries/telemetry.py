@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 import asyncpg
 
@@ -115,6 +115,35 @@ async def known_mods(conn: asyncpg.Connection) -> list[asyncpg.Record]:
     return await conn.fetch("SELECT id, slug FROM mods WHERE NOT hidden")
 
 
+# A ping may name a mod by the id its loader reports (fabric.mod.json "id", mods.toml modId):
+# the mod's own manifest id plus every id in the manifests of its files. Several mods may
+# claim one id (forks, re-uploads); the owner is, in order, the mod whose manifest id it is,
+# the mod whose slug it is, a listed mod, then the mod indexed first, so a newcomer
+# republishing someone else's id cannot take that mod's servers.
+_MANIFEST_IDS = """
+WITH claims AS (
+    SELECT m.id, m.slug, m.listed, m.created_at, m.manifest_id, m.manifest_id AS claimed
+    FROM mods m WHERE NOT m.hidden AND m.manifest_id IS NOT NULL
+    UNION
+    SELECT m.id, m.slug, m.listed, m.created_at, m.manifest_id, rec->>'mod_id'
+    FROM mods m
+    JOIN mod_versions v ON v.mod_id = m.id AND NOT v.hidden
+    JOIN version_files f ON f.version_id = v.id
+    CROSS JOIN LATERAL jsonb_array_elements(CASE jsonb_typeof(f.manifests)
+                                            WHEN 'array' THEN f.manifests ELSE '[]' END) AS rec
+    WHERE NOT m.hidden AND rec->>'mod_id' IS NOT NULL
+)
+SELECT DISTINCT ON (claimed) claimed AS manifest_id, id
+FROM claims
+ORDER BY claimed, (manifest_id = claimed) DESC, (slug = claimed) DESC, listed DESC, created_at, id
+"""
+
+
+async def manifest_ids(conn: asyncpg.Connection) -> list[asyncpg.Record]:
+    """Manifest id -> the mod it resolves to, one row per id (see _MANIFEST_IDS for the owner)."""
+    return await conn.fetch(_MANIFEST_IDS)
+
+
 # ---- aggregation --------------------------------------------------------------------------
 
 async def try_aggregator_lock(conn: asyncpg.Connection) -> bool:
@@ -137,18 +166,28 @@ async def pending_days(conn: asyncpg.Connection, first_day: date) -> list[asyncp
     )
 
 
+# A server counts for a day only once it has pinged at least twice, this far apart (the
+# first and last ping of its day): one request, or a burst of fresh ids, counts nothing.
+QUALIFYING_SPAN = timedelta(minutes=25)
+
 # Per (mod, server) the server's *latest* ping of the day decides its breakdown values, so
 # every dimension of the breakdown sums to the day's distinct servers. Ties on received_at
 # are broken by ping_id: the result is a pure function of the day's rows.
 # unnest() in the select list (ProjectSet) is about twice as fast as a LATERAL join here;
 # the "profiles" step folds servers with identical attributes before the grouping sets.
 _COMPUTE = f"""
-WITH obs AS (
+WITH qualified AS MATERIALIZED (
+    SELECT server_hash FROM {PARENT}
+    WHERE received_at >= $1 AND received_at < $2
+    GROUP BY server_hash
+    HAVING max(received_at) - min(received_at) >= $3::interval
+), obs AS (
     SELECT DISTINCT ON (mod_id, server_hash)
            mod_id, mod_version, game_version, loader, java_version, os, arch
     FROM (SELECT unnest(p.mod_ids) AS mod_id, unnest(p.mod_versions) AS mod_version, p.server_hash,
                  p.received_at, p.ping_id, p.game_version, p.loader, p.java_version, p.os, p.arch
-          FROM {PARENT} p WHERE p.received_at >= $1 AND p.received_at < $2) x
+          FROM {PARENT} p WHERE p.received_at >= $1 AND p.received_at < $2
+                            AND p.server_hash IN (SELECT server_hash FROM qualified)) x
     ORDER BY mod_id, server_hash, received_at DESC, ping_id DESC
 ), profiles AS (
     SELECT mod_id, mod_version, game_version, loader, java_version, os, arch, count(*) AS n
@@ -193,7 +232,8 @@ JOIN mods m ON m.id = s.mod_id
 """
 
 
-async def aggregate_day(conn: asyncpg.Connection, day: date, work_mem: str = "256MB") -> dict:
+async def aggregate_day(conn: asyncpg.Connection, day: date, work_mem: str = "256MB",
+                        qualifying_span: timedelta = QUALIFYING_SPAN) -> dict:
     """Recompute one UTC day from its raw pings, replacing that day's stats atomically.
 
     Runs in one REPEATABLE READ transaction: the write version recorded is the one of
@@ -207,7 +247,7 @@ async def aggregate_day(conn: asyncpg.Connection, day: date, work_mem: str = "25
         await conn.execute(f"SET LOCAL work_mem = '{work_mem}'")
         version = await conn.fetchval(
             "SELECT write_version FROM telemetry_day_writes WHERE day = $1", day) or 0
-        rows = await conn.fetch(_COMPUTE, start, end)
+        rows = await conn.fetch(_COMPUTE, start, end, qualifying_span)
         pings = await conn.fetchval(
             f"SELECT count(*) FROM {PARENT} WHERE received_at >= $1 AND received_at < $2", start, end)
         await conn.execute("DELETE FROM mod_daily_stats WHERE day = $1", day)

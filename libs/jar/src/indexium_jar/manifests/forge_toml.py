@@ -75,8 +75,22 @@ def parse(data: bytes, jar: c.Jar, path: str = FORGE_PATH) -> c.Output:
                                 "update_json": mod.get("updateJSONURL")}),
             icon=c.text(mod.get("logoFile")) or c.text(doc.get("logoFile")),
             game_versions=game, dependencies=tuple(deps), warnings=tuple(notes + game_notes),
+            environment=_environment(mod, doc),
         ))
     return out
+
+
+def _environment(mod: dict[str, Any], doc: dict[str, Any]) -> str:
+    """FML has no "environment" key; a mod says where it is needed in two other ways.
+
+    ``displayTest="IGNORE_SERVER_VERSION"`` is FML's mark of a server-only mod (clients
+    without it may join); ``clientSideOnly=true`` (Forge 1.20.4+) of a client-only one.
+    """
+    if doc.get("clientSideOnly") is True:
+        return "client"
+    if mod.get("displayTest") == "IGNORE_SERVER_VERSION":
+        return "server"
+    return "both"
 
 
 def _dependency_tables(raw: Any) -> dict[str, list[dict[str, Any]]]:

@@ -1,0 +1,6 @@
+package net.fabricmc.loader.api;
+
+/** Test stub. */
+public interface Version {
+    String getFriendlyString();
+}

@@ -1,0 +1,8 @@
+package net.minecraftforge.forgespi.language;
+
+/** Test stub (the real getVersion returns an ArtifactVersion; the client only calls toString). */
+public interface IModInfo {
+    String getModId();
+
+    Object getVersion();
+}

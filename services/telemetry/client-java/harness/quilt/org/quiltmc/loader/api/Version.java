@@ -1,0 +1,6 @@
+package org.quiltmc.loader.api;
+
+/** Test stub. */
+public interface Version {
+    String raw();
+}
