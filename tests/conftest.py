@@ -204,3 +204,40 @@ def raw_request():
         return int(answer.split(b" ", 2)[1]), answer
 
     return send
+
+
+# ---- Modrinth's published API document ------------------------------------------------------
+
+MODRINTH_OPENAPI = Path(__file__).resolve().parents[2] / "shared" / "spec" / "modrinth-openapi.yaml"
+
+
+class ModrinthSchema:
+    """Validates /v2 answers against Modrinth's own OpenAPI 3.0 document (labrinth v2.7.0) with
+    openapi-schema-validator: the response schema of a path/method/status as the file states it,
+    its $refs resolved inside the document. Nothing of the shapes is copied here."""
+
+    def __init__(self, path: Path):
+        import yaml
+
+        self.doc = yaml.safe_load(path.read_text())
+
+    def schema(self, path: str, method: str = "get", status: str = "200") -> dict:
+        return self.doc["paths"][path][method]["responses"][status]["content"]["application/json"]["schema"]
+
+    def validate(self, instance, schema: dict | str) -> None:
+        from openapi_schema_validator import OAS30Validator, oas30_format_checker
+
+        if isinstance(schema, str):  # a component by name
+            schema = {"$ref": f"#/components/schemas/{schema}"}
+        root = {"components": self.doc["components"], "allOf": [schema]}
+        OAS30Validator(root, format_checker=oas30_format_checker).validate(instance)
+
+    def check(self, instance, path: str, method: str = "get", status: str = "200") -> None:
+        self.validate(instance, self.schema(path, method, status))
+
+
+@pytest.fixture(scope="session")
+def modrinth_schema() -> ModrinthSchema:
+    if not MODRINTH_OPENAPI.exists():
+        pytest.fail(f"Modrinth's OpenAPI document is missing: {MODRINTH_OPENAPI}")
+    return ModrinthSchema(MODRINTH_OPENAPI)

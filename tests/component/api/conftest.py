@@ -56,18 +56,21 @@ class Seeder:
                                  default_branch="main", categories=list(categories), card=card)
 
     async def version(self, mod, number: str, files, *, status: str = "public", published: datetime | None = None,
-                      version_type: str = "release", downloads: int = 5):
-        """files: [(loaders, game_versions)] or [(loaders, game_versions, {"sha1": ..., ...})]."""
+                      version_type: str = "release", downloads: int = 5, manifests: list | None = None,
+                      changelog: str = "changes"):
+        """files: [(loaders, game_versions)] or [(loaders, game_versions, {"sha1": ..., ...})];
+        manifests: per file, its normalized manifest records (none by default)."""
         files = [f if len(f) == 3 else (*f, {}) for f in files]
         vid = await versions.upsert_version(
             self.db, mod_id=mod["id"], version_number=number, github_release_id=next(self._release),
-            tag_name=number, name=f"Release {number}", changelog="changes", version_type=version_type,
+            tag_name=number, name=f"Release {number}", changelog=changelog, version_type=version_type,
             published_at=published or T0, status=status,
             game_versions=sorted({g for f in files for g in f[1]}), loaders=sorted({lo for f in files for lo in f[0]}))
         rows = [versions.FileRow(github_asset_id=next(self._asset), filename=f"{mod['slug']}-{number}-{i}.jar",
                                  url=f"https://github.com/o/r/releases/download/{number}/f{i}.jar", size=1000,
                                  content_type="application/java-archive", github_digest=None, sidecar_url=None,
-                                 loaders=list(f[0]), game_versions=list(f[1]), manifests=[], is_primary=i == 0,
+                                 loaders=list(f[0]), game_versions=list(f[1]),
+                                 manifests=manifests[i] if manifests else [], is_primary=i == 0,
                                  download_count=downloads)
                 for i, f in enumerate(files)]
         ids = await versions.replace_files(self.db, vid, rows)

@@ -15,7 +15,7 @@ from aiohttp import web
 from indexium_platform.metrics import ServiceMetrics
 from indexium_platform.web import base_app, serve
 
-from . import db, edge, lookups, openapi, respond, routes, site
+from . import db, edge, lookups, openapi, respond, routes, site, v2
 from .cache import Cache
 from .invalidation import Invalidator
 from .metrics import ApiMetrics
@@ -57,6 +57,7 @@ def create_app(settings: Settings) -> web.Application:
     app.cleanup_ctx.append(invalidation)
     routes.setup(app)
     lookups.setup(app)
+    v2.setup(app)
     _setup_analytics(app)
     openapi.setup(app, settings)
     site.setup(app)  # the web site's pages at / (site/, docs/web.md)

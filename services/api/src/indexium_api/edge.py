@@ -16,7 +16,7 @@ from .state import API
 from .views import BASE
 
 RATE = web.RequestKey("rate", Verdict)  # read again when the response is prepared
-PUBLIC_PREFIXES = (BASE + "/", "/openapi.json")
+PUBLIC_PREFIXES = (BASE + "/", "/openapi.json", "/v2/", "/updates/")  # /v2: the Modrinth-compatible surface
 EXPOSED = "ETag, Retry-After, X-Cache, X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
 
 

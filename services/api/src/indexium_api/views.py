@@ -53,6 +53,7 @@ def mod(row) -> dict:
         "loaders": list(row["loaders"]),
         "game_versions": list(row["game_versions"]),
         "latest_version": row["latest_version"],
+        "latest_mod_version": row["latest_mod_version"],
         "downloads": row["downloads"],
         "active_servers": row["active_servers"],
         "repository": row["repo_full_name"],
@@ -86,6 +87,10 @@ def _file(f: dict) -> dict:
         "primary": f["primary"],
         "loaders": f["loaders"],
         "game_versions": f["game_versions"],
+        # The mod's own id and version as the file's manifest declares them (the release tag
+        # is the version's version_number; a jar tagged v1.0.0 may declare 0.9.1).
+        "mod_id": f.get("mod_id"),
+        "mod_version": f.get("mod_version"),
         # char(n) columns: strip any padding; null until the scan stage has hashed the file
         "hashes": {k: (v.strip() if v else None) for k, v in hashes.items()},
     }

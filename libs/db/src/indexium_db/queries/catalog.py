@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 import asyncpg
 
+from . import facets
 from .telemetry import ACTIVE_SERVERS_DAY, ACTIVE_SERVERS_EXPR, ACTIVE_SERVERS_JOIN
 from .websearch import defuse
 
@@ -59,6 +60,8 @@ class SearchQuery:
     environment: str | None = None
     categories: tuple[str, ...] = ()
     author: str | None = None
+    # Modrinth-style facet groups (/v2/search) beyond the loader/game-version pair: facets.py.
+    facets: tuple = ()
 
     def __post_init__(self) -> None:
         for name in ("game_versions", "loaders", "categories"):
@@ -116,6 +119,8 @@ def _filters(sq: SearchQuery, s: _Sql) -> list[str]:
         a = s.p(sq.author.lower())
         where.append(f"(m.author_keys @> ARRAY[{a}::text] OR m.author_github_id IN "
                      f"(SELECT github_id FROM authors WHERE lower(login) = {a}))")
+    if sq.facets:
+        where += facets.conditions(sq.facets, s.p)
     return where
 
 
@@ -297,7 +302,11 @@ async def mod_by_slug(conn: asyncpg.Connection, slug: str) -> asyncpg.Record | N
                   (SELECT login FROM authors a WHERE a.github_id = m.author_github_id) AS owner,
                   EXISTS (SELECT 1 FROM mod_icons i WHERE i.mod_id = m.id) AS has_icon,
                   COALESCE((SELECT ds.servers FROM mod_daily_stats ds
-                            WHERE ds.mod_id = m.id AND ds.day = {ACTIVE_SERVERS_DAY}), 0) AS active_servers
+                            WHERE ds.mod_id = m.id AND ds.day = {ACTIVE_SERVERS_DAY}), 0) AS active_servers,
+                  -- the latest version's own version, as its primary file's manifest declares it
+                  (SELECT f.manifest_version FROM mod_versions v JOIN version_files f ON f.version_id = v.id
+                   WHERE v.mod_id = m.id AND v.version_number = m.latest_version AND {PUBLIC_VERSION}
+                   ORDER BY f.is_primary DESC, f.filename LIMIT 1) AS latest_mod_version
            FROM mods m WHERE m.slug = $1 AND m.listed""",
         slug,
     )
@@ -312,6 +321,7 @@ VERSION_COLUMNS = """v.id, m.slug AS mod_slug, v.version_number, v.version_type,
        COALESCE((SELECT json_agg(json_build_object(
                     'filename', f.filename, 'url', f.url, 'size', f.size, 'primary', f.is_primary,
                     'loaders', f.loaders, 'game_versions', f.game_versions,
+                    'mod_id', f.manifest_mod_id, 'mod_version', f.manifest_version,
                     'hashes', json_build_object('sha1', f.sha1, 'sha256', f.sha256, 'sha512', f.sha512))
                     ORDER BY f.is_primary DESC, f.filename)
                  FROM version_files f WHERE f.version_id = v.id), '[]') AS files"""

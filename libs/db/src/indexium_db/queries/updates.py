@@ -23,7 +23,11 @@ async def newest_versions(
     loaders: list[str],
     game_versions: list[str],
     version_types: list[str],
-) -> dict[str, asyncpg.Record]:
+    columns: str = VERSION_COLUMNS,
+    every: bool = False,
+) -> dict[str, asyncpg.Record] | list[asyncpg.Record]:
+    """hash -> the newest allowed version (``columns`` of it). ``every``: a list of (hash, version)
+    rows instead, every allowed version of each hash, newest first (the /v2 update_many answer)."""
     col = column(algorithm)
     args: list = [hashes]
 
@@ -51,16 +55,17 @@ async def newest_versions(
                 WHERE hf.{col} = ANY($1::bpchar[]) AND {PUBLIC_VERSION} AND m.listed
                 ORDER BY hf.{col}, {VERSION_ORDER}
             )
-            SELECT h.hash, {VERSION_COLUMNS}
+            SELECT h.hash, {columns}
             FROM installed h
             CROSS JOIN LATERAL (
                 SELECT c.id FROM mod_versions c
                 WHERE {' AND '.join(conditions)}
                 ORDER BY {VERSION_ORDER.replace('v.', 'c.')}
-                LIMIT 1
+                {'' if every else 'LIMIT 1'}
             ) best
             JOIN mod_versions v ON v.id = best.id
-            JOIN mods m ON m.id = v.mod_id""",
+            JOIN mods m ON m.id = v.mod_id
+            ORDER BY h.hash, {VERSION_ORDER}""",
         *args,
     )
-    return {r["hash"]: r for r in rows}
+    return list(rows) if every else {r["hash"]: r for r in rows}

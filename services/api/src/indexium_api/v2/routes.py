@@ -1,0 +1,304 @@
+"""GET routes of /v2: search, projects, versions, tags. Query logic is libs/db's (catalog,
+modrinth); this module only reads parameters and shapes answers (build.py, shapes.py).
+
+Caching is /api/v1's: an answer about one mod asked by slug is tagged with that mod, so the
+same version events drop v1 and v2 entries alike; answers asked by id (the slug is unknown
+until the query ran) and listings are tagged ``global``, which every version event drops.
+"""
+
+from __future__ import annotations
+
+import re
+import typing
+
+from aiohttp import web
+
+from indexium_db.queries import catalog, modrinth
+from indexium_db.queries.facets import PLUGIN_LOADERS
+from indexium_jar.model import Loader
+from indexium_platform.web import error_response
+
+from .. import params
+from ..respond import GLOBAL, cached, mod_tag, not_found
+from ..state import API
+from . import build, licenses
+from . import params as v2params
+from .shapes import CategoryTag, DependencyList, LoaderTag, ProjectIdentifier, SearchResults
+
+TAGS_TTL_S = 3600.0
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{1,63}$")
+# Modrinth's sort names -> ours. Nobody follows anything here, so "follows" is by downloads.
+INDEXES = {"relevance": "relevance", "downloads": "downloads", "follows": "downloads", "newest": "newest",
+           "updated": "updated"}
+MAX_SEARCH_LIMIT = 100
+DEFAULT_SEARCH_LIMIT = 10
+
+
+def origin(request: web.Request) -> str:
+    """Scheme and host the client used: icon URLs must be absolute for a launcher to fetch them."""
+    return f"{request.scheme}://{request.host}"
+
+
+def _key(request: web.Request, name: str = "id") -> str | None:
+    key = request.match_info[name]
+    return key if v2params.KEY.match(key) else None
+
+
+def tags_for(key: str) -> tuple[str, ...]:
+    return (mod_tag(key),) if _SLUG.match(key) else (GLOBAL,)
+
+
+def no_project(key: str) -> tuple[int, dict]:
+    return not_found(f"No project with id or slug '{key[:64]}'.")
+
+
+def _missing(request: web.Request, name: str = "id") -> web.Response:
+    # Cannot exist (not an id, not a slug): answered without a query or a cache entry.
+    return web.json_response({"error": "not_found",
+                              "description": f"No project with id or slug '{request.match_info[name][:64]}'."},
+                             status=404)
+
+
+def _search_query(request: web.Request) -> catalog.SearchQuery:
+    s = request.app[API].settings
+    q = params.text(request, "query")
+    if params.text(request, "filter", max_len=400):
+        raise params.bad("filter", "is not supported; use facets")
+    groups = v2params.facet_groups(request)
+    loaders, game_versions, rest = v2params.split_per_file(groups)
+    index = params.choice(request, "index", tuple(INDEXES), default="relevance")
+    return catalog.SearchQuery(
+        q=" ".join(q.split()) if q else None, loaders=loaders, game_versions=game_versions, facets=rest,
+        limit=params.integer(request, "limit", default=DEFAULT_SEARCH_LIMIT, low=0, high=MAX_SEARCH_LIMIT),
+        offset=params.integer(request, "offset", default=0, low=0, high=s.max_offset),
+        sort=INDEXES[index],
+    )
+
+
+async def search(request: web.Request) -> web.Response:
+    api = request.app[API]
+    sq = _search_query(request)
+    here = origin(request)
+
+    async def query(conn):
+        if sq.limit == 0:  # only the count is wanted
+            return [], await catalog.count(conn, sq), {}
+        rows, total = await catalog.search(conn, sq)
+        return rows, total, await modrinth.hit_extras(conn, [r["slug"] for r in rows])
+
+    async def compute():
+        with api.metrics.search_seconds.time():
+            rows, total, extras = await api.db.run(query)
+        hits = [build.hit(here, r, extras[r["slug"]]) for r in rows if r["slug"] in extras]
+        return 200, SearchResults(hits=hits, offset=sq.offset, limit=sq.limit, total_hits=total)
+
+    return await cached(request, ("v2-search", sq, here), (GLOBAL,), compute)
+
+
+async def get_project(request: web.Request) -> web.Response:
+    api = request.app[API]
+    key = _key(request)
+    if key is None:
+        return _missing(request)
+    here = origin(request)
+
+    async def compute():
+        row = await api.db.run(modrinth.project, key)
+        return (200, build.project(here, row)) if row else no_project(key)
+
+    return await cached(request, ("v2-project", key, here), tags_for(key), compute)
+
+
+async def check_project(request: web.Request) -> web.Response:
+    api = request.app[API]
+    key = _key(request)
+    if key is None:
+        return _missing(request)
+
+    async def compute():
+        row = await api.db.run(modrinth.project, key)
+        return (200, ProjectIdentifier(id=row["public_id"])) if row else no_project(key)
+
+    return await cached(request, ("v2-check", key), tags_for(key), compute)
+
+
+def _ids(request: web.Request) -> list[str]:
+    ids = v2params.json_strings(request, "ids")
+    if ids is None:
+        raise params.bad("ids", 'is required: a JSON array of ids or slugs, e.g. ["AABBCCDD"]')
+    for i in ids:
+        if not v2params.KEY.match(i):
+            raise params.bad("ids", f"entry {i[:40]!r} is not an id or a slug")
+    return ids
+
+
+async def get_projects(request: web.Request) -> web.Response:
+    api = request.app[API]
+    ids = _ids(request)
+    here = origin(request)
+
+    async def compute():
+        rows = await api.db.run(modrinth.projects, ids)
+        return 200, [build.project(here, r) for r in rows]
+
+    return await cached(request, ("v2-projects", tuple(ids), here), (GLOBAL,), compute)
+
+
+async def _project_and(api, key: str, then):
+    async def query(conn):
+        row = await modrinth.project(conn, key)
+        return row, (await then(conn, row["id"]) if row is not None else None)
+
+    return await api.db.run(query)
+
+
+async def project_versions(request: web.Request) -> web.Response:
+    api = request.app[API]
+    loaders = v2params.json_strings(request, "loaders", max_values=params.MAX_VALUES, max_len=32) or []
+    game_versions = v2params.json_strings(request, "game_versions", max_values=params.MAX_VALUES) or []
+    featured = v2params.boolean(request, "featured", None)
+    changelog = v2params.boolean(request, "include_changelog", True)
+    key = _key(request)
+    if key is None:
+        return _missing(request)
+
+    async def compute():
+        row, versions = await _project_and(
+            api, key, lambda conn, mod_id: modrinth.versions_of(conn, mod_id, game_versions=game_versions,
+                                                                loaders=loaders))
+        if row is None:
+            return no_project(key)
+        if featured:  # nothing is featured here: no one picks versions by hand
+            return 200, []
+        return 200, [build.version(v, changelog=changelog) for v in versions]
+
+    cache_key = ("v2-versions", key, tuple(loaders), tuple(game_versions), featured, changelog)
+    return await cached(request, cache_key, tags_for(key), compute)
+
+
+async def project_version(request: web.Request) -> web.Response:
+    api = request.app[API]
+    key = _key(request)
+    number = params.clean("version", request.match_info["version"], 128)
+    if key is None:
+        return _missing(request)
+
+    async def compute():
+        row, version = await _project_and(api, key, lambda conn, mod_id: modrinth.version_of_project(conn, mod_id,
+                                                                                                     number))
+        if row is None:
+            return no_project(key)
+        if version is None:
+            return not_found(f"Project '{key}' has no public version '{number}'.")
+        return 200, build.version(version)
+
+    return await cached(request, ("v2-project-version", key, number), tags_for(key), compute)
+
+
+async def get_version(request: web.Request) -> web.Response:
+    api = request.app[API]
+    vid = request.match_info["id"]
+    if not v2params.KEY.match(vid):
+        return error_response(404, "not_found", "No public version with that id.")
+
+    async def compute():
+        rows = await api.db.run(modrinth.versions_by_ids, [vid])
+        return (200, build.version(rows[0])) if rows else not_found(f"No public version with id '{vid}'.")
+
+    return await cached(request, ("v2-version", vid), (GLOBAL,), compute)
+
+
+async def get_versions(request: web.Request) -> web.Response:
+    api = request.app[API]
+    ids = _ids(request)
+
+    async def compute():
+        rows = await api.db.run(modrinth.versions_by_ids, ids)
+        return 200, [build.version(r) for r in rows]
+
+    return await cached(request, ("v2-versions-by-id", tuple(ids)), (GLOBAL,), compute)
+
+
+async def project_dependencies(request: web.Request) -> web.Response:
+    api = request.app[API]
+    key = _key(request)
+    if key is None:
+        return _missing(request)
+    here = origin(request)
+
+    async def compute():
+        row, deps = await _project_and(api, key, modrinth.dependencies)
+        if row is None:
+            return no_project(key)
+        projects, versions = deps
+        return 200, DependencyList(projects=[build.project(here, p) for p in projects],
+                                   versions=[build.version(v, changelog=False) for v in versions])
+
+    # Another mod's release changes what this answer shows: global, like listings.
+    return await cached(request, ("v2-dependencies", key, here), (GLOBAL,), compute)
+
+
+async def tag_game_version(request: web.Request) -> web.Response:
+    async def compute():
+        return 200, build.game_version_tags()
+
+    return await cached(request, ("v2-tags", "game_version"), (), compute, ttl=TAGS_TTL_S)
+
+
+async def tag_loader(request: web.Request) -> web.Response:
+    async def compute():
+        return 200, [LoaderTag(icon="", name=name,
+                               supported_project_types=["mod", "plugin"] if name in PLUGIN_LOADERS else ["mod"])
+                     for name in typing.get_args(Loader)]
+
+    return await cached(request, ("v2-tags", "loader"), (), compute, ttl=TAGS_TTL_S)
+
+
+async def tag_category(request: web.Request) -> web.Response:
+    api = request.app[API]
+
+    async def compute():
+        names = await api.db.run(modrinth.categories_in_use)
+        return 200, [CategoryTag(icon="", name=n, project_type="mod", header="categories") for n in names]
+
+    return await cached(request, ("v2-tags", "category"), (GLOBAL,), compute)
+
+
+async def tag_license(request: web.Request) -> web.Response:
+    async def compute():
+        return 200, licenses.tags()
+
+    return await cached(request, ("v2-tags", "license"), (), compute, ttl=TAGS_TTL_S)
+
+
+async def tag_project_type(request: web.Request) -> web.Response:
+    async def compute():
+        return 200, ["mod", "plugin"]
+
+    return await cached(request, ("v2-tags", "project_type"), (), compute, ttl=TAGS_TTL_S)
+
+
+async def tag_side_type(request: web.Request) -> web.Response:
+    async def compute():
+        return 200, ["required", "optional", "unsupported", "unknown"]
+
+    return await cached(request, ("v2-tags", "side_type"), (), compute, ttl=TAGS_TTL_S)
+
+
+def setup(app: web.Application) -> None:
+    r = app.router
+    r.add_get("/v2/search", search)
+    r.add_get("/v2/project/{id}", get_project)
+    r.add_get("/v2/project/{id}/check", check_project)
+    r.add_get("/v2/project/{id}/version", project_versions)
+    r.add_get("/v2/project/{id}/version/{version:.+}", project_version)
+    r.add_get("/v2/project/{id}/dependencies", project_dependencies)
+    r.add_get("/v2/projects", get_projects)
+    r.add_get("/v2/version/{id}", get_version)
+    r.add_get("/v2/versions", get_versions)
+    r.add_get("/v2/tag/game_version", tag_game_version)
+    r.add_get("/v2/tag/loader", tag_loader)
+    r.add_get("/v2/tag/category", tag_category)
+    r.add_get("/v2/tag/license", tag_license)
+    r.add_get("/v2/tag/project_type", tag_project_type)
+    r.add_get("/v2/tag/side_type", tag_side_type)
