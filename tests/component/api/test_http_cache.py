@@ -140,7 +140,11 @@ async def test_openapi_document_is_served(client):
         resp = await client.get(path)
         doc = await resp.json()
         assert resp.status == 200 and doc["openapi"].startswith("3.1")
-        assert "/mods" in doc["paths"] and "/versions/update-check" in doc["paths"]
+        assert "/api/v1/mods" in doc["paths"] and "/api/v1/versions/update-check" in doc["paths"]
+        assert "/v2/search" in doc["paths"] and "/updates/{id}/forge_updates.json" in doc["paths"]
+        # Components are generated from the Structs that encode the answers.
+        assert doc["components"]["schemas"]["File"]["required"][-3:] == ["mod_id", "mod_version", "hashes"]
+        assert "v2.Project" in doc["components"]["schemas"] and doc["servers"] == [{"url": "/"}]
 
 
 async def test_metrics_count_cache_results_by_route_template(client, seed):

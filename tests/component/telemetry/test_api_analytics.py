@@ -113,4 +113,4 @@ async def test_badge_label_is_escaped_and_unknown_mods_get_an_svg_404(api, mods)
 
 async def test_routes_are_in_the_openapi_document(api):
     doc = await (await api.get("/api/v1/openapi.json")).json()
-    assert "/mods/{slug}/analytics" in doc["paths"] and "/badges/{slug}/servers.svg" in doc["paths"]
+    assert "/api/v1/mods/{slug}/analytics" in doc["paths"] and "/api/v1/badges/{slug}/servers.svg" in doc["paths"]

@@ -30,10 +30,15 @@ MAX_EXAMPLES = int(os.environ.get("INDEXIUM_CONTRACT_EXAMPLES", "15"))
 # What the app serves (analytics adds its paths when that module is present).
 DOCUMENT = json.loads(create_app(load(Settings, {}))[openapi.DOCUMENT].body)
 OPERATIONS = [(m.upper(), p) for p, item in DOCUMENT["paths"].items() for m in item]
-SEEDED = {"slug": "sodium", "version_number": "0.5.3", "hash": "0" * 40}
+SEEDED = {"slug": "sodium", "version_number": "0.5.3", "hash": "0" * 40, "id": "sodium", "version": "0.5.3"}
 # A hash of the right length for a different algorithm is a 400 the document cannot express
 # (it names the parameter, as promised), so "valid data is accepted" does not hold there.
-CROSS_FIELD_RULES = {"/versions/by-hash/{hash}", "/versions/by-hashes", "/versions/update-check"}
+CROSS_FIELD_RULES = {"/api/v1/versions/by-hash/{hash}", "/api/v1/versions/by-hashes", "/api/v1/versions/update-check",
+                     "/v2/version_file/{hash}", "/v2/version_file/{hash}/download", "/v2/version_file/{hash}/update",
+                     "/v2/version_files", "/v2/version_files/update", "/v2/version_files/update_many",
+                     # JSON inside a query string (ids, loaders, facets): its grammar is the route's
+                     # own and a generated string is rarely one; every answer must still conform.
+                     "/v2/search", "/v2/projects", "/v2/versions", "/v2/project/{id}/version"}
 
 
 async def _seed(conn: asyncpg.Connection) -> None:
@@ -117,6 +122,6 @@ def test_every_response_conforms(operations, live_api, method, path, mode):
     @settings(max_examples=MAX_EXAMPLES, deadline=None, database=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
     def check(case):
-        case.call_and_validate(base_url=f"{live_api}/api/v1", excluded_checks=excluded)
+        case.call_and_validate(base_url=live_api, excluded_checks=excluded)
 
     check()

@@ -1,5 +1,9 @@
 """GET /openapi.json: the OpenAPI 3.1 description of what this server really does.
 
+Component schemas are generated from the msgspec Structs that encode the answers
+(shapes.py for /api/v1, v2/shapes.py for /v2); paths and parameters are written here, next
+to the limits params.py enforces.
+
 Kept next to the handlers and checked against them by a schemathesis property test
 (tests/integration/api/test_openapi_contract.py): every documented parameter limit is
 the one params.py enforces, every status a route can answer is listed. Other modules
@@ -10,10 +14,12 @@ from __future__ import annotations
 
 import copy
 
+import msgspec
 from aiohttp import web
 
 from indexium_db.queries import catalog
 
+from . import shapes
 from .respond import Cached, make
 from .settings import Settings
 from .views import BASE
@@ -25,14 +31,6 @@ _NO_NUL = "^[^\\u0000]*$"
 
 def _ref(name: str) -> dict:
     return {"$ref": f"#/components/schemas/{name}"}
-
-
-def _nullable(t: str, **extra) -> dict:
-    return {"type": [t, "null"], **extra}
-
-
-def _strings(**extra) -> dict:
-    return {"type": "array", "items": {"type": "string", **extra}}
 
 
 _HEADERS_CACHED = {
@@ -209,79 +207,31 @@ def _paths(settings: Settings) -> dict:
     }
 
 
-_STR = {"type": "string"}
-_INT0 = {"type": "integer", "minimum": 0}
-_DATE = _nullable("string", format="date-time")
-
-SCHEMAS = {
-    "Error": {"type": "object", "required": ["error", "description"], "additionalProperties": False,
-              "properties": {"error": _STR, "description": _STR}},
-    "SearchHit": {"type": "object", "additionalProperties": False, "required": [
-        "slug", "name", "summary", "authors", "categories", "environment", "loaders", "game_versions",
-        "latest_version", "downloads", "active_servers", "icon_url", "created_at", "updated_at"],
-        "properties": {
-            "slug": _STR, "name": _STR, "summary": _STR, "authors": _strings(), "categories": _strings(),
-            "environment": {"type": "string", "enum": ["client", "server", "both"]},
-            "loaders": _strings(), "game_versions": _strings(), "latest_version": _nullable("string"),
-            "downloads": _INT0, "active_servers": _INT0, "icon_url": _nullable("string"),
-            "created_at": _DATE, "updated_at": _DATE}},
-    "SearchResult": {"type": "object", "additionalProperties": False,
-                     "required": ["hits", "total", "limit", "offset"],
-                     "properties": {"hits": {"type": "array", "items": _ref("SearchHit")}, "total": _INT0,
-                                    "limit": {"type": "integer", "minimum": 1}, "offset": _INT0}},
-    "Mod": {"type": "object", "additionalProperties": False, "required": [
-        "slug", "name", "summary", "description", "authors", "owner", "licenses", "links", "categories",
-        "environment", "loaders", "game_versions", "latest_version", "latest_mod_version", "downloads",
-        "active_servers", "repository", "icon_url", "created_at", "updated_at"],
-        "properties": {
-            "slug": _STR, "name": _STR, "summary": _STR, "description": _STR, "authors": _strings(),
-            "owner": _nullable("string"), "licenses": _strings(),
-            "links": {"type": "object", "additionalProperties": _STR}, "categories": _strings(),
-            "environment": {"type": "string", "enum": ["client", "server", "both"]},
-            "loaders": _strings(), "game_versions": _strings(), "latest_version": _nullable("string"),
-            "latest_mod_version": _nullable("string"),
-            "downloads": _INT0, "active_servers": _INT0, "repository": _STR, "icon_url": _nullable("string"),
-            "created_at": _DATE, "updated_at": _DATE}},
-    "File": {"type": "object", "additionalProperties": False,
-             "required": ["filename", "url", "size", "primary", "loaders", "game_versions", "mod_id",
-                          "mod_version", "hashes"],
-             "properties": {
-                 "filename": _STR, "url": _STR, "size": _INT0, "primary": {"type": "boolean"},
-                 "loaders": _strings(), "game_versions": _strings(),
-                 "mod_id": _nullable("string"), "mod_version": _nullable("string"),
-                 "hashes": {"type": "object", "additionalProperties": False,
-                            "required": ["sha1", "sha256", "sha512"],
-                            "properties": {k: _nullable("string") for k in ("sha1", "sha256", "sha512")}}}},
-    "Version": {"type": "object", "additionalProperties": False, "required": [
-        "mod", "version_number", "version_type", "name", "changelog", "loaders", "game_versions",
-        "published_at", "downloads", "files"],
-        "properties": {
-            "mod": {"type": "string", "description": "The mod's slug."}, "version_number": _STR,
-            "version_type": {"type": "string", "enum": list(catalog.VERSION_TYPES)},
-            "name": _STR, "changelog": _STR, "loaders": _strings(), "game_versions": _strings(),
-            "published_at": _DATE, "downloads": _INT0, "files": {"type": "array", "items": _ref("File")}}},
-    "LoaderTag": {"type": "object", "additionalProperties": False, "required": ["name"],
-                  "properties": {"name": _STR}},
-    "GameVersionTag": {"type": "object", "additionalProperties": False,
-                       "required": ["version", "version_type", "date"],
-                       "properties": {"version": _STR,
-                                      "version_type": {"type": "string",
-                                                       "enum": ["release", "snapshot", "old_beta", "old_alpha"]},
-                                      "date": _STR}},
-}
+def components(types, prefix: str = "") -> dict:
+    """OpenAPI component schemas generated from msgspec Structs (the encoders of the answers);
+    ``prefix`` keeps two surfaces' same-named shapes apart (v1 ``Version``, v2 ``v2.Version``)."""
+    _, schemas = msgspec.json.schema_components(types, ref_template="#/components/schemas/" + prefix + "{name}")
+    return {prefix + name: schema for name, schema in schemas.items()}
 
 
 def document(settings: Settings, extra: list[tuple[dict, dict]] = ()) -> dict:
-    paths, schemas = _paths(settings), copy.deepcopy(SCHEMAS)
+    from .v2 import openapi as v2  # noqa: PLC0415 - v2 builds on this module's helpers
+
+    paths, schemas = _paths(settings), components(shapes.COMPONENTS)
     for more_paths, more_schemas in extra:
         paths.update(more_paths)
-        schemas.update(more_schemas)
+        schemas.update(copy.deepcopy(more_schemas))
+    paths = {BASE + path: item for path, item in paths.items()}
+    v2_paths, v2_schemas = v2.document(settings)
+    paths.update(v2_paths)
+    schemas.update(v2_schemas)
     return {
         "openapi": "3.1.0",
         "info": {"title": "Indexium public API", "version": "1.0.0",
                  "description": "Minecraft mods published as GitHub Releases. Errors are "
                                 "{\"error\": code, \"description\": text}. See docs/api.md."},
-        "servers": [{"url": BASE}],
+        # Paths are absolute: /api/v1/... and the Modrinth-compatible /v2/... share one server.
+        "servers": [{"url": "/"}],
         "paths": paths,
         "components": {"schemas": schemas},
     }

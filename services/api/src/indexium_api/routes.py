@@ -153,7 +153,7 @@ def _missing_mod(request: web.Request) -> web.Response:
 
 async def tag_loaders(request: web.Request) -> web.Response:
     async def compute():
-        return 200, [{"name": name} for name in typing.get_args(Loader)]
+        return 200, [views.loader_tag(name) for name in typing.get_args(Loader)]
 
     return await cached(request, ("tags", "loaders"), (), compute, ttl=TAGS_TTL_S)
 

@@ -11,16 +11,10 @@ from __future__ import annotations
 from typing import Literal
 
 import msgspec
-from msgspec import UNSET, UnsetType
 
 Side = Literal["required", "optional", "unsupported", "unknown"]
 EnvironmentName = Literal["client_and_server", "client_only", "server_only", "unknown"]
 DependencyType = Literal["required", "optional", "incompatible", "embedded"]
-
-
-class Error(msgspec.Struct, frozen=True):
-    error: str
-    description: str
 
 
 class License(msgspec.Struct, frozen=True):
@@ -41,8 +35,8 @@ class VersionFile(msgspec.Struct, frozen=True):
     filename: str
     primary: bool
     size: int
-    # Left out rather than null: in OAS 3.0 a nullable enum without null in it refuses null.
-    file_type: UnsetType = UNSET
+    # file_type and requested_status are left out rather than null: Modrinth's OAS 3.0 document
+    # makes them nullable enums without null in the enum, which a validator refuses.
 
 
 class Dependency(msgspec.Struct, frozen=True):
@@ -191,6 +185,6 @@ class ForgeUpdates(msgspec.Struct, frozen=True):
     promos: dict[str, str]
 
 
-# Components of our own OpenAPI document, in the order they are listed.
-COMPONENTS = (Error, Project, Version, SearchResults, ProjectIdentifier, DependencyList, GameVersionTag,
+# Components of our own OpenAPI document (errors are /api/v1's Error: the same envelope).
+COMPONENTS = (Project, Version, SearchResults, ProjectIdentifier, DependencyList, GameVersionTag,
               LoaderTag, CategoryTag, LicenseTag, ForgeUpdates)

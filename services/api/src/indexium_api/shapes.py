@@ -1,0 +1,121 @@
+"""The /api/v1 answers as msgspec Structs: the encoders of the answers (views.py builds them) and
+the source of their OpenAPI components (``msgspec.json.schema_components`` in openapi.py), so
+the document cannot drift from the bytes. Unknown fields are forbidden, which the document
+states as ``additionalProperties: false``: the contract test then catches a field added here
+but not there, and the other way round.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+import msgspec
+
+Count = Annotated[int, msgspec.Meta(ge=0)]
+Environment = Literal["client", "server", "both"]
+VersionType = Literal["release", "beta", "alpha"]
+
+
+class _Shape(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    pass
+
+
+class Error(_Shape):
+    error: str
+    description: str
+
+
+class SearchHit(_Shape):
+    slug: str
+    name: str
+    summary: str
+    authors: list[str]
+    categories: list[str]
+    environment: Environment
+    loaders: list[str]
+    game_versions: list[str]
+    latest_version: str | None
+    downloads: Count
+    active_servers: Count
+    icon_url: str | None
+    created_at: datetime | None
+    updated_at: datetime | None
+
+
+class SearchResult(_Shape):
+    hits: list[SearchHit]
+    total: Count
+    limit: Annotated[int, msgspec.Meta(ge=1)]
+    offset: Count
+
+
+class Mod(_Shape):
+    slug: str
+    name: str
+    summary: str
+    description: str
+    authors: list[str]
+    owner: str | None
+    licenses: list[str]
+    links: dict[str, str]
+    categories: list[str]
+    environment: Environment
+    loaders: list[str]
+    game_versions: list[str]
+    latest_version: Annotated[str | None, msgspec.Meta(description="The release tag of the latest version.")]
+    latest_mod_version: Annotated[str | None, msgspec.Meta(
+        description="The latest version's own version, as its primary file's manifest declares it.")]
+    downloads: Count
+    active_servers: Count
+    repository: str
+    icon_url: str | None
+    created_at: datetime | None
+    updated_at: datetime | None
+
+
+class FileHashes(_Shape):
+    # null until the scan stage has hashed the file
+    sha1: str | None
+    sha256: str | None
+    sha512: str | None
+
+
+class File(_Shape):
+    filename: str
+    url: str
+    size: Count
+    primary: bool
+    loaders: list[str]
+    game_versions: list[str]
+    mod_id: Annotated[str | None, msgspec.Meta(description="The mod id the file's manifest declares.")]
+    mod_version: Annotated[str | None, msgspec.Meta(
+        description="The mod's own version as the file's manifest declares it (the release tag is "
+                    "version_number); null where the manifest format gives none.")]
+    hashes: FileHashes
+
+
+class Version(_Shape):
+    mod: Annotated[str, msgspec.Meta(description="The mod's slug.")]
+    version_number: Annotated[str, msgspec.Meta(description="The release tag.")]
+    version_type: VersionType
+    name: str
+    changelog: str
+    loaders: list[str]
+    game_versions: list[str]
+    published_at: datetime | None
+    downloads: Count
+    files: list[File]
+
+
+class LoaderTag(_Shape):
+    name: str
+
+
+class GameVersionTag(_Shape):
+    version: str
+    version_type: Literal["release", "snapshot", "old_beta", "old_alpha"]
+    date: str
+
+
+COMPONENTS = (Error, SearchResult, Mod, Version, LoaderTag, GameVersionTag)
