@@ -102,3 +102,34 @@ async def wait_for_status(client, path, status, timeout=2.0):
             return
         await asyncio.sleep(0.02)
     raise AssertionError(f"{path} did not become {status}")
+
+
+async def test_v2_entries_are_dropped_by_the_same_events_as_v1(make_client, nats_url, seed):
+    """A hidden version disappears from /v2 answers asked by slug and by id as from /api/v1's."""
+    (client,) = await replicas(make_client, nats_url, n=1)
+    m = await seed.mod("twofaced", summary="shown on both surfaces")
+    await seed.version(m, "1.0", [FABRIC_120], published=seed.T0)
+    vid = await seed.version(m, "2.0", [FABRIC_120], published=seed.T0 + seed.days(1))
+    pid = await seed.db.fetchval("SELECT public_id FROM mods WHERE id = $1", m["id"])
+    version_id = await seed.db.fetchval("SELECT public_id FROM mod_versions WHERE id = $1", vid)
+    paths = ["/api/v1/mods/twofaced/versions", "/v2/project/twofaced/version", f"/v2/project/{pid}",
+             f"/v2/version/{version_id}", "/v2/search?query=surfaces", "/updates/twofaced/forge_updates.json"]
+    for path in paths:  # warm
+        await client.get(path)
+        assert (await client.get(path)).headers["X-Cache"] == "HIT", path
+    await seed.db.execute("UPDATE mod_versions SET hidden = true WHERE id = $1", vid)
+    await mods.refresh_rollup(seed.db, m["id"])
+    await publish(nats_url, events.VersionHidden(mod_id=str(m["id"]), slug="twofaced", version_id=str(vid),
+                                                 version_number="2.0", reason="release deleted"), events.HIDDEN)
+    deadline = time.monotonic() + 2.0
+    while (await client.get(f"/v2/version/{version_id}")).status != 404:
+        assert time.monotonic() < deadline, "v2 version by id still served after the event"
+        await asyncio.sleep(0.01)
+    for path in paths:
+        if path.startswith("/v2/version/"):
+            continue  # re-cached (as a 404) by the wait above
+        resp = await client.get(path)
+        assert resp.headers["X-Cache"] == "MISS", path
+    body = await (await client.get("/v2/project/twofaced/version")).json()
+    assert [v["version_number"] for v in body] == ["1.0"]
+    assert len((await (await client.get(f"/v2/project/{pid}")).json())["versions"]) == 1
