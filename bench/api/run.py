@@ -39,6 +39,7 @@ sys.path.insert(0, str(HERE))
 
 import data  # noqa: E402
 import siterows  # noqa: E402
+import v2rows  # noqa: E402
 import visibility  # noqa: E402
 
 from indexium_contracts import registry  # noqa: E402
@@ -294,6 +295,10 @@ async def main(args) -> None:
                     say(line)
                 say("\nhash lookups and update checks (uncached):")
                 for line in await lookups(http, api, catalogue):
+                    say(line)
+                say("\nAPI v2 (Modrinth-compatible, bench/api/v2rows.py):")
+                for line in await v2rows.rows(http, api_proc, catalogue.names, tmp, seconds=args.seconds,
+                                              connections=args.connections, best_of=best_of, summary=summary):
                     say(line)
                 if not args.skip_webhooks:
                     say(f"\nwebhook-to-searchable ({args.webhooks} releases, ingest + indexer + API as processes):")
