@@ -85,6 +85,8 @@ async def test_release_webhook_becomes_searchable_once(gh, services, database_ur
             card = await resp.json()
         assert card["description"] == "A modern rendering engine.\n\nFast."
         assert card["repository"] == "CaffeineMC/sodium-fabric"
+        # The release tag stays the version number; the jar's own version is shown beside it.
+        assert card["latest_version"] == "mc1.20.1-0.5.3" and card["latest_mod_version"] == "0.5.3+mc1.20.1"
 
         async with http.get(f"{api}/api/v1/mods/sodium/versions") as resp:
             versions = await resp.json()
@@ -93,6 +95,7 @@ async def test_release_webhook_becomes_searchable_once(gh, services, database_ur
         asset = release.assets[0]
         assert file["url"] == payload["release"]["assets"][0]["browser_download_url"]
         assert file["filename"] == asset.name and file["size"] == len(jar)
+        assert (file["mod_id"], file["mod_version"]) == ("sodium", "0.5.3+mc1.20.1")
         # Public only after the scan stage streamed the whole file once and found it clean.
         assert file["hashes"]["sha256"] == hashlib.sha256(jar).hexdigest()
         assert file["hashes"]["sha1"] == hashlib.sha1(jar).hexdigest()
