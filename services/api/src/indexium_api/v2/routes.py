@@ -8,6 +8,7 @@ until the query ran) and listings are tagged ``global``, which every version eve
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import typing
 
@@ -80,15 +81,24 @@ async def search(request: web.Request) -> web.Response:
     sq = _search_query(request)
     here = origin(request)
 
-    async def query(conn):
-        if sq.limit == 0:  # only the count is wanted
+    async def query(conn, total):
+        if sq.limit == 0 and total is not None:  # only the count is wanted
+            return [], total, {}
+        if sq.limit == 0:
             return [], await catalog.count(conn, sq), {}
-        rows, total = await catalog.search(conn, sq)
+        rows, total = await catalog.search(conn, sq, total=total)
         return rows, total, await modrinth.hit_extras(conn, [r["slug"] for r in rows])
 
     async def compute():
+        total = None
+        if sq.q is None:
+            # A browse total depends only on the filters: every page and order of one filter shares
+            # it, and with /api/v1 too (the same key for the same filters).
+            filters = dataclasses.replace(sq, limit=0, offset=0, sort=None)
+            total, _ = await api.cache.get(("search-total", filters), (GLOBAL,), api.settings.cache_ttl_s,
+                                           lambda: api.db.run(catalog.count, filters))
         with api.metrics.search_seconds.time():
-            rows, total, extras = await api.db.run(query)
+            rows, total, extras = await api.db.run(query, total)
         hits = [build.hit(here, r, extras[r["slug"]]) for r in rows if r["slug"] in extras]
         return 200, SearchResults(hits=hits, offset=sq.offset, limit=sq.limit, total_hits=total)
 
