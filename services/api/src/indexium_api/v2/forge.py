@@ -40,12 +40,12 @@ def document(project, files) -> dict:
 async def forge_updates(request: web.Request) -> web.Response:
     api = request.app[API]
     loaders = LOADERS[params.choice(request, "neoforge", ("only", "include"))]
-    key = routes._key(request)
+    key = routes.key_of(request)
     if key is None:
-        return routes._missing(request)
+        return routes.missing(request)
 
     async def compute():
-        row, files = await routes._project_and(api, key, lambda conn, mod_id: modrinth.forge_versions(
+        row, files = await routes.project_and(api, key, lambda conn, mod_id: modrinth.forge_versions(
             conn, mod_id, loaders))
         if row is None:
             return routes.no_project(key)

@@ -40,7 +40,7 @@ def origin(request: web.Request) -> str:
     return f"{request.scheme}://{request.host}"
 
 
-def _key(request: web.Request, name: str = "id") -> str | None:
+def key_of(request: web.Request, name: str = "id") -> str | None:
     key = request.match_info[name]
     return key if v2params.KEY.match(key) else None
 
@@ -53,7 +53,7 @@ def no_project(key: str) -> tuple[int, dict]:
     return not_found(f"No project with id or slug '{key[:64]}'.")
 
 
-def _missing(request: web.Request, name: str = "id") -> web.Response:
+def missing(request: web.Request, name: str = "id") -> web.Response:
     # Cannot exist (not an id, not a slug): answered without a query or a cache entry.
     return web.json_response({"error": "not_found",
                               "description": f"No project with id or slug '{request.match_info[name][:64]}'."},
@@ -107,9 +107,9 @@ async def search(request: web.Request) -> web.Response:
 
 async def get_project(request: web.Request) -> web.Response:
     api = request.app[API]
-    key = _key(request)
+    key = key_of(request)
     if key is None:
-        return _missing(request)
+        return missing(request)
     here = origin(request)
 
     async def compute():
@@ -121,9 +121,9 @@ async def get_project(request: web.Request) -> web.Response:
 
 async def check_project(request: web.Request) -> web.Response:
     api = request.app[API]
-    key = _key(request)
+    key = key_of(request)
     if key is None:
-        return _missing(request)
+        return missing(request)
 
     async def compute():
         row = await api.db.run(modrinth.project, key)
@@ -154,7 +154,7 @@ async def get_projects(request: web.Request) -> web.Response:
     return await cached(request, ("v2-projects", tuple(ids), here), (GLOBAL,), compute)
 
 
-async def _project_and(api, key: str, then):
+async def project_and(api, key: str, then):
     async def query(conn):
         row = await modrinth.project(conn, key)
         return row, (await then(conn, row["id"]) if row is not None else None)
@@ -168,12 +168,12 @@ async def project_versions(request: web.Request) -> web.Response:
     game_versions = v2params.json_strings(request, "game_versions", max_values=params.MAX_VALUES) or []
     featured = v2params.boolean(request, "featured", None)
     changelog = v2params.boolean(request, "include_changelog", True)
-    key = _key(request)
+    key = key_of(request)
     if key is None:
-        return _missing(request)
+        return missing(request)
 
     async def compute():
-        row, versions = await _project_and(
+        row, versions = await project_and(
             api, key, lambda conn, mod_id: modrinth.versions_of(conn, mod_id, game_versions=game_versions,
                                                                 loaders=loaders))
         if row is None:
@@ -188,13 +188,13 @@ async def project_versions(request: web.Request) -> web.Response:
 
 async def project_version(request: web.Request) -> web.Response:
     api = request.app[API]
-    key = _key(request)
+    key = key_of(request)
     number = params.clean("version", request.match_info["version"], 128)
     if key is None:
-        return _missing(request)
+        return missing(request)
 
     async def compute():
-        row, version = await _project_and(api, key, lambda conn, mod_id: modrinth.version_of_project(conn, mod_id,
+        row, version = await project_and(api, key, lambda conn, mod_id: modrinth.version_of_project(conn, mod_id,
                                                                                                      number))
         if row is None:
             return no_project(key)
@@ -231,13 +231,13 @@ async def get_versions(request: web.Request) -> web.Response:
 
 async def project_dependencies(request: web.Request) -> web.Response:
     api = request.app[API]
-    key = _key(request)
+    key = key_of(request)
     if key is None:
-        return _missing(request)
+        return missing(request)
     here = origin(request)
 
     async def compute():
-        row, deps = await _project_and(api, key, modrinth.dependencies)
+        row, deps = await project_and(api, key, modrinth.dependencies)
         if row is None:
             return no_project(key)
         projects, versions = deps
