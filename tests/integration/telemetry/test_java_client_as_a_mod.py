@@ -47,8 +47,7 @@ async def test_the_scan_stage_verdict_on_the_jar_is_clean_with_one_low_network_f
             asset = rel.asset("indexium-telemetry-1.0.0.jar")
             ctx = ScanContext(session=session, policy=DownloadPolicy(
                 allowed_hosts=frozenset({gh.github_host, gh.cdn_host}), timeout=10),
-                parse_executor=parse, hash_executor=hashing, limits=ScanLimits(), max_bytes=16 << 20,
-                prefetch_directory=True)
+                parse_executor=parse, hash_executor=hashing, limits=ScanLimits(), max_bytes=16 << 20)
             verdict = await scan_file(ctx, FileToScan(gh.download_url(asset), asset.size, asset.digest, None))
     finally:
         parse.shutdown()

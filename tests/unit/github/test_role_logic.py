@@ -161,6 +161,6 @@ def test_ingest_runs_without_the_app_or_with_all_of_it():
 def test_the_github_consumer_is_registered_for_the_app_subjects():
     assert onboarding.GITHUB in registry.CONSUMERS
     assert set(onboarding.GITHUB.filter_subjects) == {ingest.INSTALLATION, ingest.INSTALLATION_REPOSITORIES,
-                                                      ingest.PUSH, ingest.REPOSITORY}
+                                                      ingest.PUSH, ingest.REPOSITORY, ingest.CATCH_UP}
     assert ingest.RELEASE not in onboarding.GITHUB.filter_subjects  # the release indexer keeps those
     assert {onboarding.REDELIVERY_LOCK, onboarding.REDELIVERED} <= set(registry.BUCKETS)
