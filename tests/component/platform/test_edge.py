@@ -34,3 +34,41 @@ async def test_request_ids_are_echoed_or_unique():
         resp = await client.post("/hello")
         assert resp.status == 405 and "GET" in resp.headers["Allow"]
         assert (await resp.json())["error"] == "method_not_allowed"
+
+
+async def test_request_id_is_bound_while_handling_and_hooks_see_every_response():
+    import structlog
+
+    from indexium_platform.web import PREFLIGHT, RESPONSE_HOOK, ApiError
+
+    app = base_app("edge", ServiceMetrics("edge"))
+    seen_ids, hooked = [], []
+
+    async def hello(request: web.Request) -> web.Response:
+        seen_ids.append(structlog.contextvars.get_contextvars().get("request_id"))
+        if request.query.get("fail") == "api":
+            raise ApiError(429, "rate_limited", "slow down")
+        if request.query.get("fail") == "redirect":
+            raise web.HTTPFound("/elsewhere")
+        return web.Response(text="hi")
+
+    app.router.add_get("/hello", hello)
+    app[RESPONSE_HOOK] = lambda request, response: hooked.append(response.status) or response.headers.update(
+        {"X-Hooked": "yes"})
+    app[PREFLIGHT] = lambda request, refused: web.Response(status=204) if request.path == "/hello" else None
+    async with TestClient(TestServer(app)) as client:
+        resp = await client.get("/hello", headers={"X-Request-Id": "rid-1"})
+        assert resp.headers["X-Hooked"] == "yes" and seen_ids == ["rid-1"]
+        assert structlog.contextvars.get_contextvars().get("request_id") is None  # not left bound
+        resp = await client.get("/hello", params={"fail": "api"})
+        assert resp.status == 429 and resp.headers["X-Hooked"] == "yes"
+        resp = await client.get("/hello", params={"fail": "redirect"}, allow_redirects=False)
+        assert resp.status == 302 and resp.headers["X-Hooked"] == "yes"
+        resp = await client.get("/nowhere")
+        assert resp.status == 404 and resp.headers["X-Hooked"] == "yes"
+        preflight = await client.options("/hello")
+        assert preflight.status == 204 and preflight.headers["X-Hooked"] == "yes"
+        refused = await client.post("/hello")  # not OPTIONS: the 405 envelope, the hook not asked
+        assert refused.status == 405 and (await refused.json())["error"] == "method_not_allowed"
+    assert hooked == [200, 429, 302, 404, 204, 405]
+    assert len(seen_ids) == 3 and seen_ids[0] == "rid-1" and all(seen_ids)

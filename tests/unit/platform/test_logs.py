@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import re
@@ -55,3 +56,58 @@ def test_canonical_line_honours_the_level_and_the_console_format(stderr):
     logs.canonical("m").info("request", status=201)
     text = raw.getvalue().decode()
     assert "request" in text and "status=201" in text and not text.startswith("{")
+
+
+def test_request_line_is_the_info_line_assembled_from_parts(stderr):
+    raw, stream = stderr
+    logs.configure("svc", fmt="json", level="info", stream=stream)
+    structlog.contextvars.bind_contextvars(request_id='r-"2"\\', stream_seq=7, status="bound")
+    line = logs.canonical("indexium_platform.web")
+    for _ in range(2):  # the second time from the cached start of the line
+        line.info("request", method="GET", route="/api/v1/mods", status=200, duration_ms=0.35)
+        line.request("GET", "/api/v1/mods", 200, 0.35)
+    line.request("POST", "/x", 404, 12.0)
+    info, fast, info2, fast2, other = lines(raw)
+    for a, b in ((info, fast), (info2, fast2)):
+        assert a.pop("timestamp")[:16] == b.pop("timestamp")[:16]
+        assert a == b == {"method": "GET", "route": "/api/v1/mods", "status": 200, "duration_ms": 0.35,
+                          "event": "request", "logger_name": "indexium_platform.web", "service": "svc",
+                          "request_id": 'r-"2"\\', "stream_seq": 7, "level": "info"}
+    assert (other["method"], other["route"], other["status"], other["duration_ms"]) == ("POST", "/x", 404, 12.0)
+    structlog.contextvars.unbind_contextvars("request_id", "stream_seq", "status")
+    line.request("GET", "/y", 200, 1.5)
+    assert set(lines(raw)[-1]) == {"method", "route", "status", "duration_ms", "event", "logger_name", "service",
+                                   "level", "timestamp"}
+
+
+def test_request_line_at_warning_level_or_in_console_mode(stderr):
+    raw, stream = stderr
+    logs.configure("svc", fmt="json", level="warning", stream=stream)
+    logs.canonical("m").request("GET", "/x", 200, 1.0)
+    assert raw.getvalue() == b""
+    logs.configure("svc", fmt="console", level="info", stream=stream)
+    logs.canonical("m").request("GET", "/x", 201, 1.0)
+    assert "status=201" in raw.getvalue().decode()
+
+
+async def test_lines_in_one_loop_iteration_are_written_together_and_in_order(stderr):
+    raw, stream = stderr
+    logs.configure("svc", fmt="json", level="info", stream=stream)
+    writes = []
+    real_write = raw.write
+    raw.write = lambda data: writes.append(data) or real_write(data)
+    line = logs.canonical("m")
+    line.request("GET", "/a", 200, 1.0)
+    line.request("GET", "/b", 200, 1.0)
+    assert raw.getvalue() == b""  # held until the loop iteration ends
+    logs.get("m").warning("other")  # any other line writes the held ones first
+    line.request("GET", "/c", 200, 1.0)
+    assert [entry.get("route", entry["event"]) for entry in lines(raw)] == ["/a", "/b", "other"]
+    await asyncio.sleep(0)
+    assert [entry.get("route", entry["event"]) for entry in lines(raw)] == ["/a", "/b", "other", "/c"]
+    assert len(writes) == 3  # /a and /b in one write
+    for i in range(logs.PENDING_MAX + 1):  # a burst is not held without bound
+        line.request("GET", f"/{i}", 200, 1.0)
+    assert len(lines(raw)) == 4 + logs.PENDING_MAX
+    logs.flush()
+    assert len(lines(raw)) == 5 + logs.PENDING_MAX

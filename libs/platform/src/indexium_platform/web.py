@@ -29,9 +29,18 @@ METRICS = web.AppKey("metrics", ServiceMetrics)
 READINESS = web.AppKey("readiness", dict)  # name -> ReadinessCheck
 SHUTTING_DOWN = web.AppKey("shutting_down", asyncio.Event)
 SERVICE = web.AppKey("service", str)
+# Optional: called with every response the edge middleware sends (answers, error envelopes,
+# HTTP exceptions), before it is sent, to add headers. A hook rather than an
+# on_response_prepare signal, which costs every request a signal dispatch and a coroutine.
+RESPONSE_HOOK = web.AppKey("response_hook", Callable[[web.Request, web.StreamResponse], None])
+# Optional: answers an OPTIONS request the router refused with 405 (a CORS preflight), or
+# None to answer the 405. A hook here rather than a middleware of its own: every middleware
+# layer costs every request, and only OPTIONS requests need this.
+PREFLIGHT = web.AppKey("preflight", Callable[[web.Request, web.HTTPMethodNotAllowed], "web.StreamResponse | None"])
 
 log = logs.get(__name__)
 request_line = logs.canonical(__name__)
+_REQUEST_ID = logs.context_var("request_id")  # bound around every request (None: bind_contextvars)
 _json = msgspec.json.Encoder()
 
 
@@ -72,27 +81,6 @@ _QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics"})
 _BODY_HEADERS = frozenset({"content-type", "content-length"})
 
 
-class _RouteMetrics:
-    """Labelled metric children cached per (route, method, status): label look-ups are on the hot path."""
-
-    def __init__(self, metrics: ServiceMetrics):
-        self._metrics = metrics
-        self._counters: dict[tuple[str, str, int], object] = {}
-        self._latency: dict[tuple[str, str], object] = {}
-
-    def observe(self, template: str, method: str, status: int, elapsed: float) -> None:
-        counter = self._counters.get((template, method, status))
-        if counter is None:
-            counter = self._counters[(template, method, status)] = self._metrics.http_requests.labels(
-                template, method, str(status))
-        latency = self._latency.get((template, method))
-        if latency is None:
-            latency = self._latency[(template, method)] = self._metrics.http_latency.labels(template, method)
-        counter.inc()
-        latency.observe(elapsed)
-
-
-ROUTE_METRICS = web.AppKey("route_metrics", _RouteMetrics)
 
 
 BODY_LIMIT = web.AppKey("body_limit", int)  # the app's client_max_size: the default body limit
@@ -177,7 +165,10 @@ async def _edge_middleware(request: web.Request, handler):
     route = request.match_info.route.resource
     template = route.canonical if route is not None else "unmatched"
     request_id = header_text(request, "X-Request-Id", 128) or new_request_id()
-    structlog.contextvars.bind_contextvars(request_id=request_id)
+    if _REQUEST_ID is not None:
+        bound = _REQUEST_ID.set(request_id)
+    else:
+        structlog.contextvars.bind_contextvars(request_id=request_id)
     status = 500
     try:
         try:
@@ -187,7 +178,10 @@ async def _edge_middleware(request: web.Request, handler):
             if exc.close_connection:
                 response.force_close()
         except web.HTTPException as exc:
-            if exc.status >= 400 and exc.content_type != "application/json":
+            preflight = request.app.get(PREFLIGHT) if exc.status == 405 and request.method == "OPTIONS" else None
+            if preflight is not None and (answer := preflight(request, exc)) is not None:
+                response = answer
+            elif exc.status >= 400 and exc.content_type != "application/json":
                 code = _HTTP_CODES.get(exc.status, "http_error")
                 # Keep what the exception says beyond its own body (Allow on a 405), not its
                 # Content-Type/Length: aiohttp refuses a Content-Type header next to content_type.
@@ -207,18 +201,26 @@ async def _edge_middleware(request: web.Request, handler):
             response = error_response(500, "internal_error", "Something went wrong on our side.")
         status = response.status
         response.headers["X-Request-Id"] = request_id
+        hook = request.app.get(RESPONSE_HOOK)
+        if hook is not None and not response.prepared:
+            hook(request, response)
         return response
     except web.HTTPException as exc:
         status = exc.status
+        hook = request.app.get(RESPONSE_HOOK)
+        if hook is not None:
+            hook(request, exc)
         raise
     finally:
         elapsed = time.perf_counter() - started
-        request.app[ROUTE_METRICS].observe(template, request.method, status, elapsed)
+        request.app[METRICS].requests.observe(template, request.method, status, elapsed)
         if template not in _QUIET_ROUTES:
             # The canonical line: no client address, ever (telemetry's privacy promise).
-            request_line.info("request", method=request.method, route=template, status=status,
-                              duration_ms=round(elapsed * 1000, 2))
-        structlog.contextvars.unbind_contextvars("request_id")
+            request_line.request(request.method, template, status, round(elapsed * 1000, 2))
+        if _REQUEST_ID is not None:
+            _REQUEST_ID.reset(bound)
+        else:
+            structlog.contextvars.unbind_contextvars("request_id")
 
 
 async def _healthz(request: web.Request) -> web.Response:
@@ -262,7 +264,6 @@ def base_app(
     app[BODY_LIMIT] = client_max_size
     app[SERVICE] = service
     app[METRICS] = metrics
-    app[ROUTE_METRICS] = _RouteMetrics(metrics)
     app[READINESS] = {}
     app[SHUTTING_DOWN] = asyncio.Event()
     app.on_shutdown.append(_mark_shutting_down)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from indexium_platform.web import ApiError
+from indexium_platform.web import PREFLIGHT, RESPONSE_HOOK, ApiError
 
 from .ratelimit import Verdict
 from .state import API
@@ -43,23 +43,20 @@ async def rate_limit(request: web.Request, handler):
     return await handler(request)
 
 
-@web.middleware
-async def preflight(request: web.Request, handler):
+def preflight(request: web.Request, refused: web.HTTPMethodNotAllowed) -> web.Response | None:
     """CORS preflight for any public route: an OPTIONS the router has no handler for (405)
-    is answered here with the methods the route allows; an unknown path stays a 404."""
-    if request.method == "OPTIONS" and _public(request.path):
-        refused = request.match_info.http_exception
-        if isinstance(refused, web.HTTPMethodNotAllowed):
-            methods = sorted({*refused.allowed_methods, "OPTIONS"})
-            return web.Response(status=204, headers={
-                "Access-Control-Allow-Methods": ", ".join(methods),
-                "Access-Control-Allow-Headers": "Content-Type, If-None-Match",
-                "Access-Control-Max-Age": "86400",
-            })
-    return await handler(request)
+    is answered with the methods the route allows; an unknown path stays a 404."""
+    if not _public(request.path):
+        return None
+    methods = sorted({*refused.allowed_methods, "OPTIONS"})
+    return web.Response(status=204, headers={
+        "Access-Control-Allow-Methods": ", ".join(methods),
+        "Access-Control-Allow-Headers": "Content-Type, If-None-Match",
+        "Access-Control-Max-Age": "86400",
+    })
 
 
-async def decorate(request: web.Request, response: web.StreamResponse) -> None:
+def decorate(request: web.Request, response: web.StreamResponse) -> None:
     if not _public(request.path):
         return
     headers = response.headers
@@ -75,7 +72,7 @@ async def decorate(request: web.Request, response: web.StreamResponse) -> None:
 
 
 def setup(app: web.Application) -> None:
-    app.middlewares.append(preflight)
+    app[PREFLIGHT] = preflight  # answered by the platform's edge middleware: no middleware of our own
     if app[API].limiter is not None:  # no middleware at all when the limit is off
         app.middlewares.append(rate_limit)
-    app.on_response_prepare.append(decorate)
+    app[RESPONSE_HOOK] = decorate  # by the platform's edge middleware: no signal per response

@@ -16,7 +16,7 @@ from aiohttp import web
 
 from indexium_platform.web import ApiError
 
-from .cache import Unavailable
+from .cache import HIT, Unavailable
 from .state import API
 
 _json = msgspec.json.Encoder()
@@ -85,15 +85,18 @@ async def cached(
     cache_control: str | None = None,
 ) -> web.Response:
     api = request.app[API]
+    value = api.cache.fresh(key, tags)
+    if value is not None:
+        result = HIT
+    else:
+        async def build() -> Cached:
+            result = await compute()
+            return result if isinstance(result, Cached) else make(*result)
 
-    async def build() -> Cached:
-        result = await compute()
-        return result if isinstance(result, Cached) else make(*result)
-
-    try:
-        value, result = await api.cache.get(key, tags, api.settings.cache_ttl_s if ttl is None else ttl, build)
-    except Unavailable:
-        raise unavailable(request) from None
+        try:
+            value, result = await api.cache.get(key, tags, api.settings.cache_ttl_s if ttl is None else ttl, build)
+        except Unavailable:
+            raise unavailable(request) from None
     route = request.match_info.route.resource
     api.metrics.cache_result(route.canonical if route else "unmatched", result).inc()
     if value.status >= 400:
