@@ -161,3 +161,59 @@ async def test_runs_of_dashes_are_a_search_not_a_500(client, seed):
         resp = await client.get("/api/v1/mods", params={"q": q})
         assert resp.status == 200, (q, await resp.text())
     assert await slugs(client, q="sodium " + "-" * 40) == ["sodium"]
+
+
+async def test_a_broad_query_ranks_bounded_candidates_and_keeps_names_first(client, seed, db):
+    from indexium_db.queries import catalog
+
+    # 8 matches of "magic"; with broad_matches=5 the query counts as broad and only the 3 most
+    # downloaded matches (broad_candidates) plus names starting with "magic" are ranked.
+    exact = await seed.mod("magic", name="Magic", summary="Spells")
+    await seed.version(exact, "1.0", [FABRIC_120], downloads=1)
+    prefix = await seed.mod("magic-pets", name="Magic Pets", summary="Pets")
+    await seed.version(prefix, "1.0", [FABRIC_120], downloads=2)
+    for i, downloads in enumerate([5000, 4000, 3000, 20, 10]):
+        m = await seed.mod(f"other{i}", name=f"Other {i}", summary="Adds magic wands")
+        await seed.version(m, "1.0", [FABRIC_120], downloads=downloads)
+    named = await seed.mod("dark-magic", name="Dark Magic", summary="Curses")  # name match, unpopular
+    await seed.version(named, "1.0", [FABRIC_120], downloads=3)
+    sq = catalog.SearchQuery("magic", limit=3)
+    rows, total = await catalog.search(db, sq, broad_matches=5, broad_candidates=3)
+    assert [r["slug"] for r in rows] == ["magic", "magic-pets", "other0"]  # exact, prefix, then rank
+    assert total >= 6  # an estimate once broad, never below what was seen
+    everything, _ = await catalog.search(db, catalog.SearchQuery("magic", limit=10), broad_matches=5,
+                                         broad_candidates=10)
+    assert {r["slug"] for r in everything} >= {"magic", "magic-pets", "dark-magic", "other0", "other4"}
+    # The trade: with 3 candidates, an unpopular mod naming the word mid-name is not ranked.
+    page, _ = await catalog.search(db, catalog.SearchQuery("magic", limit=3), broad_matches=5, broad_candidates=3)
+    assert "dark-magic" not in [r["slug"] for r in page]
+    # A page past the candidates ranks every match, with the exact total.
+    deep, deep_total = await catalog.search(db, catalog.SearchQuery("magic", limit=3, offset=3),
+                                            broad_matches=5, broad_candidates=3)
+    assert deep_total == 8 and len(deep) == 3
+    # Not broad (the defaults): every match ranked, exact total.
+    rows, total = await catalog.search(db, catalog.SearchQuery("magic", limit=3))
+    assert total == 8 and [r["slug"] for r in rows] == ["magic", "magic-pets", "dark-magic"]
+
+
+async def test_typos_corrected_by_word_similarity_and_remembered(seed, db):
+    from indexium_db.queries import catalog
+
+    cozy = await seed.mod("cozy-lanterns", name="Cozy Lanterns", summary="Warm lights")
+    await seed.version(cozy, "1.0", [FABRIC_120])
+    other = await seed.mod("copper", name="Copper Pipes", summary="Pipes")
+    await seed.version(other, "1.0", [FABRIC_120])
+    corrections = catalog.Corrections()
+    # "coy" is too far from "cozy" as a whole word (similarity 0.29) but 0.5 by word similarity:
+    # corrected, then answered by full text (the name scan is not needed). "copper" is as
+    # word-similar (0.5); ties go to the more similar whole word.
+    rows, total = await catalog.search(db, catalog.SearchQuery("coy"), corrections=corrections)
+    assert [r["slug"] for r in rows] == ["cozy-lanterns"] and total == 1
+    assert corrections.get("coy") == (True, "cozy")
+    await db.execute("DELETE FROM search_words WHERE word = 'cozy'")  # the memory answers now
+    rows, _ = await catalog.search(db, catalog.SearchQuery("coy"), corrections=corrections)
+    assert [r["slug"] for r in rows] == ["cozy-lanterns"]
+    small = catalog.Corrections(max_words=2)
+    for w in ("a1", "b1", "c1"):
+        small.put(w, None)
+    assert len(small) == 1  # bounded: cleared when full

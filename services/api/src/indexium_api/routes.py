@@ -64,7 +64,7 @@ async def search_mods(request: web.Request) -> web.Response:
             total, _ = await api.cache.get(("search-total", filters), (GLOBAL,), api.settings.cache_ttl_s,
                                            lambda: api.db.run(catalog.count, filters))
         with api.metrics.search_seconds.time():
-            rows, total = await api.db.run(catalog.search, sq, total=total)
+            rows, total = await api.db.run(catalog.search, sq, total=total, corrections=api.corrections)
         return 200, views.search(rows, total, sq.limit, sq.offset)
 
     return await cached(request, ("search", sq), (GLOBAL,), compute)

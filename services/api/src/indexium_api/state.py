@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from indexium_db.queries.catalog import Corrections
+
 from .cache import Cache
 from .db import ReadDatabase
 from .metrics import ApiMetrics
@@ -22,6 +24,7 @@ class Api:
     limiter: RateLimiter | None
     db: ReadDatabase | None = field(default=None)  # set by the pool's cleanup_ctx
     parsed_searches: dict = field(default_factory=dict)  # raw query string -> SearchQuery
+    corrections: Corrections = field(default_factory=Corrections)  # typo -> catalogue word, this process
 
 
 API = web.AppKey("api", Api)
