@@ -61,7 +61,8 @@ def test_canonical_line_honours_the_level_and_the_console_format(stderr):
 def test_request_line_is_the_info_line_assembled_from_parts(stderr):
     raw, stream = stderr
     logs.configure("svc", fmt="json", level="info", stream=stream)
-    structlog.contextvars.bind_contextvars(request_id='r-"2"\\', stream_seq=7, status="bound")
+    structlog.contextvars.bind_contextvars(request_id='r-"2"\\', stream_seq=7, status="bound",
+                                           github_event="a\udcff")
     line = logs.canonical("indexium_platform.web")
     for _ in range(2):  # the second time from the cached start of the line
         line.info("request", method="GET", route="/api/v1/mods", status=200, duration_ms=0.35)
@@ -72,9 +73,10 @@ def test_request_line_is_the_info_line_assembled_from_parts(stderr):
         assert a.pop("timestamp")[:16] == b.pop("timestamp")[:16]
         assert a == b == {"method": "GET", "route": "/api/v1/mods", "status": 200, "duration_ms": 0.35,
                           "event": "request", "logger_name": "indexium_platform.web", "service": "svc",
-                          "request_id": 'r-"2"\\', "stream_seq": 7, "level": "info"}
+                          "request_id": 'r-"2"\\', "stream_seq": 7, "github_event": "a\\udcff",
+                          "level": "info"}
     assert (other["method"], other["route"], other["status"], other["duration_ms"]) == ("POST", "/x", 404, 12.0)
-    structlog.contextvars.unbind_contextvars("request_id", "stream_seq", "status")
+    structlog.contextvars.unbind_contextvars("request_id", "stream_seq", "status", "github_event")
     line.request("GET", "/y", 200, 1.5)
     assert set(lines(raw)[-1]) == {"method", "route", "status", "duration_ms", "event", "logger_name", "service",
                                    "level", "timestamp"}

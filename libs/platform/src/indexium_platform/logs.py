@@ -182,6 +182,32 @@ def _bound_context() -> dict:
 
 
 _PREFIX_LEN = len(structlog.contextvars.STRUCTLOG_KEY_PREFIX)
+_KEY_PARTS: dict[str, bytes] = {}  # context variable name -> b',"key":'
+
+
+def _context_json() -> bytes:
+    """The bound context as the members of a JSON object, each after a comma (b"" if none);
+    keys the canonical line sets itself are left out."""
+    registry = getattr(structlog.contextvars, "_CONTEXT_VARS", None)
+    if registry is None:
+        context = {k: v for k, v in _bound_context().items() if k not in _OWN_KEYS}
+        return b"," + encode_line(context)[1:-1] if context else b""
+    parts = []
+    for name, var in tuple(registry.items()):
+        value = var.get(Ellipsis)
+        if value is Ellipsis:
+            continue
+        key = _KEY_PARTS.get(name)
+        if key is None:
+            short = name[_PREFIX_LEN:]
+            key = _KEY_PARTS[name] = b"" if short in _OWN_KEYS else b"," + _json.encode(short) + b":"
+        if key:
+            parts.append(key)
+            try:
+                parts.append(_json.encode(value))
+            except UnicodeEncodeError:
+                parts.append(_json.encode(_escaped(value)))
+    return b"".join(parts)
 
 
 def context_var(key: str) -> contextvars.ContextVar | None:
@@ -235,10 +261,8 @@ class Canonical:
                 self._heads.clear()
             head = self._heads[(method, route, status)] = (
                 encode_line({"method": method, "route": route, "status": status})[:-1] + b',"duration_ms":')
-        context = {k: v for k, v in _bound_context().items() if k not in _OWN_KEYS}
         fast.write_line(b"".join((
-            head, _json.encode(duration_ms), self._tail,
-            b"," + encode_line(context)[1:-1] if context else b"",
+            head, _json.encode(duration_ms), self._tail, _context_json(),
             b',"level":"info","timestamp":"', fast.timestamp().encode(), b'"}\n')))
 
 

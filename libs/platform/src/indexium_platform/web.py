@@ -162,6 +162,7 @@ def new_request_id() -> str:
 async def _edge_middleware(request: web.Request, handler):
     """Metrics by route template, one canonical log line, errors as the envelope."""
     started = time.perf_counter()
+    app = request.app
     route = request.match_info.route.resource
     template = route.canonical if route is not None else "unmatched"
     request_id = header_text(request, "X-Request-Id", 128) or new_request_id()
@@ -178,7 +179,7 @@ async def _edge_middleware(request: web.Request, handler):
             if exc.close_connection:
                 response.force_close()
         except web.HTTPException as exc:
-            preflight = request.app.get(PREFLIGHT) if exc.status == 405 and request.method == "OPTIONS" else None
+            preflight = app.get(PREFLIGHT) if exc.status == 405 and request.method == "OPTIONS" else None
             if preflight is not None and (answer := preflight(request, exc)) is not None:
                 response = answer
             elif exc.status >= 400 and exc.content_type != "application/json":
@@ -201,19 +202,19 @@ async def _edge_middleware(request: web.Request, handler):
             response = error_response(500, "internal_error", "Something went wrong on our side.")
         status = response.status
         response.headers["X-Request-Id"] = request_id
-        hook = request.app.get(RESPONSE_HOOK)
+        hook = app.get(RESPONSE_HOOK)
         if hook is not None and not response.prepared:
             hook(request, response)
         return response
     except web.HTTPException as exc:
         status = exc.status
-        hook = request.app.get(RESPONSE_HOOK)
+        hook = app.get(RESPONSE_HOOK)
         if hook is not None:
             hook(request, exc)
         raise
     finally:
         elapsed = time.perf_counter() - started
-        request.app[METRICS].requests.observe(template, request.method, status, elapsed)
+        app[METRICS].requests.observe(template, request.method, status, elapsed)
         if template not in _QUIET_ROUTES:
             # The canonical line: no client address, ever (telemetry's privacy promise).
             request_line.request(request.method, template, status, round(elapsed * 1000, 2))
