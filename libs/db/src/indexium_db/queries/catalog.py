@@ -250,8 +250,10 @@ def _page_sql(sq: SearchQuery, fuzzy: bool, cap: int | None = None) -> tuple[str
     WHERE {' AND '.join(conditions)}
     ORDER BY {inner_order}
     LIMIT {s.p(sq.limit)} OFFSET {s.p(sq.offset)})""")
+    # Capped: the query's tsquery too, which a broad query's second pass needs as a parameter.
+    tsq = ", (SELECT tsq::text FROM query) AS tsq" if cap is not None and sq.q and sort == "relevance" else ""
     sql = f"""WITH {', '.join(ctes)}
-SELECT {_HIT_COLUMNS}{', h.total' if total else ''}
+SELECT {_HIT_COLUMNS}{', h.total' if total else ''}{tsq}
 FROM h JOIN mods m ON m.id = h.id
 ORDER BY {_ORDER[sort]}"""
     return sql, s.args
@@ -295,11 +297,8 @@ ORDER BY {_ORDER["relevance"]}"""
     return sql, s.args
 
 
-async def _broad(conn: asyncpg.Connection, sq: SearchQuery, found_at_least: int,
+async def _broad(conn: asyncpg.Connection, sq: SearchQuery, tsq: str, found_at_least: int,
                  candidates: int) -> tuple[list[asyncpg.Record], int]:
-    s = _Sql()
-    cte, _, _ = _text_query(sq, s, fuzzy=False, ranked=False)
-    tsq = await conn.fetchval(f"{cte} SELECT tsq::text FROM query", *s.args)
     sql, args = _broad_sql(sq, tsq, candidates)
     rows = await conn.fetch(sql, *args)
     # The total: the planner's estimate of the matches (its statistics of the lexemes), as
@@ -358,7 +357,7 @@ async def _run(
     sql, args = _page_sql(sq, fuzzy, cap)
     rows = await conn.fetch(sql, *args)
     if cap is not None and rows and rows[0]["total"] > cap:
-        return await _broad(conn, sq, cap + 1, broad[1])
+        return await _broad(conn, sq, rows[0]["tsq"], cap + 1, broad[1])
     if sq.q and rows:
         return rows, rows[0]["total"]
     if not rows and sq.offset == 0:
