@@ -1,6 +1,6 @@
 """Stream a whole asset over HTTP under the jar reader's download rules.
 
-The same :class:`~indexium_jar.policy.DownloadPolicy` as the range reader: every
+The same :class:`~indexium_jar.http.policy.DownloadPolicy` as the range reader: every
 redirect hop is followed by hand and its host checked against ``allowed_hosts``
 before anything is sent (hosts admitted only by a wildcard must resolve to public
 addresses), at most ``max_redirects`` hops. Failures are the jar reader's typed
@@ -26,8 +26,8 @@ from indexium_jar.errors import (
     NetworkError,
     TooManyRedirects,
 )
-from indexium_jar.http_source import parse_retry_after
-from indexium_jar.policy import DownloadPolicy, check_host
+from indexium_jar.http.source import parse_retry_after
+from indexium_jar.http.policy import DownloadPolicy, check_host
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 CHUNK = 256 * 1024  # handed to the hashers and the parser at a time

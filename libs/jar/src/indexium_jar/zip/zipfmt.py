@@ -24,7 +24,7 @@ import zlib
 
 import msgspec
 
-from .errors import (
+from ..errors import (
     CorruptZip,
     CrcMismatch,
     EncryptedEntry,

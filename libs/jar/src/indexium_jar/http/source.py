@@ -24,7 +24,7 @@ from email.utils import parsedate_to_datetime
 import aiohttp
 from yarl import URL
 
-from .errors import (
+from ..errors import (
     AssetChanged,
     AssetNotFound,
     FetchLimitExceeded,
@@ -74,7 +74,7 @@ class _Reply:
 
 
 class HttpRangeSource:
-    """A ``RangeSource`` (see :mod:`indexium_jar.remote`) over one HTTP(S) URL."""
+    """A ``RangeSource`` (see :mod:`indexium_jar.http.remote`) over one HTTP(S) URL."""
 
     def __init__(
         self,
