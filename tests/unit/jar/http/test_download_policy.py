@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from indexium_jar.errors import HttpError, JarReadError, NetworkError
-from indexium_jar.http.source import parse_retry_after
+from indexium_jar.http.hops import parse_retry_after
 from indexium_jar.http.policy import DownloadPolicy, is_public_address
 
 
