@@ -52,8 +52,8 @@ from indexium_devstack.fakegithub import FakeGitHub
 from indexium_devstack.jars import large_jar
 from indexium_indexer.jarread import read_metadata
 from indexium_jar.manifests import LOADER_MANIFESTS
-from indexium_jar.remote import DownloadPolicy
-from indexium_jar.zipfmt import CentralDirectory, locate_eocd
+from indexium_jar.http.remote import DownloadPolicy
+from indexium_jar.zip.zipfmt import CentralDirectory, locate_eocd
 
 SIZES = (10_000, 100_000, 1_000_000, 5_000_000, 20_000_000, 50_000_000)
 ENTRIES = (10, 100, 1_000, 5_000, 20_000)
@@ -214,7 +214,7 @@ async def end_to_end(quick: bool) -> None:
 
     from indexium_indexer.scan.archive import ScanLimits
     from indexium_indexer.scan.pipeline import FileToScan, ScanContext, scan_file
-    from indexium_jar.remote import RemoteJar
+    from indexium_jar.http.remote import RemoteJar
 
     _memoize_fake_etags()
     print("\nEnd to end: CDN requests and bytes per jar, indexer + scan stage (server-side counts)\n")

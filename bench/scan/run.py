@@ -39,9 +39,9 @@ from indexium_devstack.jars import large_jar
 from indexium_indexer.scan.archive import ScanLimits, scan_archive
 from indexium_indexer.scan.pipeline import scan_stream
 from indexium_indexer.jarread import read_source
-from indexium_jar import entrysizes
-from indexium_jar.policy import DownloadPolicy
-from indexium_jar.remote import MemorySource
+from indexium_jar.zip import entrysizes
+from indexium_jar.http.policy import DownloadPolicy
+from indexium_jar.http.remote import MemorySource
 
 ROOT = Path(__file__).resolve().parents[2]
 CHUNK = 256 * 1024

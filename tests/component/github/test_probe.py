@@ -10,7 +10,7 @@ import pytest
 from indexium_contracts import github
 from indexium_devstack import jars
 from indexium_indexer.github.probe import CANDIDATE_PATHS, Prober
-from indexium_jar.remote import DownloadPolicy
+from indexium_jar.http.remote import DownloadPolicy
 
 FABRIC = json.dumps({"schemaVersion": 1, "id": "lumen", "version": "1", "name": "Lumen"})
 MODS_TOML = 'modLoader="javafml"\nloaderVersion="[47,)"\nlicense="MIT"\n[[mods]]\nmodId="glow"\nversion="1"\n'

@@ -19,7 +19,7 @@ from indexium_contracts.ingest import ReleaseReceived
 from indexium_devstack.embedded import free_port
 from indexium_devstack.fakegithub import FakeGitHub
 from indexium_indexer.job import ReleaseIndexer
-from indexium_jar.remote import DownloadPolicy
+from indexium_jar.http.remote import DownloadPolicy
 from indexium_platform.settings import load
 
 _deliveries = itertools.count(1)

@@ -25,7 +25,7 @@ from indexium_devstack.fakegithub import FakeGitHub
 from indexium_indexer.job import ReleaseIndexer
 from indexium_indexer.scan.app import create_app
 from indexium_indexer.scan.settings import Settings
-from indexium_jar.policy import DownloadPolicy
+from indexium_jar.http.policy import DownloadPolicy
 from indexium_ops import cli
 from indexium_platform.settings import load
 

@@ -15,8 +15,8 @@ from indexium_devstack.fakegithub import FakeGitHub
 from indexium_indexer.jarread import read_source
 from indexium_indexer.scan.archive import ScanLimits
 from indexium_indexer.scan.pipeline import FileToScan, ScanContext, scan_file
-from indexium_jar.policy import DownloadPolicy
-from indexium_jar.remote import MemorySource
+from indexium_jar.http.policy import DownloadPolicy
+from indexium_jar.http.remote import MemorySource
 
 from .javaclient import build
 

@@ -13,7 +13,7 @@ import pytest
 
 from indexium_devstack import jars
 from indexium_indexer.jarread import icon_guesses, read_source
-from indexium_jar.remote import DownloadPolicy, MemorySource, RemoteJar
+from indexium_jar.http.remote import DownloadPolicy, MemorySource, RemoteJar
 
 POLICY = DownloadPolicy(allowed_hosts=frozenset())
 MF = jars.manifest({"Implementation-Version": "3.2.1", "Fabric-Minecraft-Version": "1.20.1"})

@@ -47,7 +47,7 @@ class FileRef(msgspec.Struct, frozen=True):
     digest: str | None = None  # GitHub's "sha256:<hex>" when the asset had one
     sidecar_url: str | None = None  # a "<name>.sha256" asset of the same release
     # Compressed sizes of the jar's data-descriptor entries as the indexer read them from the
-    # central directory (indexium_jar.entrysizes format; b"" for none, or too many to send):
+    # central directory (indexium_jar.zip.entrysizes format; b"" for none, or too many to send):
     # the scan streams the file without a Range request of its own for them.
     entry_sizes: bytes = b""
 

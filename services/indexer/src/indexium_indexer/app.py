@@ -8,7 +8,7 @@ from aiohttp import web
 from indexium_db.pool import create_pool, ping
 from indexium_db.queries import versions
 from indexium_jar.gameversions import VersionTable, default_table, table_from
-from indexium_jar.remote import DownloadPolicy
+from indexium_jar.http.remote import DownloadPolicy
 from indexium_platform import logs, natsutil
 from indexium_platform.consumer import PullConsumer
 from indexium_platform.jobs import JobLedger

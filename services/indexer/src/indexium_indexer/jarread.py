@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 
 import aiohttp
 
-from indexium_jar import entrysizes
+from indexium_jar.zip import entrysizes
 from indexium_jar.errors import JarReadError
 from indexium_jar.gameversions import VersionTable
 from indexium_jar.manifests import LOADER_MANIFESTS, entries_to_read, jarjar, parse_jar
 from indexium_jar.model import ManifestProblem, ModRecord
-from indexium_jar.remote import DownloadPolicy, RangeSource, RemoteJar
-from indexium_jar.zipfmt import CentralDirectory, ZipEntry, check_entry
+from indexium_jar.http.remote import DownloadPolicy, RangeSource, RemoteJar
+from indexium_jar.zip.zipfmt import CentralDirectory, ZipEntry, check_entry
 
 ICON_MAX_BYTES = 256 * 1024
 # Requests per jar the icon may bring the read to (the issue: at most 3 when the central
@@ -58,7 +58,7 @@ class JarMetadata:
     # over this is the reader's overhead.
     needed_bytes: int = 0
     redirects: int = 0  # hops followed to reach the file host (github.com -> CDN is one)
-    # Compressed sizes of the entries with a data descriptor (indexium_jar.entrysizes), for
+    # Compressed sizes of the entries with a data descriptor (indexium_jar.zip.entrysizes), for
     # the scan stage: it streams the file and would otherwise read the directory again.
     entry_sizes: bytes = b""
 
@@ -80,7 +80,7 @@ def icon_guesses(entries: Sequence[ZipEntry]) -> list[str]:
 
 
 def read_plan(directory: CentralDirectory, complete: bool) -> tuple[list[str], list[str]]:
-    """(required, optional) entry names; see ``indexium_jar.remote.ReadPlan``.
+    """(required, optional) entry names; see ``indexium_jar.http.remote.ReadPlan``.
 
     With only the directory's last records (``complete=False``) nothing but the loader
     manifests is certain: MANIFEST.MF may be needed only because no manifest was seen yet.

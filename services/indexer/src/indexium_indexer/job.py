@@ -22,11 +22,11 @@ from indexium_db.queries import github as github_q
 from indexium_db.queries import scan as scan_q
 from indexium_db.queries import skips as skips_q
 from indexium_db.retry import in_transaction
-from indexium_jar import entrysizes
+from indexium_jar.zip import entrysizes
 from indexium_jar.errors import JarReadError
 from indexium_jar.gameversions import VersionTable, default_table
 from indexium_jar.model import ModRecord
-from indexium_jar.remote import DownloadPolicy
+from indexium_jar.http.remote import DownloadPolicy
 
 from . import assets, release_checks, skips
 from .jarread import JarMetadata, read_metadata

@@ -7,7 +7,7 @@ import zipfile
 from indexium_devstack import jars
 from indexium_indexer.jarread import read_source
 from indexium_jar.manifests import parse_jar
-from indexium_jar.remote import DownloadPolicy, MemorySource
+from indexium_jar.http.remote import DownloadPolicy, MemorySource
 
 
 def entries(data: bytes) -> dict[str, bytes]:

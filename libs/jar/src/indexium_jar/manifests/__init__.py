@@ -18,7 +18,7 @@ from indexium_jar.manifests import coremod, fabric, forge_toml, jarjar, litemod,
 from indexium_jar.manifests._common import Jar, Output, problem
 from indexium_jar.manifests.manifest_mf import parse_manifest
 from indexium_jar.model import ManifestProblem, ModRecord, ParseResult
-from indexium_jar.zipfmt import CentralDirectory
+from indexium_jar.zip.zipfmt import CentralDirectory
 
 MANIFEST_PATH = "META-INF/MANIFEST.MF"
 

@@ -11,7 +11,7 @@ from aiohttp import web
 
 from indexium_db.pool import create_pool, ping
 from indexium_github import ClientMetrics, GitHubClient
-from indexium_jar.remote import DownloadPolicy
+from indexium_jar.http.remote import DownloadPolicy
 from indexium_platform import natsutil
 from indexium_platform.consumer import PullConsumer
 from indexium_platform.jobs import JobLedger

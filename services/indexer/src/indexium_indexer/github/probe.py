@@ -23,7 +23,7 @@ from indexium_github import GitHubClient, GitHubError, NotFound
 from indexium_jar.errors import JarReadError
 from indexium_jar.manifests import parse_jar
 from indexium_jar.model import ModRecord
-from indexium_jar.remote import DownloadPolicy
+from indexium_jar.http.remote import DownloadPolicy
 
 from .. import assets
 from ..jarread import read_metadata

@@ -10,7 +10,7 @@ import aiohttp
 from aiohttp import web
 
 from indexium_db.pool import create_pool, ping
-from indexium_jar.policy import DownloadPolicy
+from indexium_jar.http.policy import DownloadPolicy
 from indexium_platform import natsutil
 from indexium_platform.consumer import PullConsumer
 from indexium_platform.jobs import JobLedger

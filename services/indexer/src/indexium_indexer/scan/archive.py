@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from indexium_jar.zip.records import EOCD_SIG_BYTES, LOCAL_SIG_BYTES
+
 from .classfile import ClassFormatError, parse_class
 from .rules import DEFAULT_THRESHOLD, Finding, has_needles, scan_class
-from .zipstream import EOCD_SIG, LOCAL_SIG, Budget, CorruptArchive, LimitExceeded, Reader, ZipWalk
+from .zipstream import Budget, CorruptArchive, LimitExceeded, Reader, ZipWalk
 
 MiB = 1024 * 1024
 
@@ -89,7 +91,7 @@ def _walk(reader: Reader, report: ArchiveReport, budget: Budget, limits: ScanLim
             path = prefix + entry.name
             inner = Reader(entry.data())
             buf, start, end = inner.window(4)
-            if buf[start : start + 4] not in (LOCAL_SIG, EOCD_SIG):
+            if buf[start : start + 4] not in (LOCAL_SIG_BYTES, EOCD_SIG_BYTES):
                 report.note(f"{path}: named .jar but not a zip archive")
                 continue
             if depth + 1 > limits.max_nesting:

@@ -1,10 +1,12 @@
 """Stream a whole asset over HTTP under the jar reader's download rules.
 
-The same :class:`~indexium_jar.policy.DownloadPolicy` as the range reader: every
+The same :class:`~indexium_jar.http.policy.DownloadPolicy` as the range reader: every
 redirect hop is followed by hand and its host checked against ``allowed_hosts``
 before anything is sent (hosts admitted only by a wildcard must resolve to public
-addresses), at most ``max_redirects`` hops. Failures are the jar reader's typed
-:class:`~indexium_jar.errors.JarReadError` subclasses, so "retryable" means the
+addresses), at most ``max_redirects`` hops. The redirect loop, the Location
+handling and the error mapping are the range reader's own
+(:mod:`indexium_jar.http.hops`), so failures are the same typed
+:class:`~indexium_jar.errors.JarReadError` subclasses and "retryable" means the
 same thing in both stages. Bodies are never written to disk.
 """
 
@@ -17,19 +19,16 @@ from collections.abc import AsyncIterator
 import aiohttp
 from yarl import URL
 
-from indexium_jar.errors import (
-    AssetNotFound,
-    FetchLimitExceeded,
-    FetchTimeout,
-    HttpError,
-    JarReadError,
-    NetworkError,
-    TooManyRedirects,
+from indexium_jar.errors import AssetNotFound, FetchLimitExceeded, FetchTimeout, JarReadError, NetworkError
+from indexium_jar.http.hops import (
+    follow_redirects,
+    parse_retry_after,
+    redirect_target,
+    status_error,
+    transport_errors,
 )
-from indexium_jar.http_source import parse_retry_after
-from indexium_jar.policy import DownloadPolicy, check_host
+from indexium_jar.http.policy import DownloadPolicy, check_host
 
-_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 CHUNK = 256 * 1024  # handed to the hashers and the parser at a time
 
 
@@ -39,34 +38,24 @@ class TooLarge(FetchLimitExceeded):
 
 async def _get(session: aiohttp.ClientSession, url: URL, policy: DownloadPolicy) -> aiohttp.ClientResponse:
     """GET, following allowed redirects; a 200 response whose body is not read yet."""
-    for _hop in range(policy.max_redirects + 1):
-        await check_host(url, policy)
-        try:
+
+    async def hop(at: URL) -> tuple[aiohttp.ClientResponse | None, URL | None]:
+        with transport_errors(at.host, f"no answer from {at.host} in {policy.timeout} s"):
             resp = await session.get(
-                url, allow_redirects=False, headers={"Accept-Encoding": "identity"},
+                at, allow_redirects=False, headers={"Accept-Encoding": "identity"},
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=policy.timeout, sock_read=policy.timeout),
             )
-        except asyncio.TimeoutError:
-            raise FetchTimeout(f"no answer from {url.host} in {policy.timeout} s") from None
-        except (aiohttp.ClientError, OSError) as exc:
-            raise NetworkError(f"{type(exc).__name__} talking to {url.host}") from None
-        if resp.status in _REDIRECTS and "Location" in resp.headers:
-            try:
-                target = url.join(URL(resp.headers["Location"]))
-            except ValueError:
+        try:
+            target = redirect_target(at, resp.status, resp.headers)
+        finally:
+            if resp.status != 200:
                 resp.release()
-                raise HttpError(resp.status, "invalid Location header") from None
-            resp.release()
-            url = target
-            continue
-        if resp.status == 200:
-            return resp
-        retry_after = parse_retry_after(resp.headers.get("Retry-After"))
-        resp.release()
-        if resp.status in (404, 410):
-            raise AssetNotFound("the file was not found")
-        raise HttpError(resp.status, retry_after=retry_after)
-    raise TooManyRedirects(f"more than {policy.max_redirects} redirects")
+        return resp, target
+
+    resp = await follow_redirects(url, policy.max_redirects, lambda at: check_host(at, policy), hop)
+    if resp.status != 200:
+        raise status_error(resp.status, parse_retry_after(resp.headers.get("Retry-After")))
+    return resp
 
 
 @contextlib.asynccontextmanager

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import aiohttp
 
-from indexium_jar import entrysizes
+from indexium_jar.zip import entrysizes
 from indexium_jar.errors import JarReadError
-from indexium_jar.policy import DownloadPolicy
+from indexium_jar.http.policy import DownloadPolicy
 
 from . import download
 from .archive import ArchiveReport, ScanLimits, scan_archive
@@ -119,7 +119,7 @@ class FileToScan:
     size: int  # as GitHub reported it
     digest: str | None  # GitHub's "sha256:<hex>"
     sidecar_url: str | None
-    # The indexer's compressed sizes of the data-descriptor entries (indexium_jar.entrysizes):
+    # The indexer's compressed sizes of the data-descriptor entries (indexium_jar.zip.entrysizes):
     # with them such entries are stepped over without inflating. Only an optimisation: the
     # stream's own central directory is still checked against what was walked.
     entry_sizes: bytes = b""

@@ -31,19 +31,31 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 
-LOCAL_SIG = b"PK\x03\x04"
-CENTRAL_SIG = b"PK\x01\x02"
-EOCD_SIG = b"PK\x05\x06"
-ZIP64_EOCD_SIG = b"PK\x06\x06"
-ZIP64_LOCATOR_SIG = b"PK\x06\x07"
-DESCRIPTOR_SIG = b"PK\x07\x08"
-STORED, DEFLATED = 0, 8
-FLAG_ENCRYPTED, FLAG_DESCRIPTOR = 0x1, 0x8
+from indexium_jar.zip.records import (
+    CENTRAL_BODY,
+    CENTRAL_SIG_BYTES as CENTRAL_SIG,
+    DEFLATED,
+    DESCRIPTOR,
+    DESCRIPTOR64,
+    DESCRIPTOR_SIG_BYTES as DESCRIPTOR_SIG,
+    EOCD_BODY,
+    EOCD_SIG_BYTES as EOCD_SIG,
+    FLAG_DESCRIPTOR,
+    FLAG_ENCRYPTED,
+    LOCAL,
+    LOCAL_BODY,
+    LOCAL_SIG_BYTES as LOCAL_SIG,
+    STORED,
+    U32_MAX as _U32,
+    U64_MAX,
+    ZIP64_EOCD_SIG_BYTES as ZIP64_EOCD_SIG,
+    ZIP64_EOCD_SIZE_FIELD,
+    ZIP64_LOCATOR,
+    ZIP64_LOCATOR_SIG_BYTES as ZIP64_LOCATOR_SIG,
+    replace_sentinels,
+    zip64_extra_values,
+)
 
-_LOCAL = struct.Struct("<HHHHHIIIHH")  # after the signature: 26 bytes
-_CENTRAL = struct.Struct("<HHHHHHIIIHHHHHII")  # after the signature: 42 bytes
-_EOCD = struct.Struct("<HHHHIIH")  # after the signature: 18 bytes
-_U32 = 0xFFFFFFFF
 _PRINT_KEY = os.urandom(16)
 _HASH_IS_KEYED = bool(sys.flags.hash_randomization)
 _PRINT_TAIL = struct.Struct("<HQ")
@@ -249,7 +261,7 @@ class ZipWalk:
             if r.at_end():
                 raise CorruptArchive("no end of central directory record")
             offset = r.offset
-            buf, start, _end = r.window(30)
+            buf, start, _end = r.window(LOCAL.size)
             sig = buf[start : start + 4]
             if sig == LOCAL_SIG:
                 entry = self._local(offset)
@@ -269,7 +281,8 @@ class ZipWalk:
     def _local(self, offset: int) -> Entry:
         self._budget.entry()
         self.entries_seen += 1
-        (_need, flags, method, _time, _date, _crc, csize, usize, nlen, elen) = _LOCAL.unpack(self._r.read(30)[4:])
+        header = self._r.read(LOCAL.size)[4:]
+        (_need, flags, method, _time, _date, _crc, csize, usize, nlen, elen) = LOCAL_BODY.unpack(header)
         tail = self._r.read(nlen + elen)
         raw_name, extra = tail[:nlen], tail[nlen:]
         zip64 = False
@@ -366,10 +379,10 @@ class ZipWalk:
                 done = at
                 n = size + (at - start)
                 if entry.zip64:
-                    d_crc, d_csize, d_usize = struct.unpack_from("<IQQ", buf, at + 4)
+                    d_crc, d_csize, d_usize = DESCRIPTOR64.unpack_from(buf, at + 4)
                     match = d_crc == c and d_csize == d_usize == n
                 else:
-                    d_crc, d_csize, d_usize = struct.unpack_from("<III", buf, at + 4)
+                    d_crc, d_csize, d_usize = DESCRIPTOR.unpack_from(buf, at + 4)
                     match = d_crc == c and d_csize == d_usize == n & _U32
                 if match:
                     if at > start:
@@ -396,7 +409,7 @@ class ZipWalk:
         wide = entry.zip64
         csize = int.from_bytes(r.read(8 if wide else 4), "little")
         r.read(8 if wide else 4)  # uncompressed size: not needed
-        if csize != entry.compressed_read & (0xFFFFFFFFFFFFFFFF if wide else _U32):
+        if csize != entry.compressed_read & (U64_MAX if wide else _U32):
             raise CorruptArchive(f"data descriptor of {entry.name!r} disagrees with its data")
 
     # --- the central directory and end record -------------------------------------------------
@@ -406,7 +419,7 @@ class ZipWalk:
         seen = 0
         while True:
             (_made, _need, flags, method, _t, _d, _crc, csize, usize, nlen, elen, clen, _disk, _ia, _ea,
-             offset) = _CENTRAL.unpack(r.read(42))  # fmt: skip
+             offset) = CENTRAL_BODY.unpack(r.read(CENTRAL_BODY.size))  # fmt: skip
             tail = r.read(nlen + elen + clen)
             raw_name, extra = tail[:nlen], tail[nlen : nlen + elen]
             if _U32 in (csize, usize, offset):
@@ -421,11 +434,11 @@ class ZipWalk:
             if sig == CENTRAL_SIG:
                 continue
             if sig == ZIP64_EOCD_SIG:
-                (size,) = struct.unpack("<Q", r.read(8))
+                (size,) = ZIP64_EOCD_SIZE_FIELD.unpack(r.read(ZIP64_EOCD_SIZE_FIELD.size))
                 r.skip(size)
                 sig = r.read(4)
             if sig == ZIP64_LOCATOR_SIG:
-                r.skip(16)
+                r.skip(ZIP64_LOCATOR.size - 4)
                 sig = r.read(4)
             if sig != EOCD_SIG:
                 raise CorruptArchive("no end of central directory record after the directory")
@@ -443,7 +456,7 @@ class ZipWalk:
 
     def _end_record(self, at: int, *, cd_offset: int, cd_size: int) -> None:
         r = self._r
-        (_disk, _cd_disk, _n_disk, _n, size, offset, comment_len) = _EOCD.unpack(r.read(18))
+        (_disk, _cd_disk, _n_disk, _n, size, offset, comment_len) = EOCD_BODY.unpack(r.read(EOCD_BODY.size))
         comment = r.read(comment_len)
         if offset != _U32 and offset != cd_offset:
             self._problem("the end record points at another central directory")
@@ -461,20 +474,6 @@ class ZipWalk:
 
 
 def _zip64_extra(extra: bytes, fields: list[int]) -> list[int] | None:
-    """Replace each 0xFFFFFFFF in ``fields`` (order: usize, csize[, offset]) from extra block 0x0001."""
-    pos = 0
-    while pos + 4 <= len(extra):
-        tag, size = struct.unpack_from("<HH", extra, pos)
-        body = extra[pos + 4 : pos + 4 + size]
-        if tag == 0x0001:
-            values = [int.from_bytes(body[i : i + 8], "little") for i in range(0, len(body) - 7, 8)]
-            out = []
-            for v in fields:
-                if v == _U32:
-                    if not values:
-                        return None
-                    v = values.pop(0)
-                out.append(v)
-            return out
-        pos += 4 + size
-    return None
+    """Replace each 0xFFFFFFFF in ``fields`` (order: usize, csize[, offset]) from the zip64 extra block."""
+    values = zip64_extra_values(extra)
+    return None if values is None else replace_sentinels(fields, values)

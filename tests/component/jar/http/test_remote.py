@@ -35,8 +35,8 @@ from indexium_jar.errors import (
     RangeNotSupportedTooLarge,
     TooManyRedirects,
 )
-from indexium_jar.http_source import HttpRangeSource
-from indexium_jar.remote import DownloadPolicy, MemorySource, RemoteJar
+from indexium_jar.http.source import HttpRangeSource
+from indexium_jar.http.remote import DownloadPolicy, MemorySource, RemoteJar
 
 KiB, MiB = 1024, 1024 * 1024
 MANIFEST = b"Manifest-Version: 1.0\r\nImplementation-Version: 1.0\r\n"

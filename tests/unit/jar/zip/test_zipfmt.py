@@ -27,7 +27,7 @@ from indexium_jar.errors import (
     NeedMoreBytes,
     UnsupportedCompression,
 )
-from indexium_jar.zipfmt import (
+from indexium_jar.zip.zipfmt import (
     CentralDirectory,
     extract_prefix,
     scan_directory_suffix,

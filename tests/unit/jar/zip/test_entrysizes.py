@@ -8,8 +8,8 @@ import zipfile
 import pytest
 
 from indexium_devstack import jars as devjars
-from indexium_jar import entrysizes
-from indexium_jar.zipfmt import CentralDirectory, locate_eocd
+from indexium_jar.zip import entrysizes
+from indexium_jar.zip.zipfmt import CentralDirectory, locate_eocd
 
 
 def directory_of(data: bytes) -> CentralDirectory:

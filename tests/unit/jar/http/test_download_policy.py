@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from indexium_jar.errors import HttpError, JarReadError, NetworkError
-from indexium_jar.http_source import parse_retry_after
-from indexium_jar.policy import DownloadPolicy, is_public_address
+from indexium_jar.http.hops import parse_retry_after
+from indexium_jar.http.policy import DownloadPolicy, is_public_address
 
 
 def policy(*hosts: str) -> DownloadPolicy:

@@ -19,7 +19,7 @@ import socket
 from dataclasses import dataclass
 from typing import Literal
 
-from .errors import DownloadHostNotAllowed, FetchTimeout, NetworkError
+from ..errors import DownloadHostNotAllowed, FetchTimeout, NetworkError
 
 KiB = 1024
 MiB = 1024 * KiB

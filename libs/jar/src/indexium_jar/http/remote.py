@@ -35,12 +35,12 @@ from typing import Protocol
 
 import aiohttp
 
-from .errors import CorruptZip, FetchLimitExceeded, NeedMoreBytes
-from .http_source import FetchStats, HttpRangeSource
+from ..errors import CorruptZip, FetchLimitExceeded, NeedMoreBytes
+from .source import FetchStats, HttpRangeSource
 from .policy import DownloadPolicy
-from .errors import JarReadError
-from .spans import Range, SpanStore, plan_requests
-from .zipfmt import (
+from ..errors import JarReadError
+from ..zip.spans import Range, SpanStore, plan_requests
+from ..zip.zipfmt import (
     LOCAL_HEADER_SIZE,
     MAX_EOCD_DISTANCE,
     CentralDirectory,

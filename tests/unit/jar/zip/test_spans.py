@@ -7,7 +7,7 @@ import itertools
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexium_jar.spans import SpanStore, coalesce, plan_requests
+from indexium_jar.zip.spans import SpanStore, coalesce, plan_requests
 
 
 def test_adjacent_and_overlapping_spans_merge_into_one_window():

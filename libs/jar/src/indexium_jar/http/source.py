@@ -17,27 +17,22 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 
 import aiohttp
 from yarl import URL
 
-from .errors import (
+from ..errors import (
     AssetChanged,
     AssetNotFound,
     FetchLimitExceeded,
-    FetchTimeout,
     HttpError,
-    JarReadError,
     NetworkError,
     RangeNotSupportedTooLarge,
-    TooManyRedirects,
 )
+from .hops import follow_redirects, parse_retry_after, redirect_target, status_error, transport_errors
 from .policy import DownloadPolicy, check_host
 
-_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
 
 
@@ -74,7 +69,7 @@ class _Reply:
 
 
 class HttpRangeSource:
-    """A ``RangeSource`` (see :mod:`indexium_jar.remote`) over one HTTP(S) URL."""
+    """A ``RangeSource`` (see :mod:`indexium_jar.http.remote`) over one HTTP(S) URL."""
 
     def __init__(
         self,
@@ -127,9 +122,7 @@ class HttpRangeSource:
         if reply.status == 200:
             self._whole = reply.data
             return 0, reply.data
-        if reply.status in (404, 410):
-            raise AssetNotFound("the file was not found")
-        raise HttpError(reply.status, retry_after=reply.retry_after)
+        raise status_error(reply.status, reply.retry_after)
 
     async def _request(self, want: _Want | None) -> _Reply:
         start = self._resolved or self._origin
@@ -152,14 +145,13 @@ class HttpRangeSource:
         return reply
 
     async def _follow(self, url: URL, want: _Want | None) -> _Reply:
-        for _hop in range(self._policy.max_redirects + 1):
-            await self._check_host(url)
-            reply = await self._exchange(url, want)
-            if reply.location is None:
-                return reply
-            self.stats.redirects += 1
-            url = reply.location
-        raise TooManyRedirects(f"more than {self._policy.max_redirects} redirects")
+        async def hop(at: URL) -> tuple[_Reply, URL | None]:
+            reply = await self._exchange(at, want)
+            if reply.location is not None:
+                self.stats.redirects += 1
+            return reply, reply.location
+
+        return await follow_redirects(url, self._policy.max_redirects, self._check_host, hop)
 
     # --- one HTTP exchange --------------------------------------------------------------
 
@@ -176,26 +168,17 @@ class HttpRangeSource:
 
     async def _exchange(self, url: URL, want: _Want | None) -> _Reply:
         self.stats.requests += 1
-        try:
+        with transport_errors(url.host, f"no complete answer from {url.host} in {self._policy.timeout} s"):
             async with asyncio.timeout(self._policy.timeout):
                 async with self._session.get(
                     url, headers=self._headers_for(url, want), allow_redirects=False, raise_for_status=False
                 ) as resp:
                     return await self._read_reply(url, resp, want)
-        except JarReadError:
-            raise
-        except TimeoutError:
-            raise FetchTimeout(f"no complete answer from {url.host} in {self._policy.timeout} s") from None
-        except (aiohttp.ClientError, OSError) as exc:
-            raise NetworkError(f"{type(exc).__name__} talking to {url.host}") from None
 
     async def _read_reply(self, url: URL, resp: aiohttp.ClientResponse, want: _Want | None) -> _Reply:
         status = resp.status
-        if status in _REDIRECT_STATUSES and "Location" in resp.headers:
-            try:
-                target = url.join(URL(resp.headers["Location"]))
-            except ValueError:
-                raise HttpError(status, "invalid Location header") from None
+        target = redirect_target(url, status, resp.headers)
+        if target is not None:
             await _discard_small_body(resp)
             return _Reply(status, url, location=target)
         if status == 206 and want is not None:
@@ -285,19 +268,3 @@ async def _read_at_most(resp: aiohttp.ClientResponse, limit: int) -> bytes:
             break
         buf += chunk
     return bytes(buf)
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """``Retry-After`` as seconds from now: delta-seconds or an HTTP date."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        return None
-    return max(0.0, when.timestamp() - time.time())

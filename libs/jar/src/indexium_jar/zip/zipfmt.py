@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import bisect
 import re
-import struct
 import zlib
 
 import msgspec
 
-from .errors import (
+from ..errors import (
     CorruptZip,
     CrcMismatch,
     EncryptedEntry,
@@ -32,35 +31,37 @@ from .errors import (
     NeedMoreBytes,
     UnsupportedCompression,
 )
+from .records import (
+    CENTRAL,
+    CENTRAL_SIG,
+    CENTRAL_USED,
+    CENTRAL_WALK,
+    DEFLATED,
+    EOCD,
+    EOCD_SIG,
+    FLAG_DESCRIPTOR,
+    FLAG_ENCRYPTED,
+    FLAG_UTF8,
+    LOCAL,
+    LOCAL_SIG,
+    MAX_COMMENT,
+    STORED,
+    U16_MAX,
+    U32_MAX,
+    ZIP64_EOCD,
+    ZIP64_EOCD_SIG,
+    ZIP64_LOCATOR,
+    ZIP64_LOCATOR_SIG,
+    replace_sentinels,
+    zip64_extra_values,
+)
 
-EOCD_SIG = 0x06054B50
-ZIP64_LOCATOR_SIG = 0x07064B50
-ZIP64_EOCD_SIG = 0x06064B50
-CENTRAL_SIG = 0x02014B50
-LOCAL_SIG = 0x04034B50
-
-_EOCD = struct.Struct("<IHHHHIIH")  # 22 bytes
-_ZIP64_LOCATOR = struct.Struct("<IIQI")  # 20 bytes
-_ZIP64_EOCD = struct.Struct("<IQHHIIQQQQ")  # 56 bytes (+ extensible data we ignore)
-_CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")  # 46 bytes
-# Signature and the name, extra and comment lengths: all the walk of a directory needs.
-_CENTRAL_LENGTHS = struct.Struct("<I24xHHH")  # 34 bytes
-# The same with the general-purpose flags (bytes 8-9): what the directory walk reads.
-_CENTRAL_WALK = struct.Struct("<I4xH18xHHH")  # 34 bytes
-# The same record, only the fields an entry needs: signature, flags, method, crc32,
-# compressed and uncompressed size, name/extra/comment lengths, local header offset.
-_CENTRAL_USED = struct.Struct("<I4xHH4xIIIHHH8xI")  # also 46 bytes
-_LOCAL = struct.Struct("<IHHHHHIIIHH")  # 30 bytes
-
-EOCD_SIZE = _EOCD.size
-MAX_COMMENT = 0xFFFF
+EOCD_SIZE = EOCD.size
 # The EOCD of an archive with a maximal comment starts this far from the end.
 MAX_EOCD_DISTANCE = EOCD_SIZE + MAX_COMMENT  # 65_557
-LOCAL_HEADER_SIZE = _LOCAL.size
+LOCAL_HEADER_SIZE = LOCAL.size
 DEFAULT_MARGIN = 1024  # room for a local extra field longer than the central one
 
-STORED = 0
-DEFLATED = 8
 _METHOD_NAMES = {
     1: "shrink",
     6: "implode",
@@ -71,11 +72,6 @@ _METHOD_NAMES = {
     95: "xz",
     99: "aes",
 }
-_FLAG_ENCRYPTED = 0x0001
-_FLAG_DESCRIPTOR = 0x0008
-_FLAG_UTF8 = 0x0800
-_U16_MAX = 0xFFFF
-_U32_MAX = 0xFFFFFFFF
 
 
 class CentralDirectoryInfo(msgspec.Struct, frozen=True):
@@ -130,7 +126,7 @@ def locate_eocd(tail: bytes, tail_offset: int, file_size: int) -> CentralDirecto
             break
         candidates.append(pos)
         pos -= 1
-    exact = [p for p in candidates if p + EOCD_SIZE + _EOCD.unpack_from(tail, p)[7] == len(tail)]
+    exact = [p for p in candidates if p + EOCD_SIZE + EOCD.unpack_from(tail, p)[7] == len(tail)]
     exact_set = set(exact)
     for p in exact:
         info = _interpret_eocd(tail, tail_offset, p, verify_cd=False)
@@ -139,7 +135,7 @@ def locate_eocd(tail: bytes, tail_offset: int, file_size: int) -> CentralDirecto
     # Bytes appended after the archive (java.util.zip tolerates this when the central
     # directory checks out): accept only a candidate we can verify inside the tail.
     for p in candidates:
-        if p not in exact_set and p + EOCD_SIZE + _EOCD.unpack_from(tail, p)[7] <= len(tail):
+        if p not in exact_set and p + EOCD_SIZE + EOCD.unpack_from(tail, p)[7] <= len(tail):
             info = _interpret_eocd(tail, tail_offset, p, verify_cd=True)
             if info is not None:
                 return info
@@ -147,7 +143,7 @@ def locate_eocd(tail: bytes, tail_offset: int, file_size: int) -> CentralDirecto
 
 
 def _interpret_eocd(tail: bytes, tail_offset: int, p: int, *, verify_cd: bool) -> CentralDirectoryInfo | None:
-    _sig, _disk, _cd_disk, _disk_count, count, cd_size, cd_offset, comment_len = _EOCD.unpack_from(tail, p)
+    _sig, _disk, _cd_disk, _disk_count, count, cd_size, cd_offset, comment_len = EOCD.unpack_from(tail, p)
     comment = tail[p + EOCD_SIZE : p + EOCD_SIZE + comment_len]
     eocd_abs = tail_offset + p
     cd_end = eocd_abs
@@ -158,9 +154,9 @@ def _interpret_eocd(tail: bytes, tail_offset: int, p: int, *, verify_cd: bool) -
         # Like java.util.zip: use the zip64 values only where they agree with the
         # classic record or the classic field holds the "see zip64" sentinel.
         if (
-            (z_size == cd_size or cd_size == _U32_MAX)
-            and (z_offset == cd_offset or cd_offset == _U32_MAX)
-            and (z_count == count or count == _U16_MAX)
+            (z_size == cd_size or cd_size == U32_MAX)
+            and (z_offset == cd_offset or cd_offset == U32_MAX)
+            and (z_count == count or count == U16_MAX)
         ):
             count, cd_size, cd_offset, cd_end, zip64 = z_count, z_size, z_offset, z64_pos, True
     # The central directory ends where the end record starts, so its real position
@@ -179,15 +175,15 @@ def _interpret_eocd(tail: bytes, tail_offset: int, p: int, *, verify_cd: bool) -
 
 def _read_zip64(tail: bytes, tail_offset: int, p: int) -> tuple[int, int, int, int] | None:
     """Return (record position, count, cd size, cd offset), or None when not zip64."""
-    loc = p - _ZIP64_LOCATOR.size
+    loc = p - ZIP64_LOCATOR.size
     if loc < 0:
         # The locator would start before the tail. Only worth fetching when the
         # classic record says "see zip64".
-        _sig, _d, _cd, _dc, count, size, offset, _c = _EOCD.unpack_from(tail, p)
-        if tail_offset > 0 and (count == _U16_MAX or _U32_MAX in (size, offset)):
-            raise NeedMoreBytes(max(0, tail_offset + loc - _ZIP64_EOCD.size), tail_offset)
+        _sig, _d, _cd, _dc, count, size, offset, _c = EOCD.unpack_from(tail, p)
+        if tail_offset > 0 and (count == U16_MAX or U32_MAX in (size, offset)):
+            raise NeedMoreBytes(max(0, tail_offset + loc - ZIP64_EOCD.size), tail_offset)
         return None
-    lsig, _disk, z64_pos, disks = _ZIP64_LOCATOR.unpack_from(tail, loc)
+    lsig, _disk, z64_pos, disks = ZIP64_LOCATOR.unpack_from(tail, loc)
     if lsig != ZIP64_LOCATOR_SIG:
         return None
     if disks > 1:
@@ -196,18 +192,18 @@ def _read_zip64(tail: bytes, tail_offset: int, p: int) -> tuple[int, int, int, i
     # which survives a prepended stub. Both must end before the locator.
     limit = tail_offset + loc
     missing = None
-    for pos in (z64_pos, limit - _ZIP64_EOCD.size):
-        if pos < 0 or pos + _ZIP64_EOCD.size > limit:
+    for pos in (z64_pos, limit - ZIP64_EOCD.size):
+        if pos < 0 or pos + ZIP64_EOCD.size > limit:
             continue
         if pos < tail_offset:
             missing = pos if missing is None else missing
             continue
-        rec = _ZIP64_EOCD.unpack_from(tail, pos - tail_offset)
+        rec = ZIP64_EOCD.unpack_from(tail, pos - tail_offset)
         if rec[0] == ZIP64_EOCD_SIG:
             _sig, _rec_size, _made, _need, _disk, _cd_disk, _disk_count, count, size, offset = rec
             return pos, count, size, offset
     if missing is not None:
-        raise NeedMoreBytes(missing, missing + _ZIP64_EOCD.size)
+        raise NeedMoreBytes(missing, missing + ZIP64_EOCD.size)
     return None
 
 
@@ -248,7 +244,7 @@ class CentralDirectory:
         starts: list[int] = []
         index: dict[bytes, int] = {}  # raw name -> start of its last record
         streamed: list[int] = []  # starts of the records flagged with a data descriptor
-        append, unpack, header = starts.append, _CENTRAL_WALK.unpack_from, _CENTRAL.size
+        append, unpack, header = starts.append, CENTRAL_WALK.unpack_from, CENTRAL.size
         pos = 0
         end = len(data)
         last_start = end - header
@@ -263,7 +259,7 @@ class CentralDirectory:
             append(pos)
             name_at = pos + header
             index[data[name_at : name_at + nlen]] = pos
-            if flags & _FLAG_DESCRIPTOR:
+            if flags & FLAG_DESCRIPTOR:
                 streamed.append(pos)
             pos = name_at + nlen + elen + clen
         if pos > end:
@@ -317,7 +313,7 @@ class CentralDirectory:
     def search(self, hint: re.Pattern[bytes], name: re.Pattern[bytes] | None = None) -> list[ZipEntry]:
         """Records whose raw name contains a match of ``hint`` (and matches ``name``, when
         given), in directory order. ``hint`` should be quick to find (a literal start)."""
-        data, starts, header = self._data, self._starts, _CENTRAL.size
+        data, starts, header = self._data, self._starts, CENTRAL.size
         picked: dict[int, None] = {}
         for match in hint.finditer(data):
             i = bisect.bisect_right(starts, match.start() - header) - 1
@@ -334,12 +330,12 @@ class CentralDirectory:
         """``(local header offset, compressed size)`` of every record flagged with a data
         descriptor (bit 3): the entries whose local header leaves its sizes zero, so a
         reader walking the file front to back cannot know where their data ends."""
-        data, base, unpack = self._data, self._base, _CENTRAL_USED.unpack_from
+        data, base, unpack = self._data, self._base, CENTRAL_USED.unpack_from
         out = []
         for start in self._streamed:
             fields = unpack(data, start)
             csize, offset = fields[4], fields[9]
-            if offset == _U32_MAX or csize == _U32_MAX:
+            if offset == U32_MAX or csize == U32_MAX:
                 entry = self._entry_at(start)  # zip64 fields resolved and checked there
                 csize, offset = entry.compressed_size, entry.local_header_offset - base
             out.append((offset + base, csize))
@@ -350,7 +346,7 @@ class CentralDirectory:
     def _hits(self, raw: bytes, nlen: int | None = None) -> list[int]:
         """Starts of the walked records whose name begins with ``raw`` (and is ``nlen``
         bytes long, when given), in directory order."""
-        data, starts, header = self._data, self._starts, _CENTRAL.size
+        data, starts, header = self._data, self._starts, CENTRAL.size
         if not raw:
             return [start for start in starts if nlen is None or _name_length(data, start) == nlen]
         out = []
@@ -366,10 +362,10 @@ class CentralDirectory:
 
     def _entry_at(self, pos: int) -> ZipEntry:
         data = self._data
-        _sig, flags, method, crc, csize, usize, nlen, elen, _clen, offset = _CENTRAL_USED.unpack_from(data, pos)
-        name_at = pos + _CENTRAL.size
+        _sig, flags, method, crc, csize, usize, nlen, elen, _clen, offset = CENTRAL_USED.unpack_from(data, pos)
+        name_at = pos + CENTRAL.size
         raw_name = data[name_at : name_at + nlen]
-        if offset == _U32_MAX or csize == _U32_MAX or usize == _U32_MAX:
+        if offset == U32_MAX or csize == U32_MAX or usize == U32_MAX:
             usize, csize, offset = _apply_zip64_extra(
                 data[name_at + nlen : name_at + nlen + elen], usize, csize, offset
             )
@@ -396,7 +392,7 @@ def _encodings(name: str) -> list[bytes]:
 def _decode_name(raw: bytes, flags: int) -> str:
     """UTF-8 when flagged (invalid bytes become U+FFFD rather than failing the whole jar;
     such a name cannot be a manifest we look up anyway), else CP437."""
-    return raw.decode("utf-8", "replace") if flags & _FLAG_UTF8 else raw.decode("cp437")
+    return raw.decode("utf-8", "replace") if flags & FLAG_UTF8 else raw.decode("cp437")
 
 
 def scan_directory_suffix(
@@ -430,27 +426,14 @@ def scan_directory_suffix(
 
 
 def _apply_zip64_extra(extra: bytes, usize: int, csize: int, offset: int) -> tuple[int, int, int]:
-    """Replace 0xFFFFFFFF fields with their 64-bit values from extra block 0x0001.
-
-    The block holds, in this order, only the fields whose 32-bit value is the sentinel.
-    """
-    pos = 0
-    while pos + 4 <= len(extra):
-        tag, size = struct.unpack_from("<HH", extra, pos)
-        body = extra[pos + 4 : pos + 4 + size]
-        if tag == 0x0001:
-            values = []
-            for i in range(0, len(body) - 7, 8):
-                values.append(int.from_bytes(body[i : i + 8], "little"))
-            fields = [usize, csize, offset]
-            for i, value in enumerate(fields):
-                if value == _U32_MAX:
-                    if not values:
-                        raise CorruptZip("zip64 extra field too short")
-                    fields[i] = values.pop(0)
-            return fields[0], fields[1], fields[2]
-        pos += 4 + size
-    raise CorruptZip("zip64 sizes without a zip64 extra field")
+    """Replace 0xFFFFFFFF fields with their 64-bit values from the zip64 extra block."""
+    values = zip64_extra_values(extra)
+    if values is None:
+        raise CorruptZip("zip64 sizes without a zip64 extra field")
+    fields = replace_sentinels([usize, csize, offset], values)
+    if fields is None:
+        raise CorruptZip("zip64 extra field too short")
+    return fields[0], fields[1], fields[2]
 
 
 # --- entry data -----------------------------------------------------------------------------
@@ -482,7 +465,7 @@ def max_compressed_size(uncompressed_size: int) -> int:
 
 def check_entry(entry: ZipEntry, max_size: int) -> None:
     """Reject, before fetching anything, an entry we could not or should not extract."""
-    if entry.flags & _FLAG_ENCRYPTED:
+    if entry.flags & FLAG_ENCRYPTED:
         raise EncryptedEntry(f"entry {entry.name!r} is encrypted")
     if entry.method not in (STORED, DEFLATED):
         kind = _METHOD_NAMES.get(entry.method, f"method {entry.method}")
@@ -502,7 +485,7 @@ def extract(entry: ZipEntry, buf: bytes, buf_offset: int, max_size: int) -> byte
     header = _window(buf, buf_offset, header_at, header_at + LOCAL_HEADER_SIZE)
     if header is None:
         raise NeedMoreBytes(*local_data_span(entry))
-    sig, _need, _flags, _method, _time, _date, _crc, _csize, _usize, nlen, elen = _LOCAL.unpack(header)
+    sig, _need, _flags, _method, _time, _date, _crc, _csize, _usize, nlen, elen = LOCAL.unpack(header)
     if sig != LOCAL_SIG:
         raise CorruptZip(f"bad local header for {entry.name!r}")
     data_at = header_at + LOCAL_HEADER_SIZE + nlen + elen
@@ -534,7 +517,7 @@ def extract_prefix(entry: ZipEntry, buf: bytes, buf_offset: int, length: int) ->
     header = _window(buf, buf_offset, header_at, header_at + LOCAL_HEADER_SIZE)
     if header is None:
         raise NeedMoreBytes(header_at, header_at + LOCAL_HEADER_SIZE + entry.name_size + prefix_span(entry, length))
-    sig, _need, _flags, _method, _time, _date, _crc, _csize, _usize, nlen, elen = _LOCAL.unpack(header)
+    sig, _need, _flags, _method, _time, _date, _crc, _csize, _usize, nlen, elen = LOCAL.unpack(header)
     if sig != LOCAL_SIG:
         raise CorruptZip(f"bad local header for {entry.name!r}")
     data_at = header_at + LOCAL_HEADER_SIZE + nlen + elen
