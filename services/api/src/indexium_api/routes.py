@@ -95,7 +95,7 @@ async def list_versions(request: web.Request) -> web.Response:
         return _missing_mod(request)
 
     async def compute():
-        mod, rows = await _mod_and(api, slug, lambda conn, mod_id: catalog_q.versions_of(conn, mod_id, **filters))
+        mod, rows = await _mod_by_slug_with(api, slug, lambda conn, mod_id: catalog_q.versions_of(conn, mod_id, **filters))
         if mod is None:
             return no_mod(slug)
         return 200, [views.version(v) for v in rows]
@@ -112,7 +112,7 @@ async def get_version(request: web.Request) -> web.Response:
         return _missing_mod(request)
 
     async def compute():
-        mod, version = await _mod_and(api, slug, lambda conn, mod_id: catalog_q.version_by_number(conn, mod_id, number))
+        mod, version = await _mod_by_slug_with(api, slug, lambda conn, mod_id: catalog_q.version_by_number(conn, mod_id, number))
         if mod is None:
             return no_mod(slug)
         if version is None:
@@ -137,7 +137,7 @@ async def get_icon(request: web.Request) -> web.Response:
     return await cached(request, ("icon", slug), (mod_tag(slug),), compute, cache_control=ICON_CACHE_CONTROL)
 
 
-async def _mod_and(api, slug: str, then):
+async def _mod_by_slug_with(api, slug: str, then):
     """The listed mod's row and ``then(conn, mod_id)``, on one connection; (None, None) when
     there is no such mod."""
     async def query(conn):
