@@ -7,7 +7,8 @@ HTTP: one telemetry process (role ``http``: validation, salt, KV rate limit, Jet
 publish with PubAck) and one bare aiohttp process (reads the body, answers 202) are
 started side by side on the same machine, NATS and PostgreSQL; the same load generator
 posts the same plain-JSON pings (20 mods each, every one from a new server so every ping
-is *accepted*) to each in turn for ``--seconds``. The ratio is what the issue targets (>= 0.3).
+is *accepted*) to each in turn for ``--seconds``. The ratio's target is >= 0.3 (the
+row in docs/telemetry.md and bench/README.md).
 
 Aggregation: ``--pings`` ping rows for one UTC day, across ``--mods`` mods, loaded with
 COPY, then ``aggregate_day`` (distinct servers + breakdowns, the hourly job's unit of
