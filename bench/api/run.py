@@ -173,20 +173,20 @@ def _baseline_sql(params: dict) -> tuple[str, list]:
 
 
 def _search_query(params: dict):
-    from indexium_db.queries import catalog
+    from indexium_db.queries import catalog as catalog_q
 
-    return catalog.SearchQuery(params.get("q"), game_versions=tuple(filter(None, [params.get("game_version")])),
+    return catalog_q.SearchQuery(params.get("q"), game_versions=tuple(filter(None, [params.get("game_version")])),
                                loaders=tuple(filter(None, [params.get("loader")])), sort=params.get("sort"),
                                offset=int(params.get("offset", 0)))
 
 
 async def search_baseline(dsn: str, catalogue: data.Catalogue, http_ms: dict[str, list[float]]) -> list[str]:
-    """The plain FTS baseline over the same mix, and our search's own SQL (catalog.search on
+    """The plain FTS baseline over the same mix, and our search's own SQL (catalog_q.search on
     one connection, as the API runs it) for a like-with-like ratio; target: our p95 <= 0.5x."""
-    from indexium_db.queries import catalog
+    from indexium_db.queries import catalog as catalog_q
 
     conn = await asyncpg.connect(dsn)
-    corrections = catalog.Corrections()
+    corrections = catalog_q.Corrections()
     try:
         base, ours = {}, {}
         for kind, items in queries(catalogue, random.Random(11)).items():
@@ -197,7 +197,7 @@ async def search_baseline(dsn: str, catalogue: data.Catalogue, http_ms: dict[str
                 await conn.fetch(sql, *args)
                 base[kind].append((time.perf_counter() - started) * 1000)
                 started = time.perf_counter()
-                await catalog.search(conn, _search_query(params), corrections=corrections)
+                await catalog_q.search(conn, _search_query(params), corrections=corrections)
                 ours[kind].append((time.perf_counter() - started) * 1000)
     finally:
         await conn.close()

@@ -262,7 +262,8 @@ async def end_to_end(quick: bool) -> None:
 
 # (size, entries). SURVEY: shaped like the spec's survey of real jars (median central
 # directory 13.7 KB, 12/41 over 64 KiB, largest 266 KB = 2,485 entries; sizes mostly under
-# 4 MiB). GRID: the whole range evenly, 20,000-entry jars included (a stress mix).
+# 4 MiB). GRID: the whole range the indexer must read (10 KB to 50 MB, 10 to 20,000
+# entries) evenly, 20,000-entry jars included (a stress mix).
 SURVEY = (
     (40_000, 25), (150_000, 80), (300_000, 120), (600_000, 150), (900_000, 160), (1_500_000, 250),
     (2_000_000, 400), (3_000_000, 500), (4_000_000, 900), (6_000_000, 1_300), (10_000_000, 2_500),

@@ -7,7 +7,8 @@ HTTP: one telemetry process (role ``http``: validation, salt, KV rate limit, Jet
 publish with PubAck) and one bare aiohttp process (reads the body, answers 202) are
 started side by side on the same machine, NATS and PostgreSQL; the same load generator
 posts the same plain-JSON pings (20 mods each, every one from a new server so every ping
-is *accepted*) to each in turn for ``--seconds``. The ratio is what the issue targets (>= 0.3).
+is *accepted*) to each in turn for ``--seconds``. The ratio's target is >= 0.3 (the
+row in docs/telemetry.md and bench/README.md).
 
 Aggregation: ``--pings`` ping rows for one UTC day, across ``--mods`` mods, loaded with
 COPY, then ``aggregate_day`` (distinct servers + breakdowns, the hourly job's unit of
@@ -188,10 +189,10 @@ async def bench_http(infra: Infra, args) -> None:
 # ---- aggregation ---------------------------------------------------------------------------
 
 async def load_day(conn, mod_ids: list[uuid.UUID], pings: int, mods_per_ping: int) -> None:
-    from indexium_db.queries import telemetry as q
+    from indexium_db.queries import telemetry as telemetry_q
 
-    await conn.execute(f"TRUNCATE {q.PARENT}, mod_daily_stats, telemetry_day_writes, telemetry_day_aggregates")
-    await q.ensure_partitions(conn, [DAY])
+    await conn.execute(f"TRUNCATE {telemetry_q.PARENT}, mod_daily_stats, telemetry_day_writes, telemetry_day_aggregates")
+    await telemetry_q.ensure_partitions(conn, [DAY])
     rng = random.Random(2)
     # Popularity is skewed like real mods: a few on most servers, a long tail on few.
     weights = list(itertools.accumulate(1 / (i + 1) for i in range(len(mod_ids))))
@@ -210,12 +211,12 @@ async def load_day(conn, mod_ids: list[uuid.UUID], pings: int, mods_per_ping: in
 
     cols = ["received_at", "ping_id", "server_hash", "mod_ids", "mod_versions", "game_version", "loader",
             "java_version", "os", "arch", "core_count", "player_count", "online_mode"]
-    await conn.copy_records_to_table(q.partition_name(DAY), records=rows(), columns=cols)
-    await conn.execute(f"VACUUM ANALYZE {q.partition_name(DAY)}")
+    await conn.copy_records_to_table(telemetry_q.partition_name(DAY), records=rows(), columns=cols)
+    await conn.execute(f"VACUUM ANALYZE {telemetry_q.partition_name(DAY)}")
 
 
 async def bench_aggregation(infra: Infra, args) -> None:
-    from indexium_db.queries import telemetry as q
+    from indexium_db.queries import telemetry as telemetry_q
 
     mod_ids = await seed_mods(infra.database_url, args.mods)
     conn = await asyncpg.connect(infra.database_url)
@@ -226,12 +227,12 @@ async def bench_aggregation(infra: Infra, args) -> None:
             t0 = time.perf_counter()
             await load_day(conn, mod_ids, rows, mods_per_ping)
             loaded = time.perf_counter() - t0
-            pairs = await conn.fetchval(f"SELECT sum(cardinality(mod_ids)) FROM {q.PARENT}")
+            pairs = await conn.fetchval(f"SELECT sum(cardinality(mod_ids)) FROM {telemetry_q.PARENT}")
             t0 = time.perf_counter()
-            result = await q.aggregate_day(conn, DAY)
+            result = await telemetry_q.aggregate_day(conn, DAY)
             took = time.perf_counter() - t0
             t0 = time.perf_counter()
-            await q.aggregate_day(conn, DAY)  # the hourly re-run of an unchanged day costs the same
+            await telemetry_q.aggregate_day(conn, DAY)  # the hourly re-run of an unchanged day costs the same
             again = time.perf_counter() - t0
             print(f"  {rows:>9,} pings x {mods_per_ping:>2} mods ({pairs:,} server-mod observations, "
                   f"{result['mods']} mods with servers): aggregate {took:5.2f} s, re-run {again:5.2f} s "

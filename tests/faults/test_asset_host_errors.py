@@ -13,7 +13,7 @@ async def test_503_three_times_then_indexed_with_spaced_retries(make_harness):
     started = asyncio.get_running_loop().time()
     sent = await h.send(release)
     assert sent.status == 202
-    assert not await h.wait_until_indexed({sent.delivery_id}, timeout=60), h.logs("indexer")
+    assert not await h.unindexed_after_waiting({sent.delivery_id}, timeout=60), h.logs("indexer")
     took = asyncio.get_running_loop().time() - started
     cdn = [r.status for r in h.gh.cdn_requests if r.asset_id == asset.id]
     assert cdn[:3] == [503, 503, 503] and cdn[3] == 206, cdn

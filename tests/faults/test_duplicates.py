@@ -13,7 +13,7 @@ async def test_same_delivery_many_times_is_one_version_and_one_publish(make_harn
     (release,) = h.make_releases(1)
     sent = await asyncio.gather(*(h.send(release, delivery_id="dup-1") for _ in range(5)))
     assert [s.status for s in sent] == [202] * 5
-    assert not await h.wait_until_indexed({"dup-1"}, timeout=20)
+    assert not await h.unindexed_after_waiting({"dup-1"}, timeout=20)
 
     # Let JetStream's duplicate window pass (shrunk for the test), then GitHub "redelivers".
     nc = await nats.connect(h.nats_url)

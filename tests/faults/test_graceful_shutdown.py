@@ -31,7 +31,7 @@ async def test_sigterm_under_load_loses_nothing(make_harness):
     # A request in flight on the stopping ingest may fail to connect (GitHub sees a failed
     # delivery); none may be answered 202 and then lost.
     assert {s.status for s in sent} <= {202, 0, 503}
-    assert not await h.wait_until_indexed(accepted, timeout=120)
+    assert not await h.unindexed_after_waiting(accepted, timeout=120)
     assert await h.duplicated_versions() == 0
     for name in ("api", "telemetry"):
         assert await asyncio.to_thread(h.procs[name][0].stop, GRACE_S + 5) == 0
@@ -62,7 +62,7 @@ async def test_scan_stage_stops_within_grace_while_its_slots_wait_on_a_slow_cdn(
     h.gh.faults.latency["cdn"] = 0.0
     scan.start()
     await asyncio.to_thread(scan.wait_ready, 60)
-    assert not await h.wait_until_indexed(accepted, timeout=120)
+    assert not await h.unindexed_after_waiting(accepted, timeout=120)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         pending = await h.query("SELECT count(*) AS n FROM version_files WHERE scan_status = 'pending'")

@@ -52,6 +52,6 @@ async def test_node_loss_in_r3_cluster_loses_nothing_acknowledged(make_harness, 
     accepted_down = [s for s in sent_down if s.status == 202]
     assert len(accepted_down) >= 0.9 * len(while_down), "an R3 cluster should keep accepting with one node down"
     accepted = {s.delivery_id for s in sent if s.status == 202}
-    missing = await h.wait_until_indexed(accepted, timeout=180)
+    missing = await h.unindexed_after_waiting(accepted, timeout=180)
     assert not missing, f"{len(missing)} acknowledged deliveries lost"
     assert await h.duplicated_versions() == 0

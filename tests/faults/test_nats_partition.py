@@ -157,8 +157,8 @@ async def test_partitioned_stream_leader_acks_nothing_and_loses_nothing(cluster,
                 break
             await asyncio.sleep(1)
     posted = {p.sent.delivery_id for p in posts}
-    missing_accepted = await h.wait_until_indexed(accepted, timeout=180)
-    missing = await h.wait_until_indexed(posted, timeout=60)
+    missing_accepted = await h.unindexed_after_waiting(accepted, timeout=180)
+    missing = await h.unindexed_after_waiting(posted, timeout=60)
     indexed = len(posted - missing)
     duplicates = await h.duplicated_versions()
     versions = (await h.query("SELECT count(*) AS n FROM mod_versions"))[0]["n"]

@@ -30,7 +30,7 @@ async def test_nats_restart_during_burst_never_acknowledges_what_it_loses(make_h
     accepted = {s.delivery_id for s in sent if s.status == 202}
     refused = [s for s in sent if s.status == 503]
     assert refused, "the outage should have refused some deliveries"
-    missing = await h.wait_until_indexed(accepted, timeout=180)
+    missing = await h.unindexed_after_waiting(accepted, timeout=180)
     assert not missing, f"{len(missing)} deliveries answered 202 were never indexed"
     assert await h.duplicated_versions() == 0
 
@@ -38,4 +38,4 @@ async def test_nats_restart_during_burst_never_acknowledges_what_it_loses(make_h
     by_id = {f"d-{r.id}": r for r in releases}
     again = [await h.send(by_id[s.delivery_id], delivery_id=s.delivery_id) for s in refused]
     assert {s.status for s in again} == {202}
-    assert not await h.wait_until_indexed({s.delivery_id for s in refused}, timeout=120)
+    assert not await h.unindexed_after_waiting({s.delivery_id for s in refused}, timeout=120)

@@ -55,7 +55,7 @@ async def test_failover_to_the_promoted_standby_loses_nothing_and_restarts_nothi
     api = h.url("api") + "/api/v1"
     releases = h.make_releases(RELEASES, per_repo=10)
     first = await h.burst(releases[:BEFORE_KILL])
-    assert await h.wait_until_indexed({s.delivery_id for s in first}, timeout=90) == set()
+    assert await h.unindexed_after_waiting({s.delivery_id for s in first}, timeout=90) == set()
 
     async with aiohttp.ClientSession() as http:
         slugs = [r["slug"] for r in await h.query("SELECT slug FROM mods ORDER BY slug")]

@@ -10,7 +10,7 @@ async def test_postgres_outage_dead_letters_nothing_and_recovers_without_restart
     h = await make_harness()
     releases = h.make_releases(300, per_repo=10)
     first = await h.burst(releases[:50])
-    await h.wait_until_indexed({s.delivery_id for s in first}, timeout=60)
+    await h.unindexed_after_waiting({s.delivery_id for s in first}, timeout=60)
     pids = {p.spec.name: p.proc.pid for p in h.all_procs()}
 
     await asyncio.to_thread(h.pg.stop)
@@ -21,7 +21,7 @@ async def test_postgres_outage_dead_letters_nothing_and_recovers_without_restart
 
     accepted = {s.delivery_id for s in first + rest if s.status == 202}
     assert len(accepted) == 300
-    missing = await h.wait_until_indexed(accepted, timeout=90)
+    missing = await h.unindexed_after_waiting(accepted, timeout=90)
     recovery = time.monotonic() - back
     assert not missing, f"{len(missing)} not indexed within 90 s of PostgreSQL's return"
     assert await h.dead_letters() == []

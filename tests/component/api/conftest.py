@@ -13,7 +13,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from indexium_api.app import create_app
 from indexium_api.settings import Settings
-from indexium_db.queries import mods, versions
+from indexium_db.queries import mods as mods_q, versions as versions_q
 from indexium_devstack.embedded import free_port
 from indexium_platform.settings import load
 
@@ -47,11 +47,11 @@ class Seeder:
     async def mod(self, manifest_id: str, *, name: str | None = None, summary: str = "", authors=("Someone",),
                   owner: str = "owner", categories=(), environment: str = "both", description: str = ""):
         repo = next(self._repo)
-        await mods.upsert_author(self.db, 1000 + repo, owner)
-        card = mods.Card(name=name or manifest_id.title(), summary=summary, description=description,
+        await mods_q.upsert_author(self.db, 1000 + repo, owner)
+        card = mods_q.Card(name=name or manifest_id.title(), summary=summary, description=description,
                          authors=list(authors), licenses=["MIT"], links={"sources": "https://example.org"},
                          environment=environment)
-        return await mods.create(self.db, github_repo_id=repo, repo_full_name=f"{owner}/{manifest_id}",
+        return await mods_q.create(self.db, github_repo_id=repo, repo_full_name=f"{owner}/{manifest_id}",
                                  owner_id=1000 + repo, owner_login=owner, manifest_id=manifest_id,
                                  default_branch="main", categories=list(categories), card=card)
 
@@ -61,33 +61,33 @@ class Seeder:
         """files: [(loaders, game_versions)] or [(loaders, game_versions, {"sha1": ..., ...})];
         manifests: per file, its normalized manifest records (none by default)."""
         files = [f if len(f) == 3 else (*f, {}) for f in files]
-        vid = await versions.upsert_version(
+        vid = await versions_q.upsert_version(
             self.db, mod_id=mod["id"], version_number=number, github_release_id=next(self._release),
             tag_name=number, name=f"Release {number}", changelog=changelog, version_type=version_type,
             published_at=published or T0, status=status,
             game_versions=sorted({g for f in files for g in f[1]}), loaders=sorted({lo for f in files for lo in f[0]}))
-        rows = [versions.FileRow(github_asset_id=next(self._asset), filename=f"{mod['slug']}-{number}-{i}.jar",
+        rows = [versions_q.FileRow(github_asset_id=next(self._asset), filename=f"{mod['slug']}-{number}-{i}.jar",
                                  url=f"https://github.com/o/r/releases/download/{number}/f{i}.jar", size=1000,
                                  content_type="application/java-archive", github_digest=None, sidecar_url=None,
                                  loaders=list(f[0]), game_versions=list(f[1]),
                                  manifests=manifests[i] if manifests else [], is_primary=i == 0,
                                  download_count=downloads)
                 for i, f in enumerate(files)]
-        ids = await versions.replace_files(self.db, vid, rows)
+        ids = await versions_q.replace_files(self.db, vid, rows)
         for fid, f in zip(ids, files):
             if f[2]:
                 await self.db.execute(
                     "UPDATE version_files SET sha1 = $2, sha256 = $3, sha512 = $4 WHERE id = $1",
                     fid, f[2].get("sha1"), f[2].get("sha256"), f[2].get("sha512"))
-        await mods.refresh_rollup(self.db, mod["id"])
+        await mods_q.refresh_rollup(self.db, mod["id"])
         return vid
 
     async def set_status(self, mod, version_id, status: str) -> None:
         await self.db.execute("UPDATE mod_versions SET status = $2 WHERE id = $1", version_id, status)
-        await mods.refresh_rollup(self.db, mod["id"])
+        await mods_q.refresh_rollup(self.db, mod["id"])
 
     async def icon(self, mod, data: bytes = b"\x89PNG\r\n\x1a\nfake") -> None:
-        await mods.upsert_icon(self.db, mod["id"], "image/png", data, '"icon-etag"')
+        await mods_q.upsert_icon(self.db, mod["id"], "image/png", data, '"icon-etag"')
 
 
 @pytest.fixture

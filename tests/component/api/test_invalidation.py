@@ -9,7 +9,7 @@ import nats
 from indexium_api.app import INVALIDATOR
 from indexium_api.state import API
 from indexium_contracts import versions as events
-from indexium_db.queries import mods
+from indexium_db.queries import mods as mods_q
 
 FABRIC_120 = (["fabric"], ["1.20.1"])
 
@@ -64,7 +64,7 @@ async def test_hidden_and_unknown_event_types_invalidate_too(make_client, nats_u
     vid = await seed.version(m, "1.0", [FABRIC_120])
     assert (await a.get("/api/v1/mods/vanishing")).status == 200
     await seed.db.execute("UPDATE mod_versions SET hidden = true WHERE id = $1", vid)
-    await mods.refresh_rollup(seed.db, m["id"])
+    await mods_q.refresh_rollup(seed.db, m["id"])
     await publish(nats_url, events.VersionHidden(mod_id=str(m["id"]), slug="vanishing", version_id=str(vid),
                                                  version_number="1.0", reason="release deleted"),
                   subject=events.HIDDEN)
@@ -118,7 +118,7 @@ async def test_v2_entries_are_dropped_by_the_same_events_as_v1(make_client, nats
         await client.get(path)
         assert (await client.get(path)).headers["X-Cache"] == "HIT", path
     await seed.db.execute("UPDATE mod_versions SET hidden = true WHERE id = $1", vid)
-    await mods.refresh_rollup(seed.db, m["id"])
+    await mods_q.refresh_rollup(seed.db, m["id"])
     await publish(nats_url, events.VersionHidden(mod_id=str(m["id"]), slug="twofaced", version_id=str(vid),
                                                  version_number="2.0", reason="release deleted"), events.HIDDEN)
     deadline = time.monotonic() + 2.0

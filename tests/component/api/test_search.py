@@ -164,7 +164,7 @@ async def test_runs_of_dashes_are_a_search_not_a_500(client, seed):
 
 
 async def test_a_broad_query_ranks_bounded_candidates_and_keeps_names_first(client, seed, db):
-    from indexium_db.queries import catalog
+    from indexium_db.queries import catalog as catalog_q
 
     # 8 matches of "magic"; with broad_matches=5 the query counts as broad and only the 3 most
     # downloaded matches (broad_candidates) plus names starting with "magic" are ranked.
@@ -177,43 +177,43 @@ async def test_a_broad_query_ranks_bounded_candidates_and_keeps_names_first(clie
         await seed.version(m, "1.0", [FABRIC_120], downloads=downloads)
     named = await seed.mod("dark-magic", name="Dark Magic", summary="Curses")  # name match, unpopular
     await seed.version(named, "1.0", [FABRIC_120], downloads=3)
-    sq = catalog.SearchQuery("magic", limit=3)
-    rows, total = await catalog.search(db, sq, broad_matches=5, broad_candidates=3)
+    sq = catalog_q.SearchQuery("magic", limit=3)
+    rows, total = await catalog_q.search(db, sq, broad_matches=5, broad_candidates=3)
     assert [r["slug"] for r in rows] == ["magic", "magic-pets", "other0"]  # exact, prefix, then rank
     assert total >= 6  # an estimate once broad, never below what was seen
-    everything, _ = await catalog.search(db, catalog.SearchQuery("magic", limit=10), broad_matches=5,
+    everything, _ = await catalog_q.search(db, catalog_q.SearchQuery("magic", limit=10), broad_matches=5,
                                          broad_candidates=10)
     assert {r["slug"] for r in everything} >= {"magic", "magic-pets", "dark-magic", "other0", "other4"}
     # The trade: with 3 candidates, an unpopular mod naming the word mid-name is not ranked.
-    page, _ = await catalog.search(db, catalog.SearchQuery("magic", limit=3), broad_matches=5, broad_candidates=3)
+    page, _ = await catalog_q.search(db, catalog_q.SearchQuery("magic", limit=3), broad_matches=5, broad_candidates=3)
     assert "dark-magic" not in [r["slug"] for r in page]
     # A page past the candidates ranks every match, with the exact total.
-    deep, deep_total = await catalog.search(db, catalog.SearchQuery("magic", limit=3, offset=3),
+    deep, deep_total = await catalog_q.search(db, catalog_q.SearchQuery("magic", limit=3, offset=3),
                                             broad_matches=5, broad_candidates=3)
     assert deep_total == 8 and len(deep) == 3
     # Not broad (the defaults): every match ranked, exact total.
-    rows, total = await catalog.search(db, catalog.SearchQuery("magic", limit=3))
+    rows, total = await catalog_q.search(db, catalog_q.SearchQuery("magic", limit=3))
     assert total == 8 and [r["slug"] for r in rows] == ["magic", "magic-pets", "dark-magic"]
 
 
 async def test_typos_corrected_by_word_similarity_and_remembered(seed, db):
-    from indexium_db.queries import catalog
+    from indexium_db.queries import catalog as catalog_q
 
     cozy = await seed.mod("cozy-lanterns", name="Cozy Lanterns", summary="Warm lights")
     await seed.version(cozy, "1.0", [FABRIC_120])
     other = await seed.mod("copper", name="Copper Pipes", summary="Pipes")
     await seed.version(other, "1.0", [FABRIC_120])
-    corrections = catalog.Corrections()
+    corrections = catalog_q.Corrections()
     # "coy" is too far from "cozy" as a whole word (similarity 0.29) but 0.5 by word similarity:
     # corrected, then answered by full text (the name scan is not needed). "copper" is as
     # word-similar (0.5); ties go to the more similar whole word.
-    rows, total = await catalog.search(db, catalog.SearchQuery("coy"), corrections=corrections)
+    rows, total = await catalog_q.search(db, catalog_q.SearchQuery("coy"), corrections=corrections)
     assert [r["slug"] for r in rows] == ["cozy-lanterns"] and total == 1
     assert corrections.get("coy") == (True, "cozy")
     await db.execute("DELETE FROM search_words WHERE word = 'cozy'")  # the memory answers now
-    rows, _ = await catalog.search(db, catalog.SearchQuery("coy"), corrections=corrections)
+    rows, _ = await catalog_q.search(db, catalog_q.SearchQuery("coy"), corrections=corrections)
     assert [r["slug"] for r in rows] == ["cozy-lanterns"]
-    small = catalog.Corrections(max_words=2)
+    small = catalog_q.Corrections(max_words=2)
     for w in ("a1", "b1", "c1"):
         small.put(w, None)
     assert len(small) == 1  # bounded: cleared when full

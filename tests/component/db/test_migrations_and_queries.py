@@ -7,9 +7,9 @@ import asyncpg
 import pytest
 
 from indexium_db import migrate
-from indexium_db.queries import catalog, mods, versions
+from indexium_db.queries import catalog as catalog_q, mods as mods_q, versions as versions_q
 
-CARD = mods.Card(name="Sodium", summary="Fast rendering", description="Fast rendering\n\nMore.",
+CARD = mods_q.Card(name="Sodium", summary="Fast rendering", description="Fast rendering\n\nMore.",
                  authors=["JellySquid"], licenses=["LGPL-3.0"], links={}, environment="client")
 
 
@@ -20,24 +20,24 @@ async def test_migrations_are_recorded_and_rerunning_is_a_no_op(db):
 
 
 async def make_mod(db, repo_id=1, manifest_id="sodium", owner="caffeine", card=CARD):
-    await mods.upsert_author(db, 100 + repo_id, owner)
-    return await mods.create(db, github_repo_id=repo_id, repo_full_name=f"{owner}/{manifest_id}",
+    await mods_q.upsert_author(db, 100 + repo_id, owner)
+    return await mods_q.create(db, github_repo_id=repo_id, repo_full_name=f"{owner}/{manifest_id}",
                              owner_id=100 + repo_id, owner_login=owner, manifest_id=manifest_id,
                              default_branch="main", categories=["optimization"], card=card)
 
 
 async def add_version(db, mod_id, number, files, *, status="public", published=None, release_id=None):
-    vid = await versions.upsert_version(
+    vid = await versions_q.upsert_version(
         db, mod_id=mod_id, version_number=number, github_release_id=release_id or hash(number) % 10**9,
         tag_name=number, name=number, changelog="", version_type="release",
         published_at=published or datetime.now(UTC), status=status,
         game_versions=sorted({g for f in files for g in f[1]}), loaders=sorted({l for f in files for l in f[0]}))
-    rows = [versions.FileRow(github_asset_id=i + 1, filename=f"f{i}.jar", url=f"https://x/f{i}.jar", size=10,
+    rows = [versions_q.FileRow(github_asset_id=i + 1, filename=f"f{i}.jar", url=f"https://x/f{i}.jar", size=10,
                              content_type=None, github_digest=None, sidecar_url=None, loaders=list(f[0]),
                              game_versions=list(f[1]), manifests=[], is_primary=i == 0, download_count=5)
             for i, f in enumerate(files)]
-    await versions.replace_files(db, vid, rows)
-    await mods.refresh_rollup(db, mod_id)
+    await versions_q.replace_files(db, vid, rows)
+    await mods_q.refresh_rollup(db, mod_id)
     return vid
 
 
@@ -60,7 +60,7 @@ async def test_version_upsert_is_idempotent(db):
 async def test_facets_must_hold_on_one_file(db):
     mod = await make_mod(db)
     await add_version(db, mod["id"], "1.0", [(["forge"], ["1.19.2"]), (["fabric"], ["1.20.1"])])
-    search = lambda gv, loader: catalog.search(db, catalog.SearchQuery(None, gv, loader, 10, 0))
+    search = lambda gv, loader: catalog_q.search(db, catalog_q.SearchQuery(None, gv, loader, 10, 0))
     assert (await search("1.20.1", "fabric"))[1] == 1
     assert (await search("1.19.2", "forge"))[1] == 1
     assert (await search("1.20.1", "forge"))[1] == 0  # the mod has both, but on different files
@@ -69,29 +69,29 @@ async def test_facets_must_hold_on_one_file(db):
 async def test_hidden_and_unscanned_versions_are_not_public(db):
     mod = await make_mod(db)
     await add_version(db, mod["id"], "0.9", [(["fabric"], ["1.20.1"])], status="pending_scan")
-    assert await catalog.mod_by_slug(db, "sodium") is None
+    assert await catalog_q.mod_by_slug(db, "sodium") is None
     await add_version(db, mod["id"], "1.0", [(["fabric"], ["1.20.1"])], release_id=77)
-    assert (await catalog.mod_by_slug(db, "sodium"))["latest_version"] == "1.0"
-    assert [v["version_number"] for v in await catalog.versions_of(db, mod["id"])] == ["1.0"]
-    hidden = await versions.hide_release(db, 1, 77, "release deleted")
-    await mods.refresh_rollup(db, mod["id"])
+    assert (await catalog_q.mod_by_slug(db, "sodium"))["latest_version"] == "1.0"
+    assert [v["version_number"] for v in await catalog_q.versions_of(db, mod["id"])] == ["1.0"]
+    hidden = await versions_q.hide_release(db, 1, 77, "release deleted")
+    await mods_q.refresh_rollup(db, mod["id"])
     assert [h["version_number"] for h in hidden] == ["1.0"]
-    assert await catalog.mod_by_slug(db, "sodium") is None
+    assert await catalog_q.mod_by_slug(db, "sodium") is None
     assert await db.fetchval("SELECT count(*) FROM mod_versions") == 2  # kept, not deleted
 
 
 async def test_full_text_search_english_russian_and_names(db):
     await add_version(db, (await make_mod(db, 1, "sodium"))["id"], "1.0", [(["fabric"], ["1.20.1"])])
-    ru = mods.Card(name="Хранилище", summary="Мод добавляет новые сундуки", description="",
+    ru = mods_q.Card(name="Хранилище", summary="Мод добавляет новые сундуки", description="",
                    authors=["Ivan"], licenses=[], links={}, environment="both")
     await add_version(db, (await make_mod(db, 2, "storage", card=ru))["id"], "1.0", [(["forge"], ["1.20.1"])])
-    search = lambda q: catalog.search(db, catalog.SearchQuery(q, None, None, 10, 0))
+    search = lambda q: catalog_q.search(db, catalog_q.SearchQuery(q, None, None, 10, 0))
     assert [r["slug"] for r in (await search("rendering"))[0]] == ["sodium"]  # english stem of "rendering"
     assert [r["slug"] for r in (await search("render"))[0]] == ["sodium"]
     assert [r["slug"] for r in (await search("сундук"))[0]] == ["storage"]  # russian stem
     assert [r["slug"] for r in (await search("Sodium"))[0]] == ["sodium"]
     assert (await search("nothing-like-this"))[1] == 0
-    rows, total = await catalog.search(db, catalog.SearchQuery(None, None, None, 1, 5))
+    rows, total = await catalog_q.search(db, catalog_q.SearchQuery(None, None, None, 1, 5))
     assert rows == [] and total == 2  # honest total past the end
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from indexium_api.params import MAX_QUERY_CHARS
 from indexium_db.pool import connect
-from indexium_db.queries import catalog, mods, versions
+from indexium_db.queries import catalog as catalog_q, mods as mods_q, versions as versions_q
 from indexium_db.queries.websearch import defuse
 
 # What websearch_to_tsquery and the tsvector parser give meaning to, plus words and spaces.
@@ -36,26 +36,26 @@ def search_db(database_url):
 
 
 async def _seed(conn) -> None:
-    await mods.upsert_author(conn, 1, "caffeine")
-    card = mods.Card(name="Sodium", summary="Fast rendering", description="Fast.", authors=["Jelly"],
+    await mods_q.upsert_author(conn, 1, "caffeine")
+    card = mods_q.Card(name="Sodium", summary="Fast rendering", description="Fast.", authors=["Jelly"],
                      licenses=["MIT"], links={}, environment="client")
-    mod = await mods.create(conn, github_repo_id=1, repo_full_name="caffeine/sodium", owner_id=1,
+    mod = await mods_q.create(conn, github_repo_id=1, repo_full_name="caffeine/sodium", owner_id=1,
                             owner_login="caffeine", manifest_id="sodium", default_branch="main", categories=[],
                             card=card)
-    vid = await versions.upsert_version(
+    vid = await versions_q.upsert_version(
         conn, mod_id=mod["id"], version_number="0.5.3", github_release_id=1, tag_name="0.5.3", name="0.5.3",
         changelog="", version_type="release", published_at=None, status="public", game_versions=["1.20.1"],
         loaders=["fabric"])
-    await versions.replace_files(conn, vid, [versions.FileRow(
+    await versions_q.replace_files(conn, vid, [versions_q.FileRow(
         github_asset_id=1, filename="sodium.jar", url="https://x/sodium.jar", size=10, content_type=None,
         github_digest=None, sidecar_url=None, loaders=["fabric"], game_versions=["1.20.1"], manifests=[],
         is_primary=True, download_count=3)])
-    await mods.refresh_rollup(conn, mod["id"])
+    await mods_q.refresh_rollup(conn, mod["id"])
 
 
 def _search(search_db, q: str):
     runner, conn = search_db
-    return runner.run(catalog.search(conn, catalog.SearchQuery(q, None, None, 10, 0)))
+    return runner.run(catalog_q.search(conn, catalog_q.SearchQuery(q, None, None, 10, 0)))
 
 
 @pytest.mark.parametrize("q", ["-" * 33, "sodium " + "-" * 40, "- " * 40 + "sodium", "-!" * 40 + "x",

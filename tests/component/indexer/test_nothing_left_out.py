@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from indexium_db.queries import skips
+from indexium_db.queries import skips as skips_q
 from indexium_devstack import jars
 from indexium_indexer.job import PermanentJobError
 from indexium_ops import cli
@@ -60,7 +60,7 @@ async def test_every_asset_left_out_has_a_reason_for_operators_and_the_author(gh
     ])
     result = await releases.handle(rel)
     assert result.outcome == "indexed" and result.skipped == [("lumen-lib-1.0.0.jar", "no_manifest")]
-    rows = await skips.for_owner(db, repo.owner.id)
+    rows = await skips_q.for_owner(db, repo.owner.id)
     assert sorted((r["asset_name"], r["code"], r["release_indexed"]) for r in rows) == [
         ("CHANGELOG.md", "not_a_mod_file", True),
         ("lumen-1.0.0-sources.jar", "build_by_product", True),
@@ -69,7 +69,7 @@ async def test_every_asset_left_out_has_a_reason_for_operators_and_the_author(gh
     lib = next(r for r in rows if r["asset_name"] == "lumen-lib-1.0.0.jar")
     assert lib["reason"].startswith("no mod manifest") and "FMLCorePlugin" in lib["reason"]
     assert (lib["repo_full_name"], lib["tag_name"]) == ("alice/lumen", "v1.0.0")
-    assert [r["asset_name"] for r in await skips.for_repository(db, repo.id)] == [r["asset_name"] for r in rows]
+    assert [r["asset_name"] for r in await skips_q.for_repository(db, repo.id)] == [r["asset_name"] for r in rows]
 
     # The operators' view: the mod-file reasons by default, everything with --all; a count per
     # code in the GitHub App status.
@@ -88,7 +88,7 @@ async def test_every_asset_left_out_has_a_reason_for_operators_and_the_author(gh
     # Fixed by a re-upload: the release's reasons are replaced, the stale one is gone.
     gh.remove_asset(next(a for a in rel.assets if a.name == "lumen-lib-1.0.0.jar"))
     await releases.handle(rel, action="edited")
-    assert {r["asset_name"] for r in await skips.for_owner(db, repo.owner.id)} == {
+    assert {r["asset_name"] for r in await skips_q.for_owner(db, repo.owner.id)} == {
         "CHANGELOG.md", "lumen-1.0.0-sources.jar"}
 
 
@@ -98,19 +98,19 @@ async def test_a_release_nothing_of_which_is_indexed_still_says_why_per_asset(gh
     rel = gh.add_release(repo, "v2", [("tools-2.jar", plain), ("tools-2.zip", b"PK")])
     with pytest.raises(PermanentJobError):
         await releases.handle(rel)
-    rows = await skips.for_owner(db, repo.owner.id)
+    rows = await skips_q.for_owner(db, repo.owner.id)
     assert sorted((r["asset_name"], r["code"], r["release_indexed"]) for r in rows) == [
         ("tools-2.jar", "no_manifest", False), ("tools-2.zip", "not_a_mod_file", False)]
     # and a release with no mod file at all is recorded the same way
     only_docs = gh.add_release(repo, "v3", [("README.txt", b"hi")])
     assert (await releases.handle(only_docs)).outcome == "ignored"
-    assert [(r["tag_name"], r["code"]) for r in await skips.for_repository(db, repo.id)
+    assert [(r["tag_name"], r["code"]) for r in await skips_q.for_repository(db, repo.id)
             if r["tag_name"] == "v3"] == [("v3", "not_a_mod_file")]
 
 
 async def test_names_postgresql_cannot_hold_are_stored_readably(db):
-    await skips.replace_for_release(
+    await skips_q.replace_for_release(
         db, github_release_id=1, github_repo_id=2, owner_github_id=3, repo_full_name="o/r", tag_name="v\x001" + "x" * 5005,
-        skips=[skips.Skip(4, "bad\x00name.jar", "no_manifest", "r" * 900)], release_indexed=False)
-    (row,) = await skips.for_owner(db, 3)
+        skips=[skips_q.Skip(4, "bad\x00name.jar", "no_manifest", "r" * 900)], release_indexed=False)
+    (row,) = await skips_q.for_owner(db, 3)
     assert row["asset_name"] == "bad\ufffdname.jar" and len(row["tag_name"]) == 1000 and len(row["reason"]) == 500

@@ -16,7 +16,7 @@ import asyncpg
 import pytest
 
 from indexium_db.pool import connect
-from indexium_db.queries import mods, versions
+from indexium_db.queries import mods as mods_q, versions as versions_q
 from indexium_devstack.embedded import free_port
 from indexium_devstack.procs import BY_NAME, ServiceProcess
 
@@ -42,10 +42,10 @@ def node_client() -> Path:
 
 
 async def _mod(conn, repo: int, slug: str, name: str, summary: str):
-    await mods.upsert_author(conn, repo, f"owner{repo}")
-    card = mods.Card(name=name, summary=summary, description=summary, authors=["Someone"], licenses=["MIT"],
+    await mods_q.upsert_author(conn, repo, f"owner{repo}")
+    card = mods_q.Card(name=name, summary=summary, description=summary, authors=["Someone"], licenses=["MIT"],
                      links={}, environment="client")
-    return await mods.create(conn, github_repo_id=repo, repo_full_name=f"owner{repo}/{slug}", owner_id=repo,
+    return await mods_q.create(conn, github_repo_id=repo, repo_full_name=f"owner{repo}/{slug}", owner_id=repo,
                              owner_login=f"owner{repo}", manifest_id=slug, default_branch="main", categories=[],
                              card=card)
 
@@ -54,21 +54,21 @@ _asset = iter(range(1, 10_000))
 
 
 async def _version(conn, mod, number: str, published: datetime, files: list[tuple[str, str, int]]):
-    vid = await versions.upsert_version(
+    vid = await versions_q.upsert_version(
         conn, mod_id=mod["id"], version_number=number, github_release_id=next(_asset), tag_name=number,
         name=number, changelog=f"changes in {number}", version_type="release", published_at=published,
         status="public", game_versions=sorted({g for _, g, _ in files}), loaders=sorted({lo for lo, _, _ in files}))
-    rows = [versions.FileRow(
+    rows = [versions_q.FileRow(
         github_asset_id=next(_asset), filename=f"{mod['slug']}-{number}-{lo}.jar",
         url=f"https://github.com/o/{mod['slug']}/releases/download/{number}/{lo}.jar", size=100 + n,
         content_type=None, github_digest=None, sidecar_url=None, loaders=[lo], game_versions=[gv],
         manifests=[{"loader": lo, "manifest_path": "x", "mod_id": mod["slug"], "version": number}],
         is_primary=i == 0, download_count=1) for i, (lo, gv, n) in enumerate(files)]
-    ids = await versions.replace_files(conn, vid, rows)
+    ids = await versions_q.replace_files(conn, vid, rows)
     for fid, (_, _, n) in zip(ids, files):
         await conn.execute("UPDATE version_files SET sha1 = $2, sha256 = $3, sha512 = $4 WHERE id = $1",
                            fid, sha1(n), f"{n:064x}", f"{n:0128x}")
-    await mods.refresh_rollup(conn, mod["id"])
+    await mods_q.refresh_rollup(conn, mod["id"])
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from indexium_api import openapi
 from indexium_api.app import create_app
 from indexium_api.settings import Settings
 from indexium_db.pool import connect
-from indexium_db.queries import mods, versions
+from indexium_db.queries import mods as mods_q, versions as versions_q
 from indexium_devstack.embedded import free_port
 from indexium_devstack.procs import BY_NAME, ServiceProcess
 from indexium_platform.settings import load
@@ -43,24 +43,24 @@ CROSS_FIELD_RULES = {"/api/v1/versions/by-hash/{hash}", "/api/v1/versions/by-has
 
 async def _seed(conn: asyncpg.Connection) -> None:
     """The documented examples exist: mod 'sodium', version '0.5.3', a file with sha1 '000...0'."""
-    await mods.upsert_author(conn, 1, "caffeine")
-    card = mods.Card(name="Sodium", summary="Fast rendering", description="Fast.", authors=["Jelly"],
+    await mods_q.upsert_author(conn, 1, "caffeine")
+    card = mods_q.Card(name="Sodium", summary="Fast rendering", description="Fast.", authors=["Jelly"],
                      licenses=["LGPL-3.0"], links={"sources": "https://example.org"}, environment="client")
-    mod = await mods.create(conn, github_repo_id=1, repo_full_name="caffeine/sodium", owner_id=1,
+    mod = await mods_q.create(conn, github_repo_id=1, repo_full_name="caffeine/sodium", owner_id=1,
                             owner_login="caffeine", manifest_id="sodium", default_branch="main",
                             categories=["optimization"], card=card)
-    vid = await versions.upsert_version(
+    vid = await versions_q.upsert_version(
         conn, mod_id=mod["id"], version_number="0.5.3", github_release_id=1, tag_name="0.5.3", name="0.5.3",
         changelog="", version_type="release", published_at=None, status="public", game_versions=["1.20.1"],
         loaders=["fabric"])
-    (fid,) = await versions.replace_files(conn, vid, [versions.FileRow(
+    (fid,) = await versions_q.replace_files(conn, vid, [versions_q.FileRow(
         github_asset_id=1, filename="sodium.jar", url="https://x/sodium.jar", size=10, content_type=None,
         github_digest=None, sidecar_url=None, loaders=["fabric"], game_versions=["1.20.1"], manifests=[],
         is_primary=True, download_count=3)])
     await conn.execute("UPDATE version_files SET sha1 = $2, sha256 = $3, sha512 = $4 WHERE id = $1",
                        fid, "0" * 40, "0" * 64, "0" * 128)
-    await mods.upsert_icon(conn, mod["id"], "image/png", b"\x89PNG\r\n\x1a\n", '"icon"')
-    await mods.refresh_rollup(conn, mod["id"])
+    await mods_q.upsert_icon(conn, mod["id"], "image/png", b"\x89PNG\r\n\x1a\n", '"icon"')
+    await mods_q.refresh_rollup(conn, mod["id"])
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 
 from indexium_contracts import versions as events
 from indexium_db.pool import connect
-from indexium_db.queries import mods, versions
+from indexium_db.queries import mods as mods_q, versions as versions_q
 from indexium_devstack.embedded import free_port
 from indexium_devstack.procs import BY_NAME, ServiceProcess
 
@@ -54,21 +54,21 @@ async def wait_until(probe, expected, timeout):
 
 
 async def add_mod(conn, repo_id: int, manifest_id: str, summary: str):
-    await mods.upsert_author(conn, repo_id, "owner")
-    card = mods.Card(name=manifest_id.title(), summary=summary, description="", authors=[], licenses=[],
+    await mods_q.upsert_author(conn, repo_id, "owner")
+    card = mods_q.Card(name=manifest_id.title(), summary=summary, description="", authors=[], licenses=[],
                      links={}, environment="both")
-    mod = await mods.create(conn, github_repo_id=repo_id, repo_full_name=f"owner/{manifest_id}", owner_id=repo_id,
+    mod = await mods_q.create(conn, github_repo_id=repo_id, repo_full_name=f"owner/{manifest_id}", owner_id=repo_id,
                             owner_login="owner", manifest_id=manifest_id, default_branch="main", categories=[],
                             card=card)
-    vid = await versions.upsert_version(
+    vid = await versions_q.upsert_version(
         conn, mod_id=mod["id"], version_number="1.0", github_release_id=repo_id, tag_name="1.0", name="1.0",
         changelog="", version_type="release", published_at=None, status="public", game_versions=["1.20.1"],
         loaders=["fabric"])
-    await versions.replace_files(conn, vid, [versions.FileRow(
+    await versions_q.replace_files(conn, vid, [versions_q.FileRow(
         github_asset_id=repo_id, filename="a.jar", url="https://x/a.jar", size=1, content_type=None,
         github_digest=None, sidecar_url=None, loaders=["fabric"], game_versions=["1.20.1"], manifests=[],
         is_primary=True, download_count=0)])
-    await mods.refresh_rollup(conn, mod["id"])
+    await mods_q.refresh_rollup(conn, mod["id"])
     return mod, vid
 
 

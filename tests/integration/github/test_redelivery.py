@@ -1,4 +1,4 @@
-"""Failed deliveries come back (issue 7, scenario 9): deliveries GitHub could not make while
+"""Failed deliveries come back: deliveries GitHub could not make while
 ingest was down are redelivered by ingest's reconciler, and end up indexed exactly once."""
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from indexium_contracts import github, ingest, versions as version_events
 from indexium_db.pool import create_pool
-from indexium_db.queries import catalog, hashes, scan as scan_q
+from indexium_db.queries import catalog as catalog_q, hashes as hashes_q, scan as scan_q
 from indexium_devstack.fakegithub import FakeGitHub
 from indexium_indexer.job import ReleaseIndexer
 from indexium_indexer.scan.app import create_app
@@ -102,7 +102,7 @@ class Stage:
             await asyncio.sleep(0.05)
 
     async def listed_slugs(self) -> set[str]:
-        rows, _ = await catalog.search(self.db, catalog.SearchQuery(q=None, limit=100))
+        rows, _ = await catalog_q.search(self.db, catalog_q.SearchQuery(q=None, limit=100))
         return {r["slug"] for r in rows}
 
     async def operator(self, action: str, version_id, by: str = "alice") -> int:
@@ -146,13 +146,13 @@ async def test_clean_publishes_bad_ones_are_quarantined_until_an_operator_decide
     row = await stage.db.fetchrow("SELECT sha1, sha256, sha512, scan_status FROM version_files WHERE version_id = $1", clean)
     assert (row["sha1"], row["sha256"], row["sha512"], row["scan_status"]) == (
         hashlib.sha1(CLEAN).hexdigest(), sha["clean"], hashlib.sha512(CLEAN).hexdigest(), "clean")
-    assert set(await hashes.versions_by_hashes(stage.db, "sha256", [sha["clean"], sha["bad"]])) == {sha["clean"]}
+    assert set(await hashes_q.versions_by_hashes(stage.db, "sha256", [sha["clean"], sha["bad"]])) == {sha["clean"]}
 
     # quarantined versions are invisible to search, mod pages and version lists
     assert await stage.listed_slugs() == {"cleanmod"}
-    assert await catalog.mod_by_slug(stage.db, "victimmod") is None
+    assert await catalog_q.mod_by_slug(stage.db, "victimmod") is None
     victim_mod = await stage.db.fetchval("SELECT mod_id FROM mod_versions WHERE id = $1", bad)
-    assert await catalog.versions_of(stage.db, victim_mod) == []
+    assert await catalog_q.versions_of(stage.db, victim_mod) == []
 
     findings = await scan_q.version_findings(stage.db, bad)
     assert findings[0]["rule"] == "fractureiser_stage0" and findings[0]["class_name"] == "com.example.victimmod.VictimMod"
@@ -177,7 +177,7 @@ async def test_clean_publishes_bad_ones_are_quarantined_until_an_operator_decide
     assert await stage.operator("approve", bad, by="alice") == 0
     assert await stage.status(bad) == "public"
     assert "victimmod" in await stage.listed_slugs()
-    assert set(await hashes.versions_by_hashes(stage.db, "sha256", [sha["bad"]])) == {sha["bad"]}
+    assert set(await hashes_q.versions_by_hashes(stage.db, "sha256", [sha["bad"]])) == {sha["bad"]}
     assert await stage.operator("reject", pb, by="bob") == 0
     assert await stage.status(pb) == "rejected" and "pbmod" not in await stage.listed_slugs()
     decisions = [(d["action"], d["actor"]) for d in await scan_q.decisions(stage.db, bad)]

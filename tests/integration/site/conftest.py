@@ -23,7 +23,8 @@ from indexium_api.app import INVALIDATOR, create_app
 from indexium_api.settings import Settings
 from indexium_db.pool import connect
 from indexium_contracts import github as github_contract, ingest
-from indexium_db.queries import deadletters, github as github_q, mods, skips, versions
+from indexium_db.queries import deadletters as deadletters_q, github as github_q, mods as mods_q
+from indexium_db.queries import skips as skips_q, versions as versions_q
 from indexium_devstack.embedded import free_port
 from indexium_devstack.fakegithub import FakeGitHub
 from indexium_platform.settings import load
@@ -50,11 +51,11 @@ async def _add_mod(conn, gh: FakeGitHub, repo, manifest_id: str, name: str, summ
                    *, repo_state="registered"):
     """A fake GitHub repository with releases, and the rows the indexer would have written."""
     owner = repo.owner
-    await mods.upsert_author(conn, owner.id, owner.login)
-    card = mods.Card(name=name, summary=summary, description=f"{summary}.\nMade for the browser tests.",
+    await mods_q.upsert_author(conn, owner.id, owner.login)
+    card = mods_q.Card(name=name, summary=summary, description=f"{summary}.\nMade for the browser tests.",
                      authors=[owner.login], licenses=["MIT"], links={"homepage": "https://example.org/" + manifest_id},
                      environment="both")
-    mod = await mods.create(conn, github_repo_id=repo.id, repo_full_name=repo.full_name, owner_id=owner.id,
+    mod = await mods_q.create(conn, github_repo_id=repo.id, repo_full_name=repo.full_name, owner_id=owner.id,
                             owner_login=owner.login, manifest_id=manifest_id, default_branch="main",
                             categories=["decoration"], card=card)
     await github_q.upsert_installation(conn, gh.state.installation_for_repo(repo).id)
@@ -66,11 +67,11 @@ async def _add_mod(conn, gh: FakeGitHub, repo, manifest_id: str, name: str, summ
         rel = gh.add_release(repo, tag, [(f"{manifest_id}-{tag}.jar", b"PK\x05\x06" + bytes(18))])
         url = gh.release_payload(rel)["release"]["assets"][0]["browser_download_url"]
         world.download_urls[(manifest_id, tag)] = url
-        vid = await versions.upsert_version(
+        vid = await versions_q.upsert_version(
             conn, mod_id=mod["id"], version_number=tag, github_release_id=rel.id, tag_name=tag, name=f"{name} {tag}",
             changelog="", version_type="release", published_at=datetime.now(UTC) - timedelta(days=30 - i), status=status,
             game_versions=["1.20.1"], loaders=["fabric"])
-        file_ids = await versions.replace_files(conn, vid, [versions.FileRow(
+        file_ids = await versions_q.replace_files(conn, vid, [versions_q.FileRow(
             github_asset_id=rel.assets[0].id, filename=f"{manifest_id}-{tag}.jar", url=url, size=22,
             content_type="application/java-archive", github_digest=None, sidecar_url=None, loaders=["fabric"],
             game_versions=["1.20.1"], manifests=[], is_primary=True, download_count=3)])
@@ -88,7 +89,7 @@ async def _add_mod(conn, gh: FakeGitHub, repo, manifest_id: str, name: str, summ
                 """INSERT INTO quarantine_decisions (version_id, action, actor, reason, file_sha256)
                    VALUES ($1, 'quarantined', 'scan', 'process_builder in static_init', '{}')""", vid)
             world.quarantined_id = vid
-        await mods.refresh_rollup(conn, mod["id"])
+        await mods_q.refresh_rollup(conn, mod["id"])
     return mod
 
 
@@ -133,14 +134,14 @@ async def world(database_url, nats_url, tmp_path):
             action="published", release=github_contract.Release(id=999_001, tag_name="1.5.0"),
             repository=github_contract.Repository(id=lumen.id, name=lumen.name, full_name=lumen.full_name,
                                                   owner=github_contract.Account(id=author.id, login=AUTHOR))))
-        await deadletters.insert(conn, consumer="indexer", subject=ingest.RELEASE, msg_id="d-1", stream_sequence=7,
+        await deadletters_q.insert(conn, consumer="indexer", subject=ingest.RELEASE, msg_id="d-1", stream_sequence=7,
                                  category="corrupt_zip", error="lumenlanterns-1.5.0.jar: no end of central directory",
                                  attempts=1, payload=ingest.encoder.encode(broken))
-        # An asset the indexer left out (written by the indexer's skips.replace_for_release).
-        await skips.replace_for_release(
+        # An asset the indexer left out (written by the indexer's skips_q.replace_for_release).
+        await skips_q.replace_for_release(
             conn, github_release_id=999_002, github_repo_id=lumen.id, owner_github_id=author.id,
             repo_full_name=lumen.full_name, tag_name="1.4.0", release_indexed=False,
-            skips=[skips.Skip(999_003, "lumenlanterns-1.4.0-dev.jar", "no_manifest",
+            skips=[skips_q.Skip(999_003, "lumenlanterns-1.4.0-dev.jar", "no_manifest",
                               "no fabric.mod.json, quilt.mod.json, mods.toml or mcmod.info in the jar")])
         await conn.execute(
             """INSERT INTO github_repositories (github_repo_id, installation_id, full_name, state, skip_reason)

@@ -6,7 +6,7 @@ import asyncpg
 import msgspec
 import pytest
 
-from indexium_db.queries import telemetry as q
+from indexium_db.queries import telemetry as telemetry_q
 from indexium_telemetry import samples, writer
 from indexium_contracts.telemetry import utc_day
 from datetime import datetime
@@ -22,9 +22,9 @@ async def mods(db) -> dict:
 async def insert_events(conn: asyncpg.Connection, events: list) -> int:
     """Write events as the writer does (partitions first, then one batch)."""
     days = sorted({utc_day(datetime.fromisoformat(e.received_at)) for e in events})
-    await q.ensure_partitions(conn, days)
+    await telemetry_q.ensure_partitions(conn, days)
     rows = [writer.to_row(e) for e in events]
     async with conn.transaction():
-        n = await q.insert_pings(conn, msgspec.json.encode(rows).decode())
-        await q.mark_days_written(conn, days)
+        n = await telemetry_q.insert_pings(conn, msgspec.json.encode(rows).decode())
+        await telemetry_q.mark_days_written(conn, days)
     return n

@@ -11,7 +11,7 @@ from datetime import UTC, date, datetime, timedelta
 import asyncpg
 import pytest
 
-from indexium_db.queries import telemetry as q
+from indexium_db.queries import telemetry as telemetry_q
 from indexium_platform.metrics import ServiceMetrics
 from indexium_telemetry import samples
 from indexium_telemetry.aggregator import Aggregator
@@ -51,7 +51,7 @@ def reference(events: list, day: date) -> dict:
     seen: dict = defaultdict(list)
     for e in inside:
         seen[e.server_hash].append(datetime.fromisoformat(e.received_at))
-    qualified = {h for h, times in seen.items() if max(times) - min(times) >= q.QUALIFYING_SPAN}
+    qualified = {h for h, times in seen.items() if max(times) - min(times) >= telemetry_q.QUALIFYING_SPAN}
     for e in inside:
         if e.server_hash not in qualified:
             continue
@@ -65,7 +65,7 @@ def reference(events: list, day: date) -> dict:
         stats["servers"] += 1
         for dim, attr in DIMS.items():
             stats["breakdown"][dim][getattr(e, attr)] += 1
-        stats["breakdown"]["mod_version"][version or q.UNKNOWN] += 1
+        stats["breakdown"]["mod_version"][version or telemetry_q.UNKNOWN] += 1
     return {m: (s["servers"], {d: dict(c) for d, c in s["breakdown"].items()}) for m, s in out.items()}
 
 
@@ -83,7 +83,7 @@ async def test_daily_stats_match_a_reference_computation(pool, mods):
     events += make_events(mods, DAY + timedelta(days=1), servers=5, seed=2)
     async with pool.acquire() as conn:
         await insert_events(conn, events)
-        result = await q.aggregate_day(conn, DAY)
+        result = await telemetry_q.aggregate_day(conn, DAY)
         got = await stats(conn, DAY)
     assert result["pings"] == 60 * 4 and result["mods"] == len(got)
     assert got == reference(events, DAY)
@@ -98,13 +98,13 @@ async def test_distinct_servers_not_pings(pool, mods):
     events += [samples.event(server=2, mods=[(sodium, "1")], received_at=at(DAY, t)) for t in (100, 1700)]
     async with pool.acquire() as conn:
         await insert_events(conn, events)
-        await q.aggregate_day(conn, DAY)
+        await telemetry_q.aggregate_day(conn, DAY)
         assert (await stats(conn, DAY))[sodium][0] == 2
 
 
 async def test_a_server_counts_only_once_it_pinged_twice_25_minutes_apart(pool, mods):
     sodium, jei = mods["sodium"], mods["jei"]
-    span = int(q.QUALIFYING_SPAN.total_seconds())
+    span = int(telemetry_q.QUALIFYING_SPAN.total_seconds())
     plan = {
         1: [1000],  # one ping: not counted
         2: [1000, 1000 + span - 1],  # 24:59 apart: not counted
@@ -121,8 +121,8 @@ async def test_a_server_counts_only_once_it_pinged_twice_25_minutes_apart(pool, 
                samples.event(server=7, mods=[(sodium, "1"), (jei, None)], received_at=at(DAY, 2000 + span))]
     async with pool.acquire() as conn:
         await insert_events(conn, events)
-        await q.aggregate_day(conn, DAY)
-        await q.aggregate_day(conn, DAY + timedelta(days=1))
+        await telemetry_q.aggregate_day(conn, DAY)
+        await telemetry_q.aggregate_day(conn, DAY + timedelta(days=1))
         got = await stats(conn, DAY)
         assert await stats(conn, DAY + timedelta(days=1)) == {}
     assert got[sodium][0] == 3 and got[jei][0] == 3
@@ -132,31 +132,31 @@ async def test_a_server_counts_only_once_it_pinged_twice_25_minutes_apart(pool, 
 async def test_breakdowns_keep_the_top_values_and_fold_the_rest(pool, mods):
     sodium = mods["sodium"]
     events = [samples.event(server=i + 1, mods=[(sodium, f"v{i:02d}")], received_at=at(DAY, i + t))
-              for i in range(q.BREAKDOWN_TOP + 5) for t in (0, 1800)]
+              for i in range(telemetry_q.BREAKDOWN_TOP + 5) for t in (0, 1800)]
     events += [samples.event(server=100 + i, mods=[(sodium, "v29")], received_at=at(DAY, 500 + i + t))
                for i in range(3) for t in (0, 1800)]
     async with pool.acquire() as conn:
         await insert_events(conn, events)
-        await q.aggregate_day(conn, DAY)
+        await telemetry_q.aggregate_day(conn, DAY)
         servers, breakdown = (await stats(conn, DAY))[sodium]
     versions = breakdown["mod_version"]
-    assert servers == q.BREAKDOWN_TOP + 8
-    assert len(versions) == q.BREAKDOWN_TOP + 1 and versions["v29"] == 4
-    assert versions[q.OTHER] == 5 and sum(versions.values()) == servers
+    assert servers == telemetry_q.BREAKDOWN_TOP + 8
+    assert len(versions) == telemetry_q.BREAKDOWN_TOP + 1 and versions["v29"] == 4
+    assert versions[telemetry_q.OTHER] == 5 and sum(versions.values()) == servers
 
 
 async def test_rerunning_a_day_gives_identical_rows(pool, mods):
     events = make_events(mods, DAY, servers=30)
     async with pool.acquire() as conn:
         await insert_events(conn, events)
-        await q.aggregate_day(conn, DAY)
+        await telemetry_q.aggregate_day(conn, DAY)
         first = await stats(conn, DAY)
         for _ in range(2):
-            await q.aggregate_day(conn, DAY)
+            await telemetry_q.aggregate_day(conn, DAY)
         assert await stats(conn, DAY) == first
         # A redelivered batch (same ping ids) changes nothing either.
         assert await insert_events(conn, events) == 0
-        await q.aggregate_day(conn, DAY)
+        await telemetry_q.aggregate_day(conn, DAY)
         assert await stats(conn, DAY) == first
 
 
@@ -165,14 +165,14 @@ async def test_a_run_killed_mid_way_leaves_old_stats_and_the_rerun_is_exact(pool
     events = make_events(mods, DAY, servers=3000, pings_per_server=2)
     async with pool.acquire() as conn:
         await insert_events(conn, events[: len(events) // 2])
-        await q.aggregate_day(conn, DAY)
+        await telemetry_q.aggregate_day(conn, DAY)
         before = await stats(conn, DAY)
         await insert_events(conn, events[len(events) // 2:])
     victim = await asyncpg.connect(database_url)
     killer = await asyncpg.connect(database_url)
     try:
         pid = victim.get_server_pid()
-        task = asyncio.create_task(q.aggregate_day(victim, DAY, work_mem="64kB"))
+        task = asyncio.create_task(telemetry_q.aggregate_day(victim, DAY, work_mem="64kB"))
         for _ in range(500):  # wait until the aggregate statement itself is running
             running = await killer.fetchval(
                 "SELECT query FROM pg_stat_activity WHERE pid = $1 AND state = 'active'", pid)
@@ -185,9 +185,9 @@ async def test_a_run_killed_mid_way_leaves_old_stats_and_the_rerun_is_exact(pool
         with pytest.raises((asyncpg.PostgresError, asyncpg.InterfaceError, ConnectionError)):
             await task
         assert await stats(killer, DAY) == before  # rolled back: the old stats still stand
-        pending = await q.pending_days(killer, DAY)
+        pending = await telemetry_q.pending_days(killer, DAY)
         assert [r["day"] for r in pending] == [DAY]  # and the day is still due
-        await q.aggregate_day(killer, DAY)
+        await telemetry_q.aggregate_day(killer, DAY)
         assert await stats(killer, DAY) == reference(events, DAY)
     finally:
         await killer.close()
@@ -219,7 +219,7 @@ async def test_one_aggregator_at_a_time_across_replicas(pool, mods, database_url
         await insert_events(conn, make_events(mods, DAY, servers=5))
     other = await asyncpg.connect(database_url)
     try:
-        assert await q.try_aggregator_lock(other)  # another replica mid-run
+        assert await telemetry_q.try_aggregator_lock(other)  # another replica mid-run
         assert await a.run_once() is None
         assert metrics_a.aggregation_runs.labels("locked_elsewhere")._value.get() == 1
         await other.close()  # that replica dies: its session lock goes with it

@@ -96,7 +96,7 @@ async def test_a_redelivered_batch_adds_nothing(js, writer, db, mods, monkeypatc
 
 async def test_a_postgres_outage_naks_and_loses_nothing(js, writer, db, mods, monkeypatch):
     monkeypatch.setattr(writer_mod, "RETRY_DELAY_S", 0.1)
-    real_insert = writer_mod.q.insert_pings
+    real_insert = writer_mod.telemetry_q.insert_pings
     failures = []
 
     async def flaky(conn, rows_json):
@@ -105,7 +105,7 @@ async def test_a_postgres_outage_naks_and_loses_nothing(js, writer, db, mods, mo
             raise ConnectionResetError("postgres went away")
         return await real_insert(conn, rows_json)
 
-    monkeypatch.setattr(writer_mod.q, "insert_pings", flaky)
+    monkeypatch.setattr(writer_mod.telemetry_q, "insert_pings", flaky)
     await publish(js, events(mods, 30))
     await writer.start()
     await wait_for(lambda: _eq(count(db), 30))

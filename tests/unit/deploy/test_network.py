@@ -271,7 +271,7 @@ def test_ingress_body_limits_admit_what_the_services_accept(objects):
 
 
 def test_telemetry_leaves_no_client_address_in_the_ingress_log(objects):
-    """Issue 6's promise: no IP in storage, logs or metrics anywhere on the telemetry path."""
+    """The telemetry privacy promise (docs/telemetry.md): no IP in storage, logs or metrics anywhere on the telemetry path."""
     for ingress in objects.of_kind("Ingress"):
         backends = {p["backend"]["service"]["name"] for r in ingress["spec"]["rules"] for p in r["http"]["paths"]}
         if any("telemetry" in b for b in backends):

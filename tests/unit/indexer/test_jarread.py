@@ -41,7 +41,7 @@ async def read(entries):
     source = MemorySource(data)
     md = await read_source(source, POLICY)
     assert md.requests == source.stats.requests
-    # the byte budget: within 1.2 x (tail + directory + the entries that were needed)
+    # the read's byte budget: within 1.2 x (tail + directory + the entries that were needed)
     assert md.bytes_fetched <= 1.2 * md.needed_bytes
     return md
 

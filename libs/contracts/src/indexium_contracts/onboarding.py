@@ -32,7 +32,7 @@ GITHUB = ConsumerSpec(
     max_ack_pending=32,
 )
 
-# Ingest's failed-delivery reconciler (issue 7): NATS KV, since ingest has no PostgreSQL.
+# Ingest's failed-delivery reconciler: NATS KV, since ingest has no PostgreSQL.
 # One replica at a time holds the lock key; the bucket's TTL frees it if that replica dies
 # (the holder rewrites the key every third of the TTL).
 REDELIVERY_LOCK = BucketSpec(

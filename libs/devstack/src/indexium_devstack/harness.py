@@ -179,7 +179,7 @@ class Harness:
         rows = await self.query("SELECT delivery_id FROM webhook_deliveries WHERE outcome = 'indexed'")
         return {r["delivery_id"] for r in rows}
 
-    async def wait_until_indexed(self, delivery_ids: set[str], timeout: float) -> set[str]:
+    async def unindexed_after_waiting(self, delivery_ids: set[str], timeout: float) -> set[str]:
         """Wait until every id is indexed (or time runs out); return those still missing."""
         deadline = asyncio.get_running_loop().time() + timeout
         missing = set(delivery_ids)

@@ -13,7 +13,7 @@ import asyncpg
 import msgspec
 
 from indexium_db import migrate
-from indexium_db.queries import deadletters
+from indexium_db.queries import deadletters as deadletters_q
 from indexium_db.queries import scan as scan_q
 from indexium_db.queries import skips as skips_q
 from indexium_db.queries import versions as versions_q
@@ -51,7 +51,7 @@ async def dead_letters(settings: Settings, args: argparse.Namespace) -> None:
     conn = await asyncpg.connect(settings.database_url)
     try:
         if args.action == "list":
-            rows = await deadletters.list_open(conn, limit=args.limit)
+            rows = await deadletters_q.list_open(conn, limit=args.limit)
             for r in rows:
                 print(f"{r['id']}\t{r['created_at']:%Y-%m-%d %H:%M:%S}\t{r['consumer']}\t{r['category']}"
                       f"\tattempts={r['attempts']}\t{r['error'][:120]}")
@@ -61,7 +61,7 @@ async def dead_letters(settings: Settings, args: argparse.Namespace) -> None:
             js = nc.jetstream()
             try:
                 for dl_id in args.ids:
-                    row = await deadletters.get(conn, dl_id)
+                    row = await deadletters_q.get(conn, dl_id)
                     if row is None:
                         print(f"{dl_id}: no such dead letter", file=sys.stderr)
                         continue
@@ -69,12 +69,12 @@ async def dead_letters(settings: Settings, args: argparse.Namespace) -> None:
                     # Nats-Msg-Id so JetStream's duplicate window does not swallow the replay.
                     await js.publish(row["subject"], bytes(row["payload"]),
                                      headers={"Nats-Msg-Id": f"replay:{dl_id}:{row['msg_id']}"})
-                    await deadletters.mark_replayed(conn, dl_id)
+                    await deadletters_q.mark_replayed(conn, dl_id)
                     print(f"{dl_id}: replayed to {row['subject']}")
             finally:
                 await nc.drain()
         elif args.action == "purge":
-            n = await deadletters.purge(conn, replayed_only=not args.all)
+            n = await deadletters_q.purge(conn, replayed_only=not args.all)
             print(f"{n} dead letter(s) purged")
     finally:
         await conn.close()

@@ -24,7 +24,7 @@ from nats.js import JetStreamContext
 
 from indexium_contracts import deadletter
 from indexium_contracts.streams import ConsumerSpec
-from indexium_db.queries import deadletters, deliveries
+from indexium_db.queries import deadletters as deadletters_q, deliveries as deliveries_q
 from indexium_db.retry import is_transient
 
 from . import logs
@@ -62,7 +62,7 @@ class JobLedger:
         text = f"{code}: {error}"[:ERROR_CHARS]
         try:
             async with self._pool.acquire() as conn:
-                attempts = await deliveries.add_attempt(conn, self.job_key(msg), text)
+                attempts = await deliveries_q.add_attempt(conn, self.job_key(msg), text)
         except Exception as exc:
             if not is_outage(exc):
                 raise
@@ -83,7 +83,7 @@ class JobLedger:
         error = error[:ERROR_CHARS]
         try:
             async with self._pool.acquire() as conn, conn.transaction():
-                await deadletters.insert(
+                await deadletters_q.insert(
                     conn, consumer=self.consumer.durable, subject=msg.subject, msg_id=message_id(msg),
                     stream_sequence=meta.sequence.stream, category=category, error=error,
                     attempts=attempts, payload=msg.data,
@@ -112,6 +112,6 @@ class JobLedger:
         """Forget the attempts of a job that finished (housekeeping: a leftover row is harmless)."""
         try:
             async with self._pool.acquire() as conn:
-                await deliveries.clear_attempts(conn, self.job_key(msg))
+                await deliveries_q.clear_attempts(conn, self.job_key(msg))
         except Exception as exc:
             log.debug("clear_attempts_failed", error=str(exc))

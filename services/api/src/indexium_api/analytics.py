@@ -17,7 +17,7 @@ from xml.sax.saxutils import escape
 from aiohttp import web
 
 from indexium_contracts.telemetry import utc_day
-from indexium_db.queries import telemetry as q
+from indexium_db.queries import telemetry as telemetry_q
 from indexium_platform.web import ApiError
 
 from . import openapi, params
@@ -44,14 +44,14 @@ def _valid_slug(slug: str) -> bool:
 
 
 async def _analytics(conn, slug: str, days: int, today: date) -> tuple[int, dict]:
-    mod = await q.mod_for_analytics(conn, slug)
+    mod = await telemetry_q.mod_for_analytics(conn, slug)
     if mod is None:
         return no_mod(slug)
     last = today - timedelta(days=1)  # the last complete UTC day
     first = last - timedelta(days=days - 1)
-    series = await q.daily_servers(conn, mod["id"], first, last)
-    latest = await q.day_stats(conn, mod["id"], last)
-    partial = await q.day_stats(conn, mod["id"], today)
+    series = await telemetry_q.daily_servers(conn, mod["id"], first, last)
+    latest = await telemetry_q.day_stats(conn, mod["id"], last)
+    partial = await telemetry_q.day_stats(conn, mod["id"], today)
     return 200, {
         "slug": slug,
         "range": f"{days}d",
@@ -136,10 +136,10 @@ def _svg(status: int, label: str, value: str, color: str) -> Cached:
 
 
 async def _badge_count(conn, slug: str, day: date) -> int | None:
-    mod = await q.mod_for_analytics(conn, slug)
+    mod = await telemetry_q.mod_for_analytics(conn, slug)
     if mod is None:
         return None
-    stats = await q.day_stats(conn, mod["id"], day)
+    stats = await telemetry_q.day_stats(conn, mod["id"], day)
     return stats["servers"] if stats else 0
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from indexium_db.queries import catalog, updates
-from indexium_db.queries import hashes as hash_queries
+from indexium_db.queries import catalog as catalog_q, updates as updates_q
+from indexium_db.queries import hashes as hashes_q
 from indexium_platform.web import json_response
 
 from . import bodies, hashes, params, views
@@ -25,10 +25,10 @@ MAX_FILTER_VALUES = 50
 async def by_hash(request: web.Request) -> web.Response:
     api = request.app[API]
     value = request.match_info["hash"].strip().lower()
-    algorithm = hashes.algorithm_of(value, params.choice(request, "algorithm", tuple(hash_queries.ALGORITHMS)))
+    algorithm = hashes.algorithm_of(value, params.choice(request, "algorithm", tuple(hashes_q.ALGORITHMS)))
 
     async def compute():
-        found = await api.db.run(hash_queries.versions_by_hashes, algorithm, [value])
+        found = await api.db.run(hashes_q.versions_by_hashes, algorithm, [value])
         if value not in found:
             return not_found(f"No public version has a file with {algorithm} '{value}'.")
         return 200, views.version(found[value])
@@ -51,7 +51,7 @@ async def by_hashes(request: web.Request) -> web.Response:
     groups = _check_bulk(request, body)
     out: dict[str, dict] = {}
     for algorithm, values in groups.items():
-        found = await query(request, hash_queries.versions_by_hashes, algorithm, values)
+        found = await query(request, hashes_q.versions_by_hashes, algorithm, values)
         out.update({h: views.version(row) for h, row in found.items()})
     return _json(out)
 
@@ -69,11 +69,11 @@ async def update_check(request: web.Request) -> web.Response:
     game_versions = _filter_values("game_versions", body.game_versions)
     version_types = _filter_values("version_types", body.version_types)
     for t in version_types:
-        if t not in catalog.VERSION_TYPES:
-            raise params.bad("version_types", f"values must be one of: {', '.join(catalog.VERSION_TYPES)}")
+        if t not in catalog_q.VERSION_TYPES:
+            raise params.bad("version_types", f"values must be one of: {', '.join(catalog_q.VERSION_TYPES)}")
     out: dict[str, dict] = {}
     for algorithm, values in groups.items():
-        found = await query(request, updates.newest_versions, algorithm, values, loaders=loaders,
+        found = await query(request, updates_q.newest_versions, algorithm, values, loaders=loaders,
                             game_versions=game_versions, version_types=version_types)
         out.update({h: views.version(row) for h, row in found.items()})
     return _json(out)

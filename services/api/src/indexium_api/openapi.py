@@ -17,7 +17,7 @@ import copy
 import msgspec
 from aiohttp import web
 
-from indexium_db.queries import catalog
+from indexium_db.queries import catalog as catalog_q
 
 from . import shapes
 from .respond import Cached, make
@@ -108,7 +108,7 @@ def _paths(settings: Settings) -> dict:
                    "description": "Lower-cased hash -> version. Unknown hashes are absent."}
     mod_versions = [_slug(), *_facets(),
                     _query("version_type", {"type": "array", "maxItems": 3,
-                                            "items": {"type": "string", "enum": list(catalog.VERSION_TYPES)}},
+                                            "items": {"type": "string", "enum": list(catalog_q.VERSION_TYPES)}},
                            "Version types (repeat for any of several).", explode=True)]
     return {
         "/mods": {"get": {
@@ -121,14 +121,14 @@ def _paths(settings: Settings) -> dict:
                 _query("q", {"type": "string", "maxLength": 200, "pattern": _NO_NUL, "example": "sodium"},
                        "Search text."),
                 *_facets(),
-                _query("environment", {"type": "string", "enum": list(catalog.ENVIRONMENTS)},
+                _query("environment", {"type": "string", "enum": list(catalog_q.ENVIRONMENTS)},
                        "Mods that run there: environment=client matches client and both."),
                 _query("category", {"type": "array", "maxItems": 20,
                                     "items": {"type": "string", "maxLength": 64, "pattern": _NO_NUL}},
                        "GitHub topics; every one given must match.", explode=True),
                 _query("author", {"type": "string", "maxLength": 64, "pattern": _NO_NUL},
                        "A manifest author or the repository owner's login (case-insensitive)."),
-                _query("sort", {"type": "string", "enum": list(catalog.SORTS)},
+                _query("sort", {"type": "string", "enum": list(catalog_q.SORTS)},
                        "Default: relevance with q, updated without."),
                 _query("limit", {"type": "integer", "minimum": 1, "maximum": settings.max_limit,
                                  "default": settings.default_limit}, "Page size (over the maximum is a 400)."),
@@ -192,7 +192,7 @@ def _paths(settings: Settings) -> dict:
                     "game_versions": {"type": "array", "maxItems": 50,
                                       "items": {"type": "string", "maxLength": 64, "pattern": _NO_NUL}},
                     "version_types": {"type": "array", "maxItems": 50,
-                                      "items": {"type": "string", "enum": list(catalog.VERSION_TYPES)}},
+                                      "items": {"type": "string", "enum": list(catalog_q.VERSION_TYPES)}},
                 }}}}},
             "responses": _responses(_json(version_map), cached=False, body=True),
         }},

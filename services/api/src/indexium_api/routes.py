@@ -8,7 +8,7 @@ import typing
 
 from aiohttp import web
 
-from indexium_db.queries import catalog
+from indexium_db.queries import catalog as catalog_q
 from indexium_jar import gameversions
 from indexium_jar.model import Loader
 from indexium_platform.web import error_response
@@ -29,17 +29,17 @@ def _slug(request: web.Request) -> str | None:
     return slug if _SLUG.match(slug) else None  # cannot exist: 404 without a query
 
 
-def _search_query(request: web.Request) -> catalog.SearchQuery:
+def _search_query(request: web.Request) -> catalog_q.SearchQuery:
     s = request.app[API].settings
     q = params.text(request, "q")
-    return catalog.SearchQuery(
+    return catalog_q.SearchQuery(
         q=" ".join(q.split()) if q else None,
         game_versions=params.texts(request, "game_version"),
         loaders=params.texts(request, "loader", max_len=32),
         limit=params.integer(request, "limit", default=s.default_limit, low=1, high=s.max_limit),
         offset=params.integer(request, "offset", default=0, low=0, high=s.max_offset),
-        sort=params.choice(request, "sort", catalog.SORTS),
-        environment=params.choice(request, "environment", catalog.ENVIRONMENTS),
+        sort=params.choice(request, "sort", catalog_q.SORTS),
+        environment=params.choice(request, "environment", catalog_q.ENVIRONMENTS),
         categories=params.texts(request, "category"),
         author=params.text(request, "author", max_len=64),
     )
@@ -62,9 +62,9 @@ async def search_mods(request: web.Request) -> web.Response:
             # A browse total depends only on the filters: pages and sorts of one filter share it.
             filters = dataclasses.replace(sq, limit=0, offset=0, sort=None)
             total, _ = await api.cache.get(("search-total", filters), (GLOBAL,), api.settings.cache_ttl_s,
-                                           lambda: api.db.run(catalog.count, filters))
+                                           lambda: api.db.run(catalog_q.count, filters))
         with api.metrics.search_seconds.time():
-            rows, total = await api.db.run(catalog.search, sq, total=total, corrections=api.corrections)
+            rows, total = await api.db.run(catalog_q.search, sq, total=total, corrections=api.corrections)
         return 200, views.search(rows, total, sq.limit, sq.offset)
 
     return await cached(request, ("search", sq), (GLOBAL,), compute)
@@ -77,7 +77,7 @@ async def get_mod(request: web.Request) -> web.Response:
         return _missing_mod(request)
 
     async def compute():
-        row = await api.db.run(catalog.mod_by_slug, slug)
+        row = await api.db.run(catalog_q.mod_by_slug, slug)
         return (200, views.mod(row)) if row else no_mod(slug)
 
     return await cached(request, ("mod", slug), (mod_tag(slug),), compute)
@@ -88,14 +88,14 @@ async def list_versions(request: web.Request) -> web.Response:
     filters = {
         "game_versions": params.texts(request, "game_version"),
         "loaders": params.texts(request, "loader", max_len=32),
-        "version_types": params.choices(request, "version_type", catalog.VERSION_TYPES),
+        "version_types": params.choices(request, "version_type", catalog_q.VERSION_TYPES),
     }
     slug = _slug(request)
     if slug is None:
         return _missing_mod(request)
 
     async def compute():
-        mod, rows = await _mod_and(api, slug, lambda conn, mod_id: catalog.versions_of(conn, mod_id, **filters))
+        mod, rows = await _mod_by_slug_with(api, slug, lambda conn, mod_id: catalog_q.versions_of(conn, mod_id, **filters))
         if mod is None:
             return no_mod(slug)
         return 200, [views.version(v) for v in rows]
@@ -112,7 +112,7 @@ async def get_version(request: web.Request) -> web.Response:
         return _missing_mod(request)
 
     async def compute():
-        mod, version = await _mod_and(api, slug, lambda conn, mod_id: catalog.version_by_number(conn, mod_id, number))
+        mod, version = await _mod_by_slug_with(api, slug, lambda conn, mod_id: catalog_q.version_by_number(conn, mod_id, number))
         if mod is None:
             return no_mod(slug)
         if version is None:
@@ -129,7 +129,7 @@ async def get_icon(request: web.Request) -> web.Response:
         return _missing_mod(request)
 
     async def compute():
-        row = await api.db.run(catalog.icon, slug)
+        row = await api.db.run(catalog_q.icon, slug)
         if row is None:
             return not_found(f"No icon for mod '{slug}'.")
         return Cached(200, bytes(row["data"]), row["etag"], row["content_type"])
@@ -137,11 +137,11 @@ async def get_icon(request: web.Request) -> web.Response:
     return await cached(request, ("icon", slug), (mod_tag(slug),), compute, cache_control=ICON_CACHE_CONTROL)
 
 
-async def _mod_and(api, slug: str, then):
+async def _mod_by_slug_with(api, slug: str, then):
     """The listed mod's row and ``then(conn, mod_id)``, on one connection; (None, None) when
     there is no such mod."""
     async def query(conn):
-        row = await catalog.mod_by_slug(conn, slug)
+        row = await catalog_q.mod_by_slug(conn, slug)
         return row, (await then(conn, row["id"]) if row is not None else None)
 
     return await api.db.run(query)

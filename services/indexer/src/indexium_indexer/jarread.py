@@ -28,8 +28,8 @@ from indexium_jar.http.remote import DownloadPolicy, RangeSource, RemoteJar
 from indexium_jar.zip.zipfmt import CentralDirectory, ZipEntry, check_entry
 
 ICON_MAX_BYTES = 256 * 1024
-# Requests per jar the icon may bring the read to (the issue: at most 3 when the central
-# directory is under 1 MB). Manifests are always read; only the icon is given up.
+# Requests per jar the icon may bring the read to (the read's budget: at most 3 when the
+# central directory is under 1 MB). Manifests are always read; only the icon is given up.
 MAX_REQUESTS = 3
 _PNG = b"\x89PNG\r\n\x1a\n"
 _JPEG = b"\xff\xd8\xff"

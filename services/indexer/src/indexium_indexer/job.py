@@ -100,7 +100,7 @@ async def _hold(conn: asyncpg.Connection, version_id, reason: str) -> None:
     await scan_q.add_decision(conn, version_id, "quarantined", INDEXER_ACTOR, f"unreadable jar: {reason}", [])
 
 
-def as_the_app_knows_it(repo: github.Repository, row) -> github.Repository:
+def repository_as_recorded(repo: github.Repository, row) -> github.Repository:
     """The repository as the GitHub role last recorded it (renames, transfers, default branch,
     topics), when it came through the App: a release webhook delivered late carries the
     repository as it was then, and must not undo a rename applied since."""
@@ -226,7 +226,7 @@ class ReleaseIndexer:
 
         async def commit(conn: asyncpg.Connection):
             app_row = await github_q.get_repository(conn, repo_id)  # read in the same transaction
-            repo = as_the_app_knows_it(hook.repository, app_row)
+            repo = repository_as_recorded(hook.repository, app_row)
             card = _card(primary, repo)
             await mods.upsert_author(conn, repo.owner.id, repo.owner.login)
             mod = await mods.get_by_repo(conn, repo.id)

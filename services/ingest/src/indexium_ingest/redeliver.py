@@ -1,4 +1,4 @@
-"""Failed deliveries come back: the reconciler of GitHub's hook deliveries (issue 7).
+"""Failed deliveries come back: the reconciler of GitHub's hook deliveries.
 
 GitHub never retries a failed delivery by itself and keeps it redeliverable for 3 days.
 Every ``INDEXIUM_REDELIVER_INTERVAL_SECONDS`` one ingest replica (a NATS KV lock with a

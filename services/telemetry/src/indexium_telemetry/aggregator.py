@@ -16,7 +16,7 @@ from datetime import date, timedelta
 import asyncpg
 
 from indexium_contracts.telemetry import utc_day
-from indexium_db.queries import telemetry as q
+from indexium_db.queries import telemetry as telemetry_q
 from indexium_platform import logs
 
 from .metrics import TelemetryMetrics
@@ -30,7 +30,7 @@ class Aggregator:
                  retention_days: int, ahead_days: int, qualifying_span_s: float | None = None):
         self._pool, self._metrics, self._clock = pool, metrics, clock
         self._retention, self._ahead = retention_days, ahead_days
-        self._span = q.QUALIFYING_SPAN if qualifying_span_s is None else timedelta(seconds=qualifying_span_s)
+        self._span = telemetry_q.QUALIFYING_SPAN if qualifying_span_s is None else timedelta(seconds=qualifying_span_s)
 
     def first_kept_day(self, today: date) -> date:
         """Raw pings are kept for today and the ``retention_days`` complete days before it."""
@@ -39,7 +39,7 @@ class Aggregator:
     async def run_once(self) -> list[dict] | None:
         """One round; None when another replica holds the lock."""
         async with self._pool.acquire() as conn:
-            if not await q.try_aggregator_lock(conn):
+            if not await telemetry_q.try_aggregator_lock(conn):
                 self._metrics.aggregation_runs.labels("locked_elsewhere").inc()
                 return None
             try:
@@ -50,7 +50,7 @@ class Aggregator:
             finally:
                 # The pool's reset would release it too; this keeps the hand-over prompt.
                 with contextlib.suppress(Exception):
-                    await q.release_aggregator_lock(conn)
+                    await telemetry_q.release_aggregator_lock(conn)
         self._metrics.aggregation_runs.labels("done").inc()
         return done
 
@@ -58,9 +58,9 @@ class Aggregator:
         today = utc_day(self._clock())
         await self.maintain_partitions(conn, today)
         done = []
-        for row in await q.pending_days(conn, self.first_kept_day(today)):
+        for row in await telemetry_q.pending_days(conn, self.first_kept_day(today)):
             started = time.perf_counter()
-            result = await q.aggregate_day(conn, row["day"], qualifying_span=self._span)
+            result = await telemetry_q.aggregate_day(conn, row["day"], qualifying_span=self._span)
             elapsed = time.perf_counter() - started
             self._metrics.aggregation_seconds.observe(elapsed)
             self._metrics.aggregated_days.inc()
@@ -71,8 +71,8 @@ class Aggregator:
 
     async def maintain_partitions(self, conn: asyncpg.Connection, today: date) -> None:
         wanted = [today + timedelta(days=n) for n in range(-1, self._ahead + 1)]
-        created = await q.ensure_partitions(conn, wanted)
-        dropped = await q.drop_partitions_before(conn, self.first_kept_day(today))
+        created = await telemetry_q.ensure_partitions(conn, wanted)
+        dropped = await telemetry_q.drop_partitions_before(conn, self.first_kept_day(today))
         self._metrics.partitions_created.inc(len(created))
         self._metrics.partitions_dropped.inc(len(dropped))
         if created or dropped:

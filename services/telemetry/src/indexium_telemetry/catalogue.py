@@ -12,7 +12,7 @@ import uuid
 
 import asyncpg
 
-from indexium_db.queries import telemetry as q
+from indexium_db.queries import telemetry as telemetry_q
 
 from .protocol import ModEntry
 
@@ -34,8 +34,8 @@ class ModCatalogue:
 
     async def reload(self, pool: asyncpg.Pool) -> int:
         async with pool.acquire() as conn:
-            rows = await q.known_mods(conn)
-            claims = await q.manifest_ids(conn)
+            rows = await telemetry_q.known_mods(conn)
+            claims = await telemetry_q.manifest_ids(conn)
         return self.replace(rows, claims)
 
     def replace(self, rows, claims) -> int:

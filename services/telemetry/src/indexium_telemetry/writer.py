@@ -22,7 +22,7 @@ from nats.js import JetStreamContext
 
 from indexium_contracts import telemetry
 from indexium_contracts.telemetry import utc_day
-from indexium_db.queries import telemetry as q
+from indexium_db.queries import telemetry as telemetry_q
 from indexium_platform import logs
 from indexium_platform.jobs import JobLedger
 
@@ -145,11 +145,11 @@ class PingWriter:
         async with self._pool.acquire() as conn:
             missing = [d for d in days if d not in self._partitions]
             if missing:
-                await q.ensure_partitions(conn, missing)
+                await telemetry_q.ensure_partitions(conn, missing)
                 self._partitions.update(missing)
             async with conn.transaction():
-                written = await q.insert_pings(conn, _json.encode(rows).decode())
-                await q.mark_days_written(conn, days)
+                written = await telemetry_q.insert_pings(conn, _json.encode(rows).decode())
+                await telemetry_q.mark_days_written(conn, days)
         self._metrics.writer_pings.labels("written").inc(written)
         self._metrics.writer_pings.labels("duplicate").inc(len(rows) - written)
         return written

@@ -161,7 +161,7 @@ CREATE TABLE dead_letters (
 
 CREATE INDEX dead_letters_open_idx ON dead_letters (created_at) WHERE replayed_at IS NULL;
 
--- Telemetry (issue: telemetry). Raw pings are partitioned by UTC day so retention drops partitions.
+-- Telemetry. Raw pings are partitioned by UTC day so retention drops partitions.
 CREATE TABLE mod_telemetry_pings (
     received_at    timestamptz NOT NULL,
     server_hash    char(64) NOT NULL,               -- sha256(server_uuid + daily salt); no IP anywhere

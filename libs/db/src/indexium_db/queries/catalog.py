@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 import asyncpg
 
-from . import facets
+from . import facets as facets_q
 from .telemetry import ACTIVE_SERVERS_DAY, ACTIVE_SERVERS_EXPR, ACTIVE_SERVERS_JOIN
 from .websearch import defuse
 
@@ -161,7 +161,7 @@ def _filters(sq: SearchQuery, s: _Sql) -> list[str]:
         where.append(f"(m.author_keys @> ARRAY[{a}::text] OR m.author_github_id IN "
                      f"(SELECT github_id FROM authors WHERE lower(login) = {a}))")
     if sq.facets:
-        where += facets.conditions(sq.facets, s.p)
+        where += facets_q.conditions(sq.facets, s.p)
     return where
 
 

@@ -14,7 +14,7 @@ from datetime import datetime
 
 import asyncpg
 
-from . import mods
+from . import mods as mods_q
 
 HIDDEN_PREFIX = "github:"
 _BACKFILL_CLAIM_LOCK = 0x1D3E_6B01  # serializes claims so one installation runs one backfill
@@ -168,7 +168,7 @@ async def sync_visibility(conn: asyncpg.Connection, github_repo_id: int) -> list
         github_repo_id,
     )
     for row in changed:
-        await mods.refresh_rollup(conn, row["id"])
+        await mods_q.refresh_rollup(conn, row["id"])
     return [row["id"] for row in changed]
 
 
@@ -178,7 +178,7 @@ async def update_mod_repository(
 ) -> bool:
     """Rename/transfer: the slug never changes; the name on GitHub and the owner do."""
     if owner_id is not None and owner_login:
-        await mods.upsert_author(conn, owner_id, owner_login)
+        await mods_q.upsert_author(conn, owner_id, owner_login)
     status = await conn.execute(
         """UPDATE mods SET repo_full_name = $2, default_branch = COALESCE($3, default_branch),
                author_github_id = COALESCE($4, author_github_id), updated_at = now()
@@ -255,7 +255,7 @@ async def hide_gone_releases(
         github_repo_id, present_release_ids, reason,
     )
     for mod_id in {r["mod_id"] for r in hidden}:
-        await mods.refresh_rollup(conn, mod_id)
+        await mods_q.refresh_rollup(conn, mod_id)
     return hidden
 
 
@@ -274,7 +274,7 @@ async def update_download_counts(
         github_repo_id, list(counts), list(counts.values()),
     )
     for mod_id in {r["mod_id"] for r in rows}:
-        await mods.refresh_rollup(conn, mod_id)
+        await mods_q.refresh_rollup(conn, mod_id)
     return len(rows)
 
 

@@ -47,7 +47,7 @@ class DownloadPolicy:
     # Bytes spent beyond what a read needs (bridging gaps between wanted entries, entries
     # fetched ahead because they are likely to be wanted next, the blind look-behind) are
     # capped so the whole read stays within (1 + extra_ratio) x the needed bytes (tail,
-    # directory, wanted entries): the budget is 1.2x, this leaves room for margins.
+    # directory, wanted entries): the read's budget is 1.2x, and 0.15 leaves room for margins.
     extra_ratio: float = 0.15
     # Room after an entry's data for a local extra field longer than the central one.
     entry_margin: int = 1 * KiB

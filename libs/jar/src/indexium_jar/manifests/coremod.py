@@ -18,7 +18,7 @@ import re
 
 import msgspec
 
-from indexium_jar.manifests import _common as c
+from indexium_jar.manifests import _common as helpers
 from indexium_jar.manifests import mcmod
 from indexium_jar.manifests._gamever import resolve
 from indexium_jar.model import GameVersions, ManifestProblem, ModRecord
@@ -34,14 +34,14 @@ _PLUGIN_SUFFIX = re.compile(r"(?:Loading)?(?:Core)?(?:Plugin|Loader|Transformer)
 _ID_CHARS = re.compile(r"[^a-z0-9_-]+")
 
 
-def _core_plugin_note(jar: c.Jar) -> str:
+def _core_plugin_note(jar: helpers.Jar) -> str:
     plugin = (jar.attribute(CORE_PLUGIN) or "").strip()
     return f"; a coremod (MANIFEST.MF FMLCorePlugin: {plugin})" if plugin else ""
 
 
-def parse_info(data: bytes, jar: c.Jar, path: str) -> c.Output:
+def parse_info(data: bytes, jar: helpers.Jar, path: str) -> helpers.Output:
     """``neimod.info`` / ``cccmod.info``: mcmod.info's format under the mod's own name."""
-    out: c.Output = []
+    out: helpers.Output = []
     for item in mcmod.parse(data, jar):
         if isinstance(item, ManifestProblem):
             out.append(msgspec.structs.replace(item, manifest_path=path))
@@ -56,16 +56,16 @@ def parse_info(data: bytes, jar: c.Jar, path: str) -> c.Output:
     return out
 
 
-def from_core_plugin(jar: c.Jar) -> ModRecord | None:
+def from_core_plugin(jar: helpers.Jar) -> ModRecord | None:
     """A record from MANIFEST.MF alone, for a jar whose only declaration is its FMLCorePlugin."""
     plugin = (jar.attribute(CORE_PLUGIN) or "").strip()
     if not plugin:
         return None
     simple = plugin.rsplit(".", 1)[-1]
-    title = c.text(jar.attribute("Implementation-Title")) or c.text(jar.attribute("Specification-Title"))
+    title = helpers.text(jar.attribute("Implementation-Title")) or helpers.text(jar.attribute("Specification-Title"))
     base = _PLUGIN_SUFFIX.sub("", simple) or simple
     mod_id = _ID_CHARS.sub("", (title or base).lower().replace(" ", "_"))[:64] or "coremod"
-    version = c.text(jar.attribute("Implementation-Version")) or c.text(jar.attribute("Specification-Version"))
+    version = helpers.text(jar.attribute("Implementation-Version")) or helpers.text(jar.attribute("Specification-Version"))
     game, notes = resolve("maven", CORE_PLUGIN_ERA, f"{MANIFEST_PATH}:{CORE_PLUGIN}", jar.table)
     game = GameVersions(source=game.source, raw=game.raw, versions=game.versions, inferred=True)
     warnings = [

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from indexium_jar.manifests import _common as c
+from indexium_jar.manifests import _common as helpers
 from indexium_jar.manifests._gamever import from_forge_version, from_neoforge_version, resolve
 from indexium_jar.manifests.lenient_toml import loads_lenient
 from indexium_jar.model import Dependency, DependencyKind, GameVersions, ModRecord
@@ -29,30 +29,30 @@ _TYPES: dict[str, DependencyKind] = {
 _SIDES = {"BOTH": "both", "CLIENT": "client", "SERVER": "server"}
 
 
-def parse(data: bytes, jar: c.Jar, path: str = FORGE_PATH) -> c.Output:
+def parse(data: bytes, jar: helpers.Jar, path: str = FORGE_PATH) -> helpers.Output:
     if not data.strip():
         # create_radar ships a 0-byte mods.toml next to its neoforge.mods.toml.
-        return [c.problem(path, "empty_manifest", f"{path} is empty; ignored")]
-    text, warnings = c.decode_utf8(data, path)
+        return [helpers.problem(path, "empty_manifest", f"{path} is empty; ignored")]
+    text, warnings = helpers.decode_utf8(data, path)
     try:
         doc, notes = loads_lenient(text)
     except Exception as exc:  # tomli.TOMLDecodeError, or anything odd: never raise
-        return [c.problem(path, "invalid_toml", f"{path} is not TOML even for NightConfig: {exc}")]
+        return [helpers.problem(path, "invalid_toml", f"{path} is not TOML even for NightConfig: {exc}")]
     warnings += notes
     mods = [m for m in doc.get("mods") or [] if isinstance(m, dict)] if isinstance(doc.get("mods"), list) else []
     if not mods:
-        return [c.problem(path, "no_mods", f"{path} has no [[mods]] entries")]
+        return [helpers.problem(path, "no_mods", f"{path} has no [[mods]] entries")]
     dep_tables = _dependency_tables(doc.get("dependencies"))
     mod_ids = [m.get("modId") for m in mods]
     orphans = [key for key in dep_tables if key not in mod_ids]
     neo = path == NEOFORGE_PATH
     loader = "neoforge" if neo or _names_only_neoforge(dep_tables) else "forge"
-    if not c.text(doc.get("license")):
+    if not helpers.text(doc.get("license")):
         warnings.append("no license (required by the loader)")
-    out: c.Output = []
+    out: helpers.Output = []
     for mod in mods:
         mod_id = mod.get("modId")
-        if bad := c.check_id(path, mod_id, MOD_ID, "modId"):
+        if bad := helpers.check_id(path, mod_id, MOD_ID, "modId"):
             out.append(bad)
             continue
         notes = list(warnings)
@@ -67,13 +67,13 @@ def parse(data: bytes, jar: c.Jar, path: str = FORGE_PATH) -> c.Output:
         game, game_notes = _game_versions(entries, doc, loader, jar)
         out.append(ModRecord(
             loader=loader, manifest_path=path, mod_id=mod_id, version=version,
-            name=c.text(mod.get("displayName")), description=c.text(mod.get("description")),
+            name=helpers.text(mod.get("displayName")), description=helpers.text(mod.get("description")),
             # FML documents a string ("A, B"); arrays are seen too and cost nothing to accept.
-            authors=c.people_from_names([n for a in c.string_list(mod.get("authors")) for n in re.split(r",\s*", a)]),
-            licenses=tuple(c.string_list(doc.get("license"))),
-            links=c.links_from({"homepage": mod.get("displayURL"), "issues": doc.get("issueTrackerURL"),
+            authors=helpers.people_from_names([n for a in helpers.string_list(mod.get("authors")) for n in re.split(r",\s*", a)]),
+            licenses=tuple(helpers.string_list(doc.get("license"))),
+            links=helpers.links_from({"homepage": mod.get("displayURL"), "issues": doc.get("issueTrackerURL"),
                                 "update_json": mod.get("updateJSONURL")}),
-            icon=c.text(mod.get("logoFile")) or c.text(doc.get("logoFile")),
+            icon=helpers.text(mod.get("logoFile")) or helpers.text(doc.get("logoFile")),
             game_versions=game, dependencies=tuple(deps), warnings=tuple(notes + game_notes),
             environment=_environment(mod, doc),
         ))
@@ -110,19 +110,19 @@ def _names_only_neoforge(tables: dict[str, list[dict[str, Any]]]) -> bool:
     return "neoforge" in ids and "forge" not in ids
 
 
-def _version(raw: Any, jar: c.Jar, notes: list[str]) -> str:
+def _version(raw: Any, jar: helpers.Jar, notes: list[str]) -> str:
     if not isinstance(raw, str) or not raw.strip():
         notes.append("no version; FML uses its default '1'")
         return "1"
     version = raw
-    if c.JAR_VERSION_TOKEN in raw:
+    if helpers.JAR_VERSION_TOKEN in raw:
         # StringSubstitutor replaces the token anywhere: "${file.jarVersion}-forge" works.
         jar_version = jar.attribute("Implementation-Version")
         if not jar_version or _GRADLE_LEAK in jar_version:
             notes.append(f"${{file.jarVersion}} with no usable Implementation-Version; FML substitutes {_MISSING_JAR_VERSION!r}")
             jar_version = _MISSING_JAR_VERSION
-        version = raw.replace(c.JAR_VERSION_TOKEN, jar_version)
-    notes += c.version_warnings(version)
+        version = raw.replace(helpers.JAR_VERSION_TOKEN, jar_version)
+    notes += helpers.version_warnings(version)
     if not _VALID_VERSION.match(version):
         notes.append(f"version {version!r} does not start with a digit; FML would reject the jar")
     return version
@@ -130,7 +130,7 @@ def _version(raw: Any, jar: c.Jar, notes: list[str]) -> str:
 
 def _dependency(entry: dict[str, Any], neo: bool, notes: list[str]) -> Dependency | None:
     mod_id = entry.get("modId")
-    if not c.text(mod_id):
+    if not helpers.text(mod_id):
         notes.append(f"dependency without modId ignored: {entry!r}")
         return None
     kind: DependencyKind = "required"
@@ -156,7 +156,7 @@ def _dependency(entry: dict[str, Any], neo: bool, notes: list[str]) -> Dependenc
                       side=_SIDES.get(side, "both") if isinstance(side, str) else "both")
 
 
-def _game_versions(entries: list[dict[str, Any]], doc: dict[str, Any], loader: str, jar: c.Jar) -> tuple[GameVersions, list[str]]:
+def _game_versions(entries: list[dict[str, Any]], doc: dict[str, Any], loader: str, jar: helpers.Jar) -> tuple[GameVersions, list[str]]:
     def range_of(dep_id: str) -> str | None:
         return next((e["versionRange"] for e in entries
                      if e.get("modId") == dep_id and isinstance(e.get("versionRange"), str)), None)

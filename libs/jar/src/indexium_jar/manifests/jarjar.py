@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from indexium_jar.manifests import _common as c
+from indexium_jar.manifests import _common as helpers
 from indexium_jar.model import Dependency, ManifestProblem
 
 PATH = "META-INF/jarjar/metadata.json"
@@ -23,26 +23,26 @@ def parse(data: bytes) -> tuple[list[str], list[Dependency], list[str], Manifest
 
     Returns (paths, embedded dependencies, warnings, problem).
     """
-    text, warnings = c.decode_utf8(data, PATH)
+    text, warnings = helpers.decode_utf8(data, PATH)
     try:
-        doc, extra = c.loads_gson_strict(text)
+        doc, extra = helpers.loads_gson_strict(text)
     except ValueError as exc:
-        return [], [], warnings, c.problem(PATH, "invalid_json", f"{PATH} is not valid JSON: {exc}")
+        return [], [], warnings, helpers.problem(PATH, "invalid_json", f"{PATH} is not valid JSON: {exc}")
     warnings += extra
     jars = doc.get("jars") if isinstance(doc, dict) else None
     if not isinstance(jars, list):
-        return [], [], warnings, c.problem(PATH, "invalid_manifest", f"{PATH} has no 'jars' array")
+        return [], [], warnings, helpers.problem(PATH, "invalid_manifest", f"{PATH} has no 'jars' array")
     paths: list[str] = []
     deps: list[Dependency] = []
     for item in jars:
         if not isinstance(item, dict):
             continue
-        if c.text(item.get("path")):
+        if helpers.text(item.get("path")):
             paths.append(item["path"])
         ident = item.get("identifier") if isinstance(item.get("identifier"), dict) else {}
         version = item.get("version") if isinstance(item.get("version"), dict) else {}
-        if artifact := c.text(ident.get("artifact")):
-            deps.append(Dependency(mod_id=artifact, kind="embedded", version_range=c.text(version.get("range"))))
+        if artifact := helpers.text(ident.get("artifact")):
+            deps.append(Dependency(mod_id=artifact, kind="embedded", version_range=helpers.text(version.get("range"))))
     return paths, deps, warnings, None
 
 

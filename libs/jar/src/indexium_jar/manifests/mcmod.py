@@ -13,7 +13,7 @@ from typing import Any
 
 import json5
 
-from indexium_jar.manifests import _common as c
+from indexium_jar.manifests import _common as helpers
 from indexium_jar.manifests._gamever import from_named_version
 from indexium_jar.model import Dependency, GameVersions, ModRecord
 
@@ -35,17 +35,17 @@ def _decode(data: bytes) -> tuple[str, list[str]]:
 def _loads_lenient(text: str) -> Any:
     """Strict-ish JSON accepting raw newlines in strings, then JSON5 for comments/quotes/commas."""
     try:
-        return c.loads_gson_strict(text)[0]
+        return helpers.loads_gson_strict(text)[0]
     except ValueError:
         return json5.loads(text)
 
 
-def parse(data: bytes, jar: c.Jar) -> c.Output:
+def parse(data: bytes, jar: helpers.Jar) -> helpers.Output:
     text, warnings = _decode(data)
     try:
         root = _loads_lenient(text)
     except Exception as exc:  # FML logs and ignores the file; we record it
-        return [c.problem(PATH, "invalid_json", f"{PATH} could not be parsed (FML ignores it too): {exc}")]
+        return [helpers.problem(PATH, "invalid_json", f"{PATH} could not be parsed (FML ignores it too): {exc}")]
     if isinstance(root, list):
         entries = root
     elif isinstance(root, dict) and isinstance(root.get("modList"), list):
@@ -53,33 +53,33 @@ def parse(data: bytes, jar: c.Jar) -> c.Output:
     elif isinstance(root, dict) and "modid" in root:
         entries, warnings = [root], warnings + ["root is a single mod object, not an array; read anyway"]
     else:
-        return [c.problem(PATH, "no_mods", f"{PATH} lists no mods")]
-    out: c.Output = [_mod(e, jar, warnings) if isinstance(e, dict) else
-                     c.problem(PATH, "invalid_manifest", "a modList entry is not an object") for e in entries]
-    return out or [c.problem(PATH, "no_mods", f"{PATH} lists no mods")]
+        return [helpers.problem(PATH, "no_mods", f"{PATH} lists no mods")]
+    out: helpers.Output = [_mod(e, jar, warnings) if isinstance(e, dict) else
+                     helpers.problem(PATH, "invalid_manifest", "a modList entry is not an object") for e in entries]
+    return out or [helpers.problem(PATH, "no_mods", f"{PATH} lists no mods")]
 
 
-def _mod(entry: dict[str, Any], jar: c.Jar, shared: list[str]):
+def _mod(entry: dict[str, Any], jar: helpers.Jar, shared: list[str]):
     mod_id = entry.get("modid")
-    if bad := c.check_id(PATH, mod_id, None, "modid"):
+    if bad := helpers.check_id(PATH, mod_id, None, "modid"):
         return bad
     warnings = list(shared)
-    version = c.text(entry.get("version"))
+    version = helpers.text(entry.get("version"))
     if version is None:
         warnings.append("no version")  # the real one lives in the @Mod annotation
     else:
-        warnings += c.version_warnings(version)
-    names = c.string_list(entry.get("authorList"))
-    if not names and (names := c.string_list(entry.get("authors"))):
+        warnings += helpers.version_warnings(version)
+    names = helpers.string_list(entry.get("authorList"))
+    if not names and (names := helpers.string_list(entry.get("authors"))):
         warnings.append("'authors' is not read by FML (it reads 'authorList'); used anyway")
     deps = _dependencies(entry.get("requiredMods"), "required") + _dependencies(entry.get("dependencies"), "optional")
     game, notes = _game_versions(entry.get("mcversion"), jar)
     return ModRecord(
         loader="forge", manifest_path=PATH, mod_id=mod_id.strip(), version=version,
-        name=c.text(entry.get("name")), description=c.text(entry.get("description")),
-        authors=c.people_from_names(names),
-        links=c.links_from({"homepage": entry.get("url"), "update_json": entry.get("updateJSON") or entry.get("updateUrl")}),
-        icon=c.text(entry.get("logoFile")), game_versions=game, dependencies=tuple(deps),
+        name=helpers.text(entry.get("name")), description=helpers.text(entry.get("description")),
+        authors=helpers.people_from_names(names),
+        links=helpers.links_from({"homepage": entry.get("url"), "update_json": entry.get("updateJSON") or entry.get("updateUrl")}),
+        icon=helpers.text(entry.get("logoFile")), game_versions=game, dependencies=tuple(deps),
         warnings=tuple(warnings + notes),
     )
 
@@ -87,15 +87,15 @@ def _mod(entry: dict[str, Any], jar: c.Jar, shared: list[str]):
 def _dependencies(items: Any, kind: str) -> list[Dependency]:
     """``requiredMods`` are hard requirements; ``dependencies`` only order loading (``after``)."""
     out = []
-    for item in c.string_list(items):
+    for item in helpers.string_list(items):
         if m := _DEP.fullmatch(item):
             out.append(Dependency(mod_id=m.group(1), kind=kind, version_range=m.group(2)))  # type: ignore[arg-type]
     return out
 
 
-def _game_versions(mcversion: Any, jar: c.Jar) -> tuple[GameVersions, list[str]]:
+def _game_versions(mcversion: Any, jar: helpers.Jar) -> tuple[GameVersions, list[str]]:
     if not isinstance(mcversion, str) or not mcversion.strip():
         return GameVersions(), []
-    if leak := c.template_leak(mcversion):
+    if leak := helpers.template_leak(mcversion):
         return GameVersions(source="mcmod.info:mcversion", raw=mcversion), [f"mcversion contains the unexpanded template {leak}"]
     return from_named_version(mcversion, "mcmod.info:mcversion", jar.table)

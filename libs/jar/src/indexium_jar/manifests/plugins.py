@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from indexium_jar.manifests import _common as c
+from indexium_jar.manifests import _common as helpers
 from indexium_jar.manifests._gamever import resolve
 from indexium_jar.model import Dependency, GameVersions, Loader, ModRecord
 
@@ -23,45 +23,45 @@ VELOCITY_PATH = "velocity-plugin.json"
 _BaseLoader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 
-def _load_yaml(data: bytes, path: str) -> tuple[dict[str, Any] | None, list[str], c.Output]:
-    text, warnings = c.decode_utf8(data, path)
+def _load_yaml(data: bytes, path: str) -> tuple[dict[str, Any] | None, list[str], helpers.Output]:
+    text, warnings = helpers.decode_utf8(data, path)
     try:
         doc = yaml.load(text, Loader=_BaseLoader)  # noqa: S506 - BaseLoader builds only str/list/dict
     except Exception as exc:  # yaml.YAMLError and friends: never raise
-        return None, warnings, [c.problem(path, "invalid_yaml", f"{path} is not YAML: {exc}")]
+        return None, warnings, [helpers.problem(path, "invalid_yaml", f"{path} is not YAML: {exc}")]
     if not isinstance(doc, dict):
-        return None, warnings, [c.problem(path, "invalid_manifest", f"{path} root must be a mapping")]
+        return None, warnings, [helpers.problem(path, "invalid_manifest", f"{path} root must be a mapping")]
     return doc, warnings, []
 
 
-def _required_name_version(doc: dict[str, Any], path: str, id_key: str = "name") -> c.ManifestProblem | None:
-    if bad := c.check_id(path, doc.get(id_key), None, id_key):
+def _required_name_version(doc: dict[str, Any], path: str, id_key: str = "name") -> helpers.ManifestProblem | None:
+    if bad := helpers.check_id(path, doc.get(id_key), None, id_key):
         return bad
-    if not c.text(doc.get("version")):
-        return c.problem(path, "missing_version", f"{path} has no version (required by the server)")
+    if not helpers.text(doc.get("version")):
+        return helpers.problem(path, "missing_version", f"{path} has no version (required by the server)")
     return None
 
 
 def _authors(doc: dict[str, Any]) -> list[str]:
-    return c.string_list(doc.get("author")) + c.string_list(doc.get("authors"))
+    return helpers.string_list(doc.get("author")) + helpers.string_list(doc.get("authors"))
 
 
-def parse_bukkit(data: bytes, jar: c.Jar, path: str = BUKKIT_PATH) -> c.Output:
+def parse_bukkit(data: bytes, jar: helpers.Jar, path: str = BUKKIT_PATH) -> helpers.Output:
     """plugin.yml (loader "bukkit") or paper-plugin.yml (loader "paper")."""
     doc, warnings, failed = _load_yaml(data, path)
     if doc is None:
         return failed
     if bad := _required_name_version(doc, path):
         return [bad]
-    if not c.text(doc.get("main")):
+    if not helpers.text(doc.get("main")):
         warnings.append("no main class (required by the server)")
     paper = path == PAPER_PATH
     deps = _paper_dependencies(doc.get("dependencies"), warnings) if paper else [
-        *(Dependency(mod_id=d, kind="required", side="server") for d in c.string_list(doc.get("depend"))),
-        *(Dependency(mod_id=d, kind="optional", side="server") for d in c.string_list(doc.get("softdepend"))),
+        *(Dependency(mod_id=d, kind="required", side="server") for d in helpers.string_list(doc.get("depend"))),
+        *(Dependency(mod_id=d, kind="optional", side="server") for d in helpers.string_list(doc.get("softdepend"))),
     ]
     game = GameVersions()
-    if api := c.text(doc.get("api-version")):
+    if api := helpers.text(doc.get("api-version")):
         # api-version is the *minimum* API the plugin was written for, not a range.
         game, notes = resolve("minimum", api.strip(), "api-version", jar.table)
         warnings += notes
@@ -83,48 +83,48 @@ def _paper_dependencies(raw: Any, warnings: list[str]) -> list[Dependency]:
     return out
 
 
-def parse_bungee(data: bytes, jar: c.Jar) -> c.Output:
+def parse_bungee(data: bytes, jar: helpers.Jar) -> helpers.Output:
     doc, warnings, failed = _load_yaml(data, BUNGEE_PATH)
     if doc is None:
         return failed
-    if bad := c.check_id(BUNGEE_PATH, doc.get("name"), None, "name"):
+    if bad := helpers.check_id(BUNGEE_PATH, doc.get("name"), None, "name"):
         return [bad]
-    if not c.text(doc.get("version")):
+    if not helpers.text(doc.get("version")):
         warnings.append("no version (optional for BungeeCord)")
-    deps = [Dependency(mod_id=d, kind="required", side="server") for d in c.string_list(doc.get("depends"))]
-    deps += [Dependency(mod_id=d, kind="optional", side="server") for d in c.string_list(doc.get("softDepends"))]
+    deps = [Dependency(mod_id=d, kind="required", side="server") for d in helpers.string_list(doc.get("depends"))]
+    deps += [Dependency(mod_id=d, kind="optional", side="server") for d in helpers.string_list(doc.get("softDepends"))]
     return [_record("bungeecord", BUNGEE_PATH, doc, warnings, deps, GameVersions())]
 
 
-def parse_velocity(data: bytes, jar: c.Jar) -> c.Output:
-    text, warnings = c.decode_utf8(data, VELOCITY_PATH)
+def parse_velocity(data: bytes, jar: helpers.Jar) -> helpers.Output:
+    text, warnings = helpers.decode_utf8(data, VELOCITY_PATH)
     try:
-        doc, extra = c.loads_gson_strict(text)
+        doc, extra = helpers.loads_gson_strict(text)
     except ValueError as exc:
-        return [c.problem(VELOCITY_PATH, "invalid_json", f"{VELOCITY_PATH} is not valid JSON: {exc}")]
+        return [helpers.problem(VELOCITY_PATH, "invalid_json", f"{VELOCITY_PATH} is not valid JSON: {exc}")]
     warnings += extra
     if not isinstance(doc, dict):
-        return [c.problem(VELOCITY_PATH, "invalid_manifest", "root must be an object")]
-    if bad := c.check_id(VELOCITY_PATH, doc.get("id"), None):
+        return [helpers.problem(VELOCITY_PATH, "invalid_manifest", "root must be an object")]
+    if bad := helpers.check_id(VELOCITY_PATH, doc.get("id"), None):
         return [bad]
-    if not c.text(doc.get("version")):
+    if not helpers.text(doc.get("version")):
         warnings.append("no version (optional for Velocity)")
     deps = [
         Dependency(mod_id=d["id"], kind="optional" if d.get("optional") is True else "required", side="server")
-        for d in doc.get("dependencies") or [] if isinstance(d, dict) and c.text(d.get("id"))
+        for d in doc.get("dependencies") or [] if isinstance(d, dict) and helpers.text(d.get("id"))
     ]
     return [_record("velocity", VELOCITY_PATH, doc, warnings, deps, GameVersions(), id_key="id")]
 
 
 def _record(loader: Loader, path: str, doc: dict[str, Any], warnings: list[str], deps: list[Dependency],
             game: GameVersions, id_key: str = "name") -> ModRecord:
-    version = c.text(doc.get("version"))  # optional for BungeeCord and Velocity
-    warnings = warnings + (c.version_warnings(version) if version else [])
+    version = helpers.text(doc.get("version"))  # optional for BungeeCord and Velocity
+    warnings = warnings + (helpers.version_warnings(version) if version else [])
     return ModRecord(
         loader=loader, manifest_path=path, mod_id=doc[id_key].strip(), version=version,
-        name=c.text(doc.get("name")), description=c.text(doc.get("description")),
-        authors=c.people_from_names(_authors(doc)),
-        links=c.links_from({"homepage": doc.get("website") or doc.get("url")}),
+        name=helpers.text(doc.get("name")), description=helpers.text(doc.get("description")),
+        authors=helpers.people_from_names(_authors(doc)),
+        links=helpers.links_from({"homepage": doc.get("website") or doc.get("url")}),
         environment="server",  # plugins run on the server (or proxy) only
         game_versions=game, dependencies=tuple(deps), warnings=tuple(warnings),
     )

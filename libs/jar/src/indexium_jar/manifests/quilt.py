@@ -12,7 +12,7 @@ from typing import Any
 
 import json5
 
-from indexium_jar.manifests import _common as c
+from indexium_jar.manifests import _common as helpers
 from indexium_jar.manifests._gamever import from_named_version, resolve
 from indexium_jar.model import Dependency, DependencyKind, GameVersions, ModRecord, Person
 
@@ -22,29 +22,29 @@ MOD_ID = re.compile(r"[a-z][a-z0-9-_]{1,63}")
 _ENVIRONMENTS = {"*": "both", "client": "client", "dedicated_server": "server"}
 
 
-def parse(data: bytes, jar: c.Jar, path: str = PATH_JSON) -> c.Output:
-    text, warnings = c.decode_utf8(data, path)
+def parse(data: bytes, jar: helpers.Jar, path: str = PATH_JSON) -> helpers.Output:
+    text, warnings = helpers.decode_utf8(data, path)
     try:
         if path.endswith(".json5"):
             root = json5.loads(text)
         else:
-            root, extra = c.loads_gson_strict(text)
+            root, extra = helpers.loads_gson_strict(text)
             warnings += extra
     except Exception as exc:  # json5 raises assorted errors; a parser must never raise
-        return [c.problem(path, "invalid_json", f"{path} could not be parsed: {exc}")]
+        return [helpers.problem(path, "invalid_json", f"{path} could not be parsed: {exc}")]
     if not isinstance(root, dict):
-        return [c.problem(path, "invalid_manifest", f"{path} root must be an object")]
+        return [helpers.problem(path, "invalid_manifest", f"{path} root must be an object")]
     if root.get("schema_version") != 1 or isinstance(root.get("schema_version"), bool):
-        return [c.problem(path, "unsupported_schema", f"schema_version {root.get('schema_version')!r} is not 1")]
+        return [helpers.problem(path, "unsupported_schema", f"schema_version {root.get('schema_version')!r} is not 1")]
     ql = root.get("quilt_loader")
     if not isinstance(ql, dict):
-        return [c.problem(path, "invalid_manifest", "quilt_loader must be an object")]
+        return [helpers.problem(path, "invalid_manifest", "quilt_loader must be an object")]
     mod_id, version = ql.get("id"), ql.get("version")
-    if bad := c.check_id(path, mod_id, MOD_ID):
+    if bad := helpers.check_id(path, mod_id, MOD_ID):
         return [bad]
     if not isinstance(version, str) or not version:
-        return [c.problem(path, "missing_version", "quilt_loader.version must be a non-empty string")]
-    warnings += c.version_warnings(version)
+        return [helpers.problem(path, "missing_version", "quilt_loader.version must be a non-empty string")]
+    warnings += helpers.version_warnings(version)
     meta = ql.get("metadata") if isinstance(ql.get("metadata"), dict) else {}
     deps: list[Dependency] = []
     minecraft: list[Any] = []
@@ -62,11 +62,11 @@ def parse(data: bytes, jar: c.Jar, path: str = PATH_JSON) -> c.Output:
         warnings.append(f"unknown minecraft.environment {env_raw!r}; treated as both sides")
     return [ModRecord(
         loader="quilt", manifest_path=path, mod_id=mod_id, version=version,
-        name=c.text(meta.get("name")), description=c.text(meta.get("description")),
+        name=helpers.text(meta.get("name")), description=helpers.text(meta.get("description")),
         authors=_contributors(meta.get("contributors")), licenses=_licenses(meta.get("license")),
-        links=c.links_from(meta.get("contact")), icon=c.pick_icon(meta.get("icon")),
+        links=helpers.links_from(meta.get("contact")), icon=helpers.pick_icon(meta.get("icon")),
         environment=environment or "both", game_versions=game, dependencies=tuple(deps),
-        nested_jars=tuple(c.string_list(ql.get("jars"))), warnings=tuple(warnings + notes),
+        nested_jars=tuple(helpers.string_list(ql.get("jars"))), warnings=tuple(warnings + notes),
     )]
 
 
@@ -79,7 +79,7 @@ def _dependency(item: Any, kind: DependencyKind, out: list[Dependency], minecraf
         return
     if isinstance(item, str):
         item = {"id": item}
-    if not isinstance(item, dict) or not c.text(item.get("id")):
+    if not isinstance(item, dict) or not helpers.text(item.get("id")):
         warnings.append(f"{key} entry {item!r} has no id; ignored")
         return
     dep_id = item["id"].split(":", 1)[-1]  # "group:id" is allowed; the id is what others see
@@ -93,7 +93,7 @@ def _dependency(item: Any, kind: DependencyKind, out: list[Dependency], minecraf
     optional = item.get("optional") is True or (any_of and kind == "required")
     out.append(Dependency(
         mod_id=dep_id, kind="optional" if optional else kind,
-        version_range=None if versions is None else (versions if isinstance(versions, str) else c.compact_json(versions)),
+        version_range=None if versions is None else (versions if isinstance(versions, str) else helpers.compact_json(versions)),
         side=_ENVIRONMENTS.get(env, "both") if isinstance(env := item.get("environment", "*"), str) else "both",
     ))
 
@@ -104,7 +104,7 @@ def _contributors(value: Any) -> tuple[Person, ...]:
         return ()
     people = []
     for name, role in value.items():
-        roles = c.string_list(role)
+        roles = helpers.string_list(role)
         if str(name).strip():
             people.append(Person(name=str(name).strip(), role=", ".join(roles) or None))
     return tuple(people)
@@ -117,12 +117,12 @@ def _licenses(value: Any) -> tuple[str, ...]:
     for item in items:
         if isinstance(item, str) and item.strip():
             out.append(item.strip())
-        elif isinstance(item, dict) and (label := c.text(item.get("id")) or c.text(item.get("name"))):
+        elif isinstance(item, dict) and (label := helpers.text(item.get("id")) or helpers.text(item.get("name"))):
             out.append(label)
     return tuple(out)
 
 
-def _game_versions(minecraft: list[Any], jar: c.Jar) -> tuple[GameVersions, list[str]]:
+def _game_versions(minecraft: list[Any], jar: helpers.Jar) -> tuple[GameVersions, list[str]]:
     if len(minecraft) == 1:
         return resolve("quilt", minecraft[0], "quilt_loader.depends.minecraft", jar.table)
     if minecraft:  # several minecraft entries are alternatives of an "any of" array

@@ -13,7 +13,7 @@ from datetime import timedelta
 from aiohttp import web
 
 from indexium_contracts.telemetry import utc_day
-from indexium_db.queries import catalog, site as site_q, telemetry as telemetry_q
+from indexium_db.queries import catalog as catalog_q, site as site_q, telemetry as telemetry_q
 from indexium_jar import gameversions
 from indexium_jar.model import Loader
 from indexium_platform.web import ApiError
@@ -40,14 +40,14 @@ def _game_versions() -> list[str]:
     return [v.id for v in gameversions.default_table().versions if v.type == "release"][:60]
 
 
-def search_query(request: web.Request) -> tuple[catalog.SearchQuery, int]:
+def search_query(request: web.Request) -> tuple[catalog_q.SearchQuery, int]:
     q = params.text(request, "q")
     page = params.integer(request, "page", default=1, low=1, high=MAX_PAGE)
     sort = params.choice(request, "sort", tuple(SORT_LABELS))
     env = params.text(request, "environment", max_len=16) or None  # "" = any
     if env is not None and env not in ENVIRONMENT_LABELS:
         raise ApiError(400, "invalid_parameter", "environment must be client or server.")
-    sq = catalog.SearchQuery(
+    sq = catalog_q.SearchQuery(
         q=" ".join(q.split()) or None if q else None,
         game_versions=tuple(v for v in params.texts(request, "game_version") if v),
         loaders=tuple(v for v in params.texts(request, "loader", max_len=32) if v),
@@ -63,7 +63,7 @@ async def home(request: web.Request) -> web.Response:
     sq, page = search_query(request)
 
     async def compute():
-        rows, total = await api.db.run(catalog.search, sq)
+        rows, total = await api.db.run(catalog_q.search, sq)
         pages = max(1, -(-total // PAGE_SIZE))
         base = {k: v for k, v in request.query.items() if k != "page" and v}
         return cached_page(
@@ -76,10 +76,10 @@ async def home(request: web.Request) -> web.Response:
 
 
 async def _mod_page_data(conn, slug: str, days: int):
-    mod = await catalog.mod_by_slug(conn, slug)
+    mod = await catalog_q.mod_by_slug(conn, slug)
     if mod is None:
         return None
-    versions = await catalog.versions_of(conn, mod["id"])
+    versions = await catalog_q.versions_of(conn, mod["id"])
     deps = await site_q.dependencies(conn, mod["id"])
     today = utc_day(now())
     last = today - timedelta(days=1)

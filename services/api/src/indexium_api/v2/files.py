@@ -1,6 +1,6 @@
 """/v2 lookups by file hash: one hash (and its download), many hashes, and update checks.
 
-Update checks follow /api/v1's rule (``updates.newest_versions``): the answer is never older
+Update checks follow /api/v1's rule (``updates_q.newest_versions``): the answer is never older
 than the installed file, even when an older line was published later. Empty or absent
 ``loaders``/``game_versions``/``version_types`` mean any (@xmcl/modrinth sends ``[]``).
 Bodies are read leniently, as labrinth does: unknown fields are ignored.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import msgspec
 from aiohttp import web
 
-from indexium_db.queries import catalog, modrinth, updates
+from indexium_db.queries import catalog as catalog_q, modrinth as modrinth_q, updates as updates_q
 from indexium_platform.web import ApiError, error_response, read_request_body
 
 from .. import hashes, params
@@ -84,8 +84,8 @@ def _values(name: str, values: list[str] | None, max_len: int = 64) -> list[str]
 def _filters(body) -> dict:
     types = _values("version_types", body.version_types)
     for t in types:
-        if t not in catalog.VERSION_TYPES:
-            raise params.bad("version_types", f"values must be one of: {', '.join(catalog.VERSION_TYPES)}")
+        if t not in catalog_q.VERSION_TYPES:
+            raise params.bad("version_types", f"values must be one of: {', '.join(catalog_q.VERSION_TYPES)}")
     return {"loaders": _values("loaders", body.loaders, 32), "game_versions": _values("game_versions", body.game_versions),
             "version_types": types}
 
@@ -102,7 +102,7 @@ async def version_file(request: web.Request) -> web.Response:
     multiple = params.choice(request, "multiple", ("true", "false"), default="false") == "true"
 
     async def compute():
-        rows = await api.db.run(modrinth.versions_by_hashes, algorithm, [value], every=multiple)
+        rows = await api.db.run(modrinth_q.versions_by_hashes, algorithm, [value], every=multiple)
         if not rows:
             return not_found(f"No public version has a file with {algorithm} '{value}'.")
         # multiple=true: every version holding the file, as labrinth answers it (a list).
@@ -113,7 +113,7 @@ async def version_file(request: web.Request) -> web.Response:
 
 async def download(request: web.Request) -> web.Response:
     value, algorithm = _one_hash(request)
-    rows = await query(request, modrinth.versions_by_hashes, algorithm, [value])
+    rows = await query(request, modrinth_q.versions_by_hashes, algorithm, [value])
     if not rows:
         return error_response(404, "not_found", f"No public version has a file with {algorithm} '{value}'.")
     # Downloads never go through us: the file is GitHub's release asset.
@@ -124,7 +124,7 @@ async def version_files(request: web.Request) -> web.Response:
     body = await _body(request, HashList)
     out = {}
     for algorithm, values in _groups(request, body).items():
-        for row in await query(request, modrinth.versions_by_hashes, algorithm, values):
+        for row in await query(request, modrinth_q.versions_by_hashes, algorithm, values):
             out[row["hash"]] = build.version(row)
     return _no_store(out)
 
@@ -132,8 +132,8 @@ async def version_files(request: web.Request) -> web.Response:
 async def _updates(request: web.Request, groups: dict[str, list[str]], filters: dict, every: bool):
     out: dict = {}
     for algorithm, values in groups.items():
-        found = await query(request, updates.newest_versions, algorithm, values,
-                            columns=modrinth.V2_VERSION_COLUMNS, every=every, **filters)
+        found = await query(request, updates_q.newest_versions, algorithm, values,
+                            columns=modrinth_q.V2_VERSION_COLUMNS, every=every, **filters)
         if every:
             for row in found:
                 out.setdefault(row["hash"], []).append(build.version(row))

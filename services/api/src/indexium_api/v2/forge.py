@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from indexium_db.queries import modrinth
+from indexium_db.queries import modrinth as modrinth_q
 
 from .. import params
 from ..respond import cached
@@ -45,7 +45,7 @@ async def forge_updates(request: web.Request) -> web.Response:
         return routes.missing(request)
 
     async def compute():
-        row, files = await routes.project_and(api, key, lambda conn, mod_id: modrinth.forge_versions(
+        row, files = await routes.project_and(api, key, lambda conn, mod_id: modrinth_q.forge_versions(
             conn, mod_id, loaders))
         if row is None:
             return routes.no_project(key)

@@ -9,7 +9,7 @@ import re
 import msgspec
 from aiohttp import web
 
-from indexium_db.queries import facets as facet_sql
+from indexium_db.queries import facets as facets_q
 from indexium_db.queries.facets import Facet
 
 from .. import params
@@ -49,14 +49,14 @@ def _facet(text: str) -> Facet:
     if m is None:
         raise params.bad("facets", f"entry {text[:40]!r} is not 'type:value'")
     field, op, value = m.groups()
-    allowed = facet_sql.FIELDS.get(field)
+    allowed = facets_q.FIELDS.get(field)
     if allowed is None:
-        raise params.bad("facets", f"type {field!r} is not one of: {', '.join(facet_sql.FIELDS)}")
+        raise params.bad("facets", f"type {field!r} is not one of: {', '.join(facets_q.FIELDS)}")
     if op not in allowed:
         raise params.bad("facets", f"type {field!r} takes only the operators {' '.join(allowed)}")
     if not value:
         raise params.bad("facets", f"entry {text[:40]!r} has no value")
-    if field in facet_sql.NUMERIC:
+    if field in facets_q.NUMERIC:
         if not (value.isascii() and value.lstrip("-").isdigit() and len(value) < 19):
             raise params.bad("facets", f"type {field!r} takes an integer")
         return Facet(field, op, int(value))
@@ -85,7 +85,7 @@ def facet_groups(request: web.Request) -> tuple[tuple[Facet, ...], ...]:
 
 def _is(group, field: str, loaders: bool | None = None) -> bool:
     return all(f.field == field and f.op in (":", "=")
-               and (loaders is None or (f.value in facet_sql.LOADERS) == loaders) for f in group)
+               and (loaders is None or (f.value in facets_q.LOADERS) == loaders) for f in group)
 
 
 def split_per_file(groups) -> tuple[tuple[str, ...], tuple[str, ...], tuple]:

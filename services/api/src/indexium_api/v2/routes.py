@@ -14,7 +14,7 @@ import typing
 
 from aiohttp import web
 
-from indexium_db.queries import catalog, modrinth
+from indexium_db.queries import catalog as catalog_q, modrinth as modrinth_q
 from indexium_db.queries.facets import PLUGIN_LOADERS
 from indexium_jar.model import Loader
 from indexium_platform.web import error_response
@@ -60,7 +60,7 @@ def missing(request: web.Request, name: str = "id") -> web.Response:
                              status=404)
 
 
-def _search_query(request: web.Request) -> catalog.SearchQuery:
+def _search_query(request: web.Request) -> catalog_q.SearchQuery:
     s = request.app[API].settings
     q = params.text(request, "query")
     if params.text(request, "filter", max_len=400):
@@ -68,7 +68,7 @@ def _search_query(request: web.Request) -> catalog.SearchQuery:
     groups = v2params.facet_groups(request)
     loaders, game_versions, rest = v2params.split_per_file(groups)
     index = params.choice(request, "index", tuple(INDEXES), default="relevance")
-    return catalog.SearchQuery(
+    return catalog_q.SearchQuery(
         q=" ".join(q.split()) if q else None, loaders=loaders, game_versions=game_versions, facets=rest,
         limit=params.integer(request, "limit", default=DEFAULT_SEARCH_LIMIT, low=0, high=MAX_SEARCH_LIMIT),
         offset=params.integer(request, "offset", default=0, low=0, high=s.max_offset),
@@ -85,9 +85,9 @@ async def search(request: web.Request) -> web.Response:
         if sq.limit == 0 and total is not None:  # only the count is wanted
             return [], total, {}
         if sq.limit == 0:
-            return [], await catalog.count(conn, sq), {}
-        rows, total = await catalog.search(conn, sq, total=total)
-        return rows, total, await modrinth.hit_extras(conn, [r["slug"] for r in rows])
+            return [], await catalog_q.count(conn, sq), {}
+        rows, total = await catalog_q.search(conn, sq, total=total)
+        return rows, total, await modrinth_q.hit_extras(conn, [r["slug"] for r in rows])
 
     async def compute():
         total = None
@@ -96,7 +96,7 @@ async def search(request: web.Request) -> web.Response:
             # it, and with /api/v1 too (the same key for the same filters).
             filters = dataclasses.replace(sq, limit=0, offset=0, sort=None)
             total, _ = await api.cache.get(("search-total", filters), (GLOBAL,), api.settings.cache_ttl_s,
-                                           lambda: api.db.run(catalog.count, filters))
+                                           lambda: api.db.run(catalog_q.count, filters))
         with api.metrics.search_seconds.time():
             rows, total, extras = await api.db.run(query, total)
         hits = [build.hit(here, r, extras[r["slug"]]) for r in rows if r["slug"] in extras]
@@ -113,7 +113,7 @@ async def get_project(request: web.Request) -> web.Response:
     here = origin(request)
 
     async def compute():
-        row = await api.db.run(modrinth.project, key)
+        row = await api.db.run(modrinth_q.project, key)
         return (200, build.project(here, row)) if row else no_project(key)
 
     return await cached(request, ("v2-project", key, here), tags_for(key), compute)
@@ -126,7 +126,7 @@ async def check_project(request: web.Request) -> web.Response:
         return missing(request)
 
     async def compute():
-        row = await api.db.run(modrinth.project, key)
+        row = await api.db.run(modrinth_q.project, key)
         return (200, ProjectIdentifier(id=row["public_id"])) if row else no_project(key)
 
     return await cached(request, ("v2-check", key), tags_for(key), compute)
@@ -148,7 +148,7 @@ async def get_projects(request: web.Request) -> web.Response:
     here = origin(request)
 
     async def compute():
-        rows = await api.db.run(modrinth.projects, ids)
+        rows = await api.db.run(modrinth_q.projects, ids)
         return 200, [build.project(here, r) for r in rows]
 
     return await cached(request, ("v2-projects", tuple(ids), here), (GLOBAL,), compute)
@@ -156,7 +156,7 @@ async def get_projects(request: web.Request) -> web.Response:
 
 async def project_and(api, key: str, then):
     async def query(conn):
-        row = await modrinth.project(conn, key)
+        row = await modrinth_q.project(conn, key)
         return row, (await then(conn, row["id"]) if row is not None else None)
 
     return await api.db.run(query)
@@ -174,7 +174,7 @@ async def project_versions(request: web.Request) -> web.Response:
 
     async def compute():
         row, versions = await project_and(
-            api, key, lambda conn, mod_id: modrinth.versions_of(conn, mod_id, game_versions=game_versions,
+            api, key, lambda conn, mod_id: modrinth_q.versions_of(conn, mod_id, game_versions=game_versions,
                                                                 loaders=loaders))
         if row is None:
             return no_project(key)
@@ -194,7 +194,7 @@ async def project_version(request: web.Request) -> web.Response:
         return missing(request)
 
     async def compute():
-        row, version = await project_and(api, key, lambda conn, mod_id: modrinth.version_of_project(conn, mod_id,
+        row, version = await project_and(api, key, lambda conn, mod_id: modrinth_q.version_of_project(conn, mod_id,
                                                                                                      number))
         if row is None:
             return no_project(key)
@@ -212,7 +212,7 @@ async def get_version(request: web.Request) -> web.Response:
         return error_response(404, "not_found", "No public version with that id.")
 
     async def compute():
-        rows = await api.db.run(modrinth.versions_by_ids, [vid])
+        rows = await api.db.run(modrinth_q.versions_by_ids, [vid])
         return (200, build.version(rows[0])) if rows else not_found(f"No public version with id '{vid}'.")
 
     return await cached(request, ("v2-version", vid), (GLOBAL,), compute)
@@ -223,7 +223,7 @@ async def get_versions(request: web.Request) -> web.Response:
     ids = _ids(request)
 
     async def compute():
-        rows = await api.db.run(modrinth.versions_by_ids, ids)
+        rows = await api.db.run(modrinth_q.versions_by_ids, ids)
         return 200, [build.version(r) for r in rows]
 
     return await cached(request, ("v2-versions-by-id", tuple(ids)), (GLOBAL,), compute)
@@ -237,7 +237,7 @@ async def project_dependencies(request: web.Request) -> web.Response:
     here = origin(request)
 
     async def compute():
-        row, deps = await project_and(api, key, modrinth.dependencies)
+        row, deps = await project_and(api, key, modrinth_q.dependencies)
         if row is None:
             return no_project(key)
         projects, versions = deps
@@ -268,7 +268,7 @@ async def tag_category(request: web.Request) -> web.Response:
     api = request.app[API]
 
     async def compute():
-        names = await api.db.run(modrinth.categories_in_use)
+        names = await api.db.run(modrinth_q.categories_in_use)
         return 200, [CategoryTag(icon="", name=n, project_type="mod", header="categories") for n in names]
 
     return await cached(request, ("v2-tags", "category"), (GLOBAL,), compute)
