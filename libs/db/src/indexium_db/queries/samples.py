@@ -6,10 +6,10 @@ They write minimal mods, versions and files straight into the catalogue tables
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import asyncpg
-import msgspec
 
 SEED_REPO_BASE = 9_000_000_000  # far from real GitHub repository ids
 
@@ -50,4 +50,4 @@ async def seed_file(conn: asyncpg.Connection, mod_id: uuid.UUID, records: list[d
     await conn.execute(
         """INSERT INTO version_files (version_id, github_asset_id, filename, url, size, manifests)
            VALUES ($1, 1, 'mod.jar', 'https://example.invalid/mod.jar', 1, $2::text::jsonb)""",
-        version_id, msgspec.json.encode(records).decode())
+        version_id, json.dumps(records))  # as text: callers' connections may have no jsonb codec
