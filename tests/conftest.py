@@ -29,24 +29,6 @@ TIERS = ("unit", "component", "integration", "faults")
 _db_counter = itertools.count()
 
 
-def _load_scan_testkit() -> None:
-    """The scan stage's class-file writer and sample mods (tests/unit/scan/scankit.py) are used by
-    every tier's scan tests: importable as ``scan_testkit`` (test modules use importlib mode)."""
-    import importlib.util
-    import sys
-
-    if "scan_testkit" in sys.modules:
-        return
-    path = Path(__file__).resolve().parent / "unit" / "scan" / "scankit.py"
-    spec = importlib.util.spec_from_file_location("scan_testkit", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["scan_testkit"] = module
-    spec.loader.exec_module(module)
-
-
-_load_scan_testkit()
-
-
 def pytest_collection_modifyitems(config, items):
     """Tests are marked by the tier folder they live in (tests/<tier>/...)."""
     root = Path(__file__).parent

@@ -24,17 +24,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
-import importlib.util
 import io
 import os
 import random
-import sys
 import time
 import tracemalloc
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
+from indexium_devstack import scankit
 from indexium_devstack.jars import large_jar
 from indexium_indexer.scan.archive import ScanLimits, scan_archive
 from indexium_indexer.scan.pipeline import scan_stream
@@ -43,17 +41,8 @@ from indexium_jar.zip import entrysizes
 from indexium_jar.http.policy import DownloadPolicy
 from indexium_jar.http.remote import MemorySource
 
-ROOT = Path(__file__).resolve().parents[2]
 CHUNK = 256 * 1024
 MiB = 1024 * 1024
-
-
-def _kit():
-    spec = importlib.util.spec_from_file_location("scan_testkit", ROOT / "tests" / "unit" / "scan" / "scankit.py")
-    kit = importlib.util.module_from_spec(spec)
-    sys.modules["scan_testkit"] = kit
-    spec.loader.exec_module(kit)
-    return kit
 
 
 def class_pool(kit, n: int = 120) -> list[bytes]:
@@ -166,7 +155,7 @@ async def main() -> None:
     ap.add_argument("--speed-size", type=int, default=32, help="MiB of each jar kind for the speed figures")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    kit = _kit()
+    kit = scankit
     pool = class_pool(kit)
     parse, hashing = ThreadPoolExecutor(1), ThreadPoolExecutor(1)
     size = args.speed_size * MiB

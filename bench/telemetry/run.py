@@ -97,14 +97,14 @@ class Infra:
 
 
 async def seed_mods(database_url: str, n: int) -> list[uuid.UUID]:
-    from indexium_telemetry import samples
+    from indexium_db.queries import samples as samples_q
 
     conn = await asyncpg.connect(database_url)
     try:
-        existing = await conn.fetch("SELECT id FROM mods WHERE slug LIKE 'bench-mod-%' ORDER BY slug")
+        existing = await samples_q.mod_ids_with_prefix(conn, "bench-mod-")
         if len(existing) >= n:
-            return [r["id"] for r in existing[:n]]
-        ids = await samples.seed_mods(conn, [f"bench-mod-{i:05d}" for i in range(n)], offset=500_000)
+            return existing[:n]
+        ids = await samples_q.seed_mods(conn, [f"bench-mod-{i:05d}" for i in range(n)], offset=500_000)
         return list(ids.values())
     finally:
         await conn.close()
@@ -113,7 +113,7 @@ async def seed_mods(database_url: str, n: int) -> list[uuid.UUID]:
 # ---- HTTP throughput -----------------------------------------------------------------------
 
 def make_bodies(count: int, n_mods: int) -> list[bytes]:
-    from indexium_telemetry import samples
+    from indexium_devstack import telemetry_samples as samples
 
     rng = random.Random(1)
     return [samples.encode(samples.ping(uuid.uuid4(), mods=[

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import scan_testkit as kit
+from indexium_devstack import scankit as kit
 
 from indexium_indexer.scan.archive import scan_archive
 from indexium_indexer.scan.classfile import parse_class

@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import aiohttp
 import pytest
-import scan_testkit as kit
+from indexium_devstack import scankit as kit
 
 from indexium_devstack.fakegithub import FakeGitHub
 from indexium_indexer.scan.archive import ScanLimits

@@ -10,7 +10,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from indexium_platform.settings import load
-from indexium_telemetry import samples
+from indexium_db.queries import samples as samples_q
 from indexium_telemetry.app import create_app
 from indexium_telemetry.settings import Settings
 
@@ -37,7 +37,7 @@ def make_settings(nats_url: str, database_url: str, **extra: str) -> Settings:
 async def mods(database_url) -> dict:
     conn = await asyncpg.connect(database_url)
     try:
-        return await samples.seed_mods(conn, SLUGS)
+        return await samples_q.seed_mods(conn, SLUGS)
     finally:
         await conn.close()
 

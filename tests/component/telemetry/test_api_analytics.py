@@ -12,7 +12,7 @@ from indexium_api.app import create_app
 from indexium_api.settings import Settings
 from indexium_devstack.embedded import free_port
 from indexium_platform.settings import load
-from indexium_telemetry import samples
+from indexium_db.queries import samples as samples_q
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 TODAY = datetime.now(UTC).date()
@@ -29,8 +29,8 @@ async def api(database_url):
 
 @pytest.fixture
 async def mods(db):
-    ids = await samples.seed_mods(db, ["sodium", "lithium"])
-    ids.update(await samples.seed_mods(db, ["unlisted"], listed=False, offset=100))
+    ids = await samples_q.seed_mods(db, ["sodium", "lithium"])
+    ids.update(await samples_q.seed_mods(db, ["unlisted"], listed=False, offset=100))
     rows = [(ids["sodium"], TODAY - timedelta(days=n), 100 + n) for n in range(1, 40)]
     rows.append((ids["sodium"], TODAY, 7))
     await db.executemany(

@@ -7,7 +7,8 @@ import uuid
 import asyncpg
 from aiohttp.test_utils import TestClient, TestServer
 
-from indexium_telemetry import samples
+from indexium_devstack import telemetry_samples as samples
+from indexium_db.queries import samples as samples_q
 from indexium_telemetry.app import create_app
 
 from .conftest import make_settings, stream_events
@@ -24,16 +25,16 @@ async def test_manifest_ids_resolve_to_the_mod_even_with_a_suffixed_slug(nats_ur
     conn = await asyncpg.connect(database_url)
     try:
         # "foo" was taken as a slug by an older mod with another manifest id; this mod got "foo-owner".
-        older = await samples.seed_mod(conn, "foo", "FooLegacy", n=1)
-        suffixed = await samples.seed_mod(conn, "foo-owner", "foo", n=2)
+        older = await samples_q.seed_mod(conn, "foo", "FooLegacy", n=1)
+        suffixed = await samples_q.seed_mod(conn, "foo-owner", "foo", n=2)
         # A multi-loader jar: its Forge manifest names the mod differently from its Fabric one.
-        multi = await samples.seed_mod(conn, "multi", "multi", n=3)
-        await samples.seed_file(conn, multi, [record("fabric", "multi"), record("forge", "multi_forge")])
+        multi = await samples_q.seed_mod(conn, "multi", "multi", n=3)
+        await samples_q.seed_file(conn, multi, [record("fabric", "multi"), record("forge", "multi_forge")])
         # A newcomer republishing jars with sodium's id does not take sodium's servers.
-        thief = await samples.seed_mod(conn, "sodium-copy", "sodium", n=4)
-        await samples.seed_file(conn, thief, [record("fabric", "sodium")])
+        thief = await samples_q.seed_mod(conn, "sodium-copy", "sodium", n=4)
+        await samples_q.seed_file(conn, thief, [record("fabric", "sodium")])
         # Ids only found in a hidden release are not claimed.
-        await samples.seed_file(conn, multi, [record("fabric", "multi_old")], tag="v0", hidden=True)
+        await samples_q.seed_file(conn, multi, [record("fabric", "multi_old")], tag="v0", hidden=True)
     finally:
         await conn.close()
 

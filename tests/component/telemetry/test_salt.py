@@ -13,7 +13,7 @@ import pytest
 from nats.js import api
 
 from indexium_contracts import telemetry
-from indexium_telemetry import samples
+from indexium_devstack import telemetry_samples as samples
 from indexium_telemetry.salt import DailySalt, server_hash
 
 from .conftest import FakeClock

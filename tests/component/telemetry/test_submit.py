@@ -12,7 +12,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from indexium_contracts import registry, telemetry
 from indexium_platform import natsutil
-from indexium_telemetry import samples
+from indexium_devstack import telemetry_samples as samples
 from indexium_telemetry.app import create_app
 
 from .conftest import make_settings, stream_events

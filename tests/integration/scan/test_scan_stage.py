@@ -15,7 +15,7 @@ import aiohttp
 import msgspec
 import nats
 import pytest
-import scan_testkit as kit
+from indexium_devstack import scankit as kit
 from aiohttp.test_utils import TestClient, TestServer
 
 from indexium_contracts import github, ingest, versions as version_events

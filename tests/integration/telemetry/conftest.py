@@ -6,8 +6,9 @@ import asyncpg
 import msgspec
 import pytest
 
+from indexium_db.queries import samples as samples_q
 from indexium_db.queries import telemetry as telemetry_q
-from indexium_telemetry import samples, writer
+from indexium_telemetry import writer
 from indexium_contracts.telemetry import utc_day
 from datetime import datetime
 
@@ -16,7 +17,7 @@ SLUGS = ["sodium", "lithium", "create", "jei", "iris"]
 
 @pytest.fixture
 async def mods(db) -> dict:
-    return await samples.seed_mods(db, SLUGS)
+    return await samples_q.seed_mods(db, SLUGS)
 
 
 async def insert_events(conn: asyncpg.Connection, events: list) -> int:

@@ -12,7 +12,7 @@ import pytest
 
 from indexium_devstack.embedded import free_port
 from indexium_devstack.procs import BY_NAME, ServiceProcess
-from indexium_telemetry import samples
+from indexium_devstack import telemetry_samples as samples
 
 from .test_two_processes import stream_dump, until
 

@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime, timedelta
 
 from indexium_db.queries import telemetry as telemetry_q
 from indexium_platform.metrics import ServiceMetrics
-from indexium_telemetry import samples
+from indexium_devstack import telemetry_samples as samples
 from indexium_telemetry.aggregator import Aggregator
 from indexium_telemetry.metrics import TelemetryMetrics
 

@@ -13,7 +13,7 @@ import pytest
 from indexium_contracts import telemetry
 from indexium_devstack.embedded import free_port
 from indexium_devstack.procs import BY_NAME, ServiceProcess
-from indexium_telemetry import samples
+from indexium_devstack import telemetry_samples as samples
 
 CLIENT_ADDR = "127.0.0.2"  # the source address our requests come from (loopback alias)
 FORWARDED = "203.0.113.77"  # what a proxy would say the client is

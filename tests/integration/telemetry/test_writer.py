@@ -10,7 +10,8 @@ import pytest
 
 from indexium_contracts import telemetry
 from indexium_platform.metrics import ServiceMetrics
-from indexium_telemetry import samples, writer as writer_mod
+from indexium_devstack import telemetry_samples as samples
+from indexium_telemetry import writer as writer_mod
 from indexium_telemetry.metrics import TelemetryMetrics
 from indexium_telemetry.writer import PingWriter
 

@@ -6,7 +6,7 @@ import zipfile
 import zlib
 
 import pytest
-import scan_testkit as kit
+from indexium_devstack import scankit as kit
 
 from indexium_indexer.scan.archive import ScanLimits, scan_archive
 from indexium_indexer.scan.zipstream import Budget, Reader, ZipWalk

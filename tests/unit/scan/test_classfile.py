@@ -1,7 +1,7 @@
 """The class-file parser: every sample class reads back; malformed bytes end as ClassFormatError."""
 
 import pytest
-import scan_testkit as kit
+from indexium_devstack import scankit as kit
 from hypothesis import given, settings, strategies as st
 
 from indexium_indexer.scan.bytecode import analyze, instruction_length

@@ -1,6 +1,6 @@
 """Rules over parsed classes: what is flagged, where, and how much it weighs."""
 
-import scan_testkit as kit
+from indexium_devstack import scankit as kit
 
 from indexium_indexer.scan.bytecode import analyze
 from indexium_indexer.scan.classfile import parse_class

@@ -5,7 +5,7 @@ import uuid
 import msgspec
 import pytest
 
-from indexium_telemetry import samples
+from indexium_devstack import telemetry_samples as samples
 from indexium_telemetry.protocol import MAX_MODS, InvalidPing, decode_ping, java_major
 
 BAD_PINGS = [

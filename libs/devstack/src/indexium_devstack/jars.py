@@ -786,14 +786,15 @@ def demo_mods() -> list[DemoMod]:
             prerelease=pre))
     # A release the scan stage holds back (a ProcessBuilder in the mod initialiser): the demo's
     # author dashboard and review queue show a quarantined version with its finding.
-    from .demo_classes import PATH, PROCESS_BUILDER_INITIALIZER  # noqa: PLC0415
+    from .scankit import process_builder_initializer  # noqa: PLC0415 - scankit imports this module
 
     m.releases.append(DemoRelease(
         "v1.4.0", "Lumen Lanterns 1.4.0", "### Changes\n- Automatic updates",
         [("lumen-lanterns-1.4.0+1.20.1.jar", fabric_jar(
             m.mod_id, "1.4.0+1.20.1", m.name, m.description, minecraft="~1.20.1",
             authors=("Aurora",), homepage=m.homepage, extra_entries=12,
-            extra_files={PATH: PROCESS_BUILDER_INITIALIZER}))]))
+            extra_files={"com/auroramodding/lumenlanterns/PbMod.class":
+                         process_builder_initializer("com/auroramodding/lumenlanterns")}))]))
 
     m = mod("ironworks-team", "quarry-logistics", "quarrylogistics", "Quarry Logistics",
             "Automated quarries with item routing, filters and a fuel-efficient mining drill.",

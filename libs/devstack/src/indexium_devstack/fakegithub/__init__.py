@@ -8,7 +8,10 @@
 
 Modules: ``models`` (state), ``render`` (JSON shapes), ``cdn`` (redirector + CDN with Range),
 ``api`` (REST routes, pagination, ETags), ``appauth`` (App JWT, installation tokens),
-``ratelimit``, ``faults``, ``webhooks`` (signing, delivery, redelivery), ``server``.
+``oauth`` (user sign-in), ``ratelimit``, ``faults``, ``webhooks`` (signing, delivery,
+redelivery), and ``server`` (``FakeGitHub``: lifecycle, addresses, clock, observation) with
+the mixins it is made of, one per concern tests drive: ``repos``, ``installs``,
+``payloads``, ``deliveries``, ``controls`` (faults and rate limits).
 """
 
 from .appauth import generate_rsa_pem, make_app_jwt

@@ -249,6 +249,7 @@ class _Walker:
     def run(self) -> MethodFacts:
         code = self.method.code or b""
         handlers = set(self.method.handlers)
+        special = _SPECIAL
         pc, end = 0, len(code)
         while pc < end:
             if pc in handlers:
@@ -265,153 +266,187 @@ class _Walker:
                 if push:
                     self.push(WIDE if push == 2 else None)
             else:
-                self.special(op, code, pc)
+                handler = special[op]
+                if handler is None:
+                    raise ClassFormatError(f"invalid opcode 0x{op:02x}")
+                handler(self, op, code, pc)
             if op in _END_OF_BLOCK:
                 self.stack = []
             pc += length
         return self.facts
 
-    def special(self, op: int, code: bytes, pc: int) -> None:  # noqa: C901 - one branch per opcode family
-        if 0x02 <= op <= 0x08:  # iconst_m1..iconst_5
-            self.push(Const("int", op - 0x03))
-        elif op == 0x10:  # bipush
-            self.push(Const("int", code[pc + 1] - 256 if code[pc + 1] > 127 else code[pc + 1]))
-        elif op == 0x11:  # sipush
-            self.push(Const("int", int.from_bytes(code[pc + 1 : pc + 3], "big", signed=True)))
-        elif op in (0x12, 0x13):  # ldc, ldc_w
-            index = code[pc + 1] if op == 0x12 else _u2(code, pc + 1)
-            kind, value = self.pool.ldc(index)
-            if kind == "str" and len(self.facts.strings) < MAX_RECORDED:
-                self.facts.strings.add(value)  # type: ignore[arg-type]
-            elif kind == "class":
-                self.facts.types.add(value)  # type: ignore[arg-type]
-            self.push(Const(kind, value))
-        elif op in (0x15, 0x19):  # iload, aload
-            self.push(self.load(code[pc + 1]))
-        elif 0x1A <= op <= 0x1D:
-            self.push(self.load(op - 0x1A))
-        elif 0x2A <= op <= 0x2D:
-            self.push(self.load(op - 0x2A))
-        elif op in (0x36, 0x3A):  # istore, astore
-            self.store(code[pc + 1], self.pop1())
-        elif 0x3B <= op <= 0x3E:
-            self.store(op - 0x3B, self.pop1())
-        elif 0x4B <= op <= 0x4E:
-            self.store(op - 0x4B, self.pop1())
-        elif op in (0x37, 0x38, 0x39):  # lstore, fstore, dstore
+    # --- instructions the stack-effect table cannot express (one handler each, see _SPECIAL) -----
+    def _iconst(self, op: int, code: bytes, pc: int) -> None:  # iconst_m1..iconst_5
+        self.push(Const("int", op - 0x03))
+
+    def _bipush(self, op: int, code: bytes, pc: int) -> None:
+        self.push(Const("int", code[pc + 1] - 256 if code[pc + 1] > 127 else code[pc + 1]))
+
+    def _sipush(self, op: int, code: bytes, pc: int) -> None:
+        self.push(Const("int", int.from_bytes(code[pc + 1 : pc + 3], "big", signed=True)))
+
+    def _ldc(self, op: int, code: bytes, pc: int) -> None:  # ldc, ldc_w
+        index = code[pc + 1] if op == 0x12 else _u2(code, pc + 1)
+        kind, value = self.pool.ldc(index)
+        if kind == "str" and len(self.facts.strings) < MAX_RECORDED:
+            self.facts.strings.add(value)  # type: ignore[arg-type]
+        elif kind == "class":
+            self.facts.types.add(value)  # type: ignore[arg-type]
+        self.push(Const(kind, value))
+
+    def _load(self, op: int, code: bytes, pc: int) -> None:  # iload, aload
+        self.push(self.load(code[pc + 1]))
+
+    def _iload_n(self, op: int, code: bytes, pc: int) -> None:
+        self.push(self.load(op - 0x1A))
+
+    def _aload_n(self, op: int, code: bytes, pc: int) -> None:
+        self.push(self.load(op - 0x2A))
+
+    def _store(self, op: int, code: bytes, pc: int) -> None:  # istore, astore
+        self.store(code[pc + 1], self.pop1())
+
+    def _istore_n(self, op: int, code: bytes, pc: int) -> None:
+        self.store(op - 0x3B, self.pop1())
+
+    def _astore_n(self, op: int, code: bytes, pc: int) -> None:
+        self.store(op - 0x4B, self.pop1())
+
+    def _store_untracked(self, op: int, code: bytes, pc: int) -> None:  # lstore, fstore, dstore
+        self.pop1()
+        self.store(code[pc + 1], _MULTI)
+
+    def _store_untracked_n(self, op: int, code: bytes, pc: int) -> None:  # lstore_0..dstore_3
+        self.pop1()
+        self.store((op - 0x3F) % 4, _MULTI)
+
+    def _small_array_store(self, op: int, code: bytes, pc: int) -> None:  # bastore, castore
+        arr, index, value = self.pop(3)
+        if isinstance(arr, Arr) and arr.values is not None:
+            if isinstance(index, Const) and index.kind == "int" and 0 <= index.value < len(arr.values):
+                known = isinstance(value, Const) and value.kind == "int"
+                arr.values[index.value] = value.value if known else None
+            else:
+                arr.values = None  # an unknown index may have written anywhere
+
+    def _pop2(self, op: int, code: bytes, pc: int) -> None:
+        if self.pop1() is not WIDE:
             self.pop1()
-            self.store(code[pc + 1], _MULTI)
-        elif 0x3F <= op <= 0x4A:
-            self.pop1()
-            self.store((op - 0x3F) % 4, _MULTI)
-        elif op in (0x54, 0x55):  # bastore, castore
-            arr, index, value = self.pop(3)
-            if isinstance(arr, Arr) and arr.values is not None:
-                if isinstance(index, Const) and index.kind == "int" and 0 <= index.value < len(arr.values):
-                    known = isinstance(value, Const) and value.kind == "int"
-                    arr.values[index.value] = value.value if known else None
-                else:
-                    arr.values = None  # an unknown index may have written anywhere
-        elif op == 0x58:  # pop2
-            if self.pop1() is not WIDE:
-                self.pop1()
-        elif op == 0x59:  # dup
-            top = self.pop1()
-            self.push(top)
-            self.push(top)
-        elif op == 0x5A:  # dup_x1
-            a, b = self.pop(2)
-            self.stack += [b, a, b]
-        elif op == 0x5B:  # dup_x2
-            top = self.pop1()
-            below = [self.pop1()] if self.stack and self.stack[-1] is WIDE else self.pop(2)
-            self.stack += [top, *below, top]
-        elif op == 0x5C:  # dup2
-            top = self.pop1()
-            if top is WIDE:
-                self.stack += [top, top]
-            else:
-                below = self.pop1()
-                self.stack += [below, top, below, top]
-        elif op in (0x5D, 0x5E):  # dup2_x1, dup2_x2: rare; keep the depth roughly right
-            self.stack += [None, None]
-        elif op == 0x5F:  # swap
-            a, b = self.pop(2)
-            self.stack += [b, a]
-        elif op in _INT_BINOPS:
-            b, a = self.pop1(), self.pop1()
-            if isinstance(a, Const) and isinstance(b, Const) and a.kind == b.kind == "int":
-                self.push(Const("int", _to_i32(_INT_BINOPS[op](a.value, b.value))))
-            else:
-                self.push(None)
-        elif op in (0x6C, 0x70, 0x7C):  # idiv, irem, iushr
-            self.pop(2)
-            self.push(None)
-        elif op == 0x74:  # ineg
-            a = self.pop1()
-            self.push(Const("int", _to_i32(-a.value)) if isinstance(a, Const) and a.kind == "int" else None)
-        elif op in (0x91, 0x92, 0x93):  # i2b, i2c, i2s
-            a = self.pop1()
-            if isinstance(a, Const) and a.kind == "int":
-                v = a.value & (0xFF if op == 0x91 else 0xFFFF)
-                if op != 0x92 and v & (0x80 if op == 0x91 else 0x8000):
-                    v -= 0x100 if op == 0x91 else 0x10000
-                self.push(Const("int", v))
-            else:
-                self.push(None)
-        elif op == 0x84:  # iinc
-            self.store(code[pc + 1], _MULTI)
-        elif op in (0xB2, 0xB4):  # getstatic, getfield
-            if op == 0xB4:
-                self.pop1()
-            ref = self.pool.member(_u2(code, pc + 1))
-            self.push(WIDE if ref.descriptor in ("J", "D") else None)
-        elif 0xB6 <= op <= 0xB9:
-            self.invoke(op, self.pool.member(_u2(code, pc + 1)))
-        elif op == 0xBA:
-            self.invokedynamic(_u2(code, pc + 1))
-        elif op == 0xBB:  # new
-            name = self.pool.class_name(_u2(code, pc + 1))
-            self.facts.types.add(name)
-            self.push(NewObj(name))
-        elif op == 0xBC:  # newarray
-            count = self.pop1()
-            atype = code[pc + 1]
-            if atype in (T_BYTE, T_CHAR):
-                known = isinstance(count, Const) and count.kind == "int" and 0 <= count.value <= MAX_ARRAY
-                self.push(Arr("B" if atype == T_BYTE else "C", [0] * count.value if known else None))
-            else:
-                self.push(None)
-        elif op == 0xBD:  # anewarray
-            self.pop1()
-            self.facts.types.add(self.pool.class_name(_u2(code, pc + 1)))
-            self.push(None)
-        elif op == 0xC5:  # multianewarray
-            self.facts.types.add(self.pool.class_name(_u2(code, pc + 1)))
-            self.pop(code[pc + 3])
-            self.push(None)
-        elif op == 0xC4:  # wide
-            inner = code[pc + 1]
-            index = _u2(code, pc + 2)
-            if inner in (0x15, 0x19):
-                self.push(self.load(index))
-            elif inner in (0x16, 0x18):
-                self.push(WIDE)
-            elif inner == 0x17:
-                self.push(None)
-            elif inner in (0x36, 0x3A):
-                self.store(index, self.pop1())
-            elif inner in (0x37, 0x38, 0x39):
-                self.pop1()
-                self.store(index, _MULTI)
-            elif inner == 0x84:
-                self.store(index, _MULTI)
-            elif inner != 0xA9:
-                raise ClassFormatError(f"invalid wide opcode 0x{inner:02x}")
-        elif op in _END_OF_BLOCK:
-            pass  # returns, throws and jumps: the stack is reset by the caller
+
+    def _dup(self, op: int, code: bytes, pc: int) -> None:
+        top = self.pop1()
+        self.push(top)
+        self.push(top)
+
+    def _dup_x1(self, op: int, code: bytes, pc: int) -> None:
+        a, b = self.pop(2)
+        self.stack += [b, a, b]
+
+    def _dup_x2(self, op: int, code: bytes, pc: int) -> None:
+        top = self.pop1()
+        below = [self.pop1()] if self.stack and self.stack[-1] is WIDE else self.pop(2)
+        self.stack += [top, *below, top]
+
+    def _dup2(self, op: int, code: bytes, pc: int) -> None:
+        top = self.pop1()
+        if top is WIDE:
+            self.stack += [top, top]
         else:
-            raise ClassFormatError(f"invalid opcode 0x{op:02x}")
+            below = self.pop1()
+            self.stack += [below, top, below, top]
+
+    def _dup2_x(self, op: int, code: bytes, pc: int) -> None:  # dup2_x1, dup2_x2: rare; keep the depth roughly right
+        self.stack += [None, None]
+
+    def _swap(self, op: int, code: bytes, pc: int) -> None:
+        a, b = self.pop(2)
+        self.stack += [b, a]
+
+    def _int_binop(self, op: int, code: bytes, pc: int) -> None:
+        b, a = self.pop1(), self.pop1()
+        if isinstance(a, Const) and isinstance(b, Const) and a.kind == b.kind == "int":
+            self.push(Const("int", _to_i32(_INT_BINOPS[op](a.value, b.value))))
+        else:
+            self.push(None)
+
+    def _int_binop_unknown(self, op: int, code: bytes, pc: int) -> None:  # idiv, irem, iushr
+        self.pop(2)
+        self.push(None)
+
+    def _ineg(self, op: int, code: bytes, pc: int) -> None:
+        a = self.pop1()
+        self.push(Const("int", _to_i32(-a.value)) if isinstance(a, Const) and a.kind == "int" else None)
+
+    def _int_narrow(self, op: int, code: bytes, pc: int) -> None:  # i2b, i2c, i2s
+        a = self.pop1()
+        if isinstance(a, Const) and a.kind == "int":
+            v = a.value & (0xFF if op == 0x91 else 0xFFFF)
+            if op != 0x92 and v & (0x80 if op == 0x91 else 0x8000):
+                v -= 0x100 if op == 0x91 else 0x10000
+            self.push(Const("int", v))
+        else:
+            self.push(None)
+
+    def _iinc(self, op: int, code: bytes, pc: int) -> None:
+        self.store(code[pc + 1], _MULTI)
+
+    def _get_field(self, op: int, code: bytes, pc: int) -> None:  # getstatic, getfield
+        if op == 0xB4:
+            self.pop1()
+        ref = self.pool.member(_u2(code, pc + 1))
+        self.push(WIDE if ref.descriptor in ("J", "D") else None)
+
+    def _invoke(self, op: int, code: bytes, pc: int) -> None:  # invokevirtual..invokeinterface
+        self.invoke(op, self.pool.member(_u2(code, pc + 1)))
+
+    def _invokedynamic(self, op: int, code: bytes, pc: int) -> None:
+        self.invokedynamic(_u2(code, pc + 1))
+
+    def _new(self, op: int, code: bytes, pc: int) -> None:
+        name = self.pool.class_name(_u2(code, pc + 1))
+        self.facts.types.add(name)
+        self.push(NewObj(name))
+
+    def _newarray(self, op: int, code: bytes, pc: int) -> None:
+        count = self.pop1()
+        atype = code[pc + 1]
+        if atype in (T_BYTE, T_CHAR):
+            known = isinstance(count, Const) and count.kind == "int" and 0 <= count.value <= MAX_ARRAY
+            self.push(Arr("B" if atype == T_BYTE else "C", [0] * count.value if known else None))
+        else:
+            self.push(None)
+
+    def _anewarray(self, op: int, code: bytes, pc: int) -> None:
+        self.pop1()
+        self.facts.types.add(self.pool.class_name(_u2(code, pc + 1)))
+        self.push(None)
+
+    def _multianewarray(self, op: int, code: bytes, pc: int) -> None:
+        self.facts.types.add(self.pool.class_name(_u2(code, pc + 1)))
+        self.pop(code[pc + 3])
+        self.push(None)
+
+    def _wide(self, op: int, code: bytes, pc: int) -> None:
+        inner = code[pc + 1]
+        index = _u2(code, pc + 2)
+        if inner in (0x15, 0x19):
+            self.push(self.load(index))
+        elif inner in (0x16, 0x18):
+            self.push(WIDE)
+        elif inner == 0x17:
+            self.push(None)
+        elif inner in (0x36, 0x3A):
+            self.store(index, self.pop1())
+        elif inner in (0x37, 0x38, 0x39):
+            self.pop1()
+            self.store(index, _MULTI)
+        elif inner == 0x84:
+            self.store(index, _MULTI)
+        elif inner != 0xA9:
+            raise ClassFormatError(f"invalid wide opcode 0x{inner:02x}")
+
+    def _end_of_block(self, op: int, code: bytes, pc: int) -> None:
+        pass  # returns, throws and jumps: run() resets the stack after them
 
     # --- calls ------------------------------------------------------------------------------------
     def invoke(self, op: int, ref: MemberRef) -> None:
@@ -468,6 +503,52 @@ class _Walker:
         elif returns != "V":
             self.push(WIDE if returns in ("J", "D") else None)
 
+
+# The handler of each opcode whose effect on the stack is not a plain (pops, pushes) of
+# _EFFECT; None for the invalid ones.
+_SPECIAL: list = [None] * 256
+
+
+def _handle(ops, handler) -> None:
+    for op in ops:
+        assert _EFFECT[op] is None and _SPECIAL[op] is None, f"opcode 0x{op:02x} handled twice"
+        _SPECIAL[op] = handler
+
+
+_handle(range(0x02, 0x09), _Walker._iconst)
+_handle([0x10], _Walker._bipush)
+_handle([0x11], _Walker._sipush)
+_handle([0x12, 0x13], _Walker._ldc)
+_handle([0x15, 0x19], _Walker._load)
+_handle(range(0x1A, 0x1E), _Walker._iload_n)
+_handle(range(0x2A, 0x2E), _Walker._aload_n)
+_handle([0x36, 0x3A], _Walker._store)
+_handle(range(0x3B, 0x3F), _Walker._istore_n)
+_handle(range(0x4B, 0x4F), _Walker._astore_n)
+_handle([0x37, 0x38, 0x39], _Walker._store_untracked)
+_handle(range(0x3F, 0x4B), _Walker._store_untracked_n)
+_handle([0x54, 0x55], _Walker._small_array_store)
+_handle([0x58], _Walker._pop2)
+_handle([0x59], _Walker._dup)
+_handle([0x5A], _Walker._dup_x1)
+_handle([0x5B], _Walker._dup_x2)
+_handle([0x5C], _Walker._dup2)
+_handle([0x5D, 0x5E], _Walker._dup2_x)
+_handle([0x5F], _Walker._swap)
+_handle(_INT_BINOPS, _Walker._int_binop)
+_handle([0x6C, 0x70, 0x7C], _Walker._int_binop_unknown)
+_handle([0x74], _Walker._ineg)
+_handle([0x91, 0x92, 0x93], _Walker._int_narrow)
+_handle([0x84], _Walker._iinc)
+_handle([0xB2, 0xB4], _Walker._get_field)
+_handle(range(0xB6, 0xBA), _Walker._invoke)
+_handle([0xBA], _Walker._invokedynamic)
+_handle([0xBB], _Walker._new)
+_handle([0xBC], _Walker._newarray)
+_handle([0xBD], _Walker._anewarray)
+_handle([0xC5], _Walker._multianewarray)
+_handle([0xC4], _Walker._wide)
+_handle(_END_OF_BLOCK, _Walker._end_of_block)
 
 # Calls whose *arguments* matter: only methods making one need the stack model.
 _VALUE_SENSITIVE = frozenset({"forName", "loadClass", "<init>", "decode"})

@@ -1,43 +1,17 @@
-"""Sample mods and pings for tests, the benchmark and local demos (never used by the service).
+"""Sample rows for tests, benchmarks and local demos: no service calls these.
 
-The SQL here writes fixture data only, so it lives beside its only users instead of
-in the production query modules.
+They write minimal mods, versions and files straight into the catalogue tables
+(``indexium_devstack.telemetry_samples`` builds the pings that refer to them).
 """
 
 from __future__ import annotations
 
-import gzip
+import json
 import uuid
-from typing import Any
 
 import asyncpg
-import msgspec
 
 SEED_REPO_BASE = 9_000_000_000  # far from real GitHub repository ids
-
-
-def ping(server_uuid: uuid.UUID | str | None = None, mods: list[dict] | None = None,
-         **overrides: Any) -> dict:
-    body = {
-        "protocol": 1,
-        "server_uuid": str(server_uuid or uuid.uuid4()),
-        "mods": mods if mods is not None else [{"slug": "sodium", "version": "0.5.8"}],
-        "game_version": "1.20.1",
-        "loader": "fabric",
-        "java_version": "21.0.2",
-        "os": "linux",
-        "arch": "x86_64",
-        "core_count": 8,
-        "player_count": 3,
-        "online_mode": True,
-    }
-    body.update(overrides)
-    return {k: v for k, v in body.items() if v is not ...}  # `...` removes a field
-
-
-def encode(body: dict, *, gzipped: bool = False) -> bytes:
-    raw = msgspec.json.encode(body)
-    return gzip.compress(raw) if gzipped else raw
 
 
 async def seed_mods(conn: asyncpg.Connection, slugs: list[str], *, listed: bool = True,
@@ -52,17 +26,10 @@ async def seed_mods(conn: asyncpg.Connection, slugs: list[str], *, listed: bool 
     return {r["slug"]: r["id"] for r in rows}
 
 
-def event(*, server: int | bytes, mods: list[tuple[uuid.UUID, str | None]], received_at: str,
-          game_version: str = "1.20.1", loader: str = "fabric", java_version: str = "21",
-          os: str = "linux", arch: str = "x86_64", ping_id: uuid.UUID | None = None):
-    """A PingAccepted as the HTTP handler would publish it (``server`` stands for its hash)."""
-    from indexium_contracts import telemetry
-
-    server_hash = server if isinstance(server, bytes) else server.to_bytes(32, "big")
-    return telemetry.PingAccepted(
-        ping_id=ping_id or uuid.uuid4(), received_at=received_at, server_hash=server_hash,
-        mods=[telemetry.ModUse(m, v) for m, v in mods], game_version=game_version, loader=loader,
-        java_version=java_version, os=os, arch=arch, core_count=4)
+async def mod_ids_with_prefix(conn: asyncpg.Connection, prefix: str) -> list[uuid.UUID]:
+    """Ids of the mods whose slug starts with ``prefix`` (a LIKE pattern), in slug order."""
+    rows = await conn.fetch("SELECT id FROM mods WHERE slug LIKE $1 || '%' ORDER BY slug", prefix)
+    return [r["id"] for r in rows]
 
 
 async def seed_mod(conn: asyncpg.Connection, slug: str, manifest_id: str, *, n: int,
@@ -83,4 +50,4 @@ async def seed_file(conn: asyncpg.Connection, mod_id: uuid.UUID, records: list[d
     await conn.execute(
         """INSERT INTO version_files (version_id, github_asset_id, filename, url, size, manifests)
            VALUES ($1, 1, 'mod.jar', 'https://example.invalid/mod.jar', 1, $2::text::jsonb)""",
-        version_id, msgspec.json.encode(records).decode())
+        version_id, json.dumps(records))  # as text: callers' connections may have no jsonb codec

@@ -1,8 +1,8 @@
 """Test kit for the scan stage: a tiny class-file writer and the sample mods built with it.
 
-Loaded by the ``scan`` conftest of every tier (and by ``bench/scan``) as the module
-``scan_testkit``. The classes are written byte by byte here, not compiled: each sample
-says in Java what its bytecode does. Nothing in them is ever run.
+Used by the scan tests of every tier, by ``bench/scan`` and by the demo's quarantined
+release (``indexium_devstack.jars``). The classes are written byte by byte here, not
+compiled: each sample says in Java what its bytecode does. Nothing in them is ever run.
 
 Samples: a clean Fabric mod; a mod starting ``ProcessBuilder`` in its initialiser; a
 benign reproduction of fractureiser's stage 0 (byte-array strings, ``URLClassLoader``
