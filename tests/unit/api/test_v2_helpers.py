@@ -61,3 +61,17 @@ def test_forge_updates_promote_the_declared_version_newest_first():
     assert doc["promos"] == {"1.20.1-latest": "2.0.0-beta", "1.20.1-recommended": "v1.0",
                              "1.20-latest": "v1.0", "1.20-recommended": "v1.0"}
     assert doc["1.20.1"] == {"2.0.0-beta": "b", "v1.0": ""}
+
+
+def test_a_search_hit_lists_a_loader_once_when_a_topic_has_its_name():
+    from datetime import datetime, timezone
+
+    when = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    row = {"environment": "both", "categories": ["decoration", "fabric"], "loaders": ["fabric", "quilt"],
+           "slug": "lanterns", "name": "Lanterns", "summary": "s", "game_versions": ["1.20.1"],
+           "downloads": 3, "has_icon": False, "created_at": when, "updated_at": when}
+    extra = {"public_id": "AbCdEf12", "owner": "someone", "author_github_id": 7,
+             "latest_version_id": "XyZ12345", "licenses": ["MIT"]}
+    hit = build.hit("http://x", row, extra)
+    assert hit.categories == ["decoration", "fabric", "quilt"]
+    assert hit.display_categories == hit.categories

@@ -50,7 +50,8 @@ def _project_types(loaders) -> list[str]:
 def hit(origin: str, row, extra) -> SearchHit:
     env = row["environment"]
     client, server = SIDES[env]
-    categories = list(row["categories"]) + list(row["loaders"])  # loaders are categories in search
+    # Loaders are categories in search, as on Modrinth; a topic named like a loader is listed once.
+    categories = list(dict.fromkeys([*row["categories"], *row["loaders"]]))
     return SearchHit(
         project_id=extra["public_id"], project_type="mod", all_project_types=_project_types(row["loaders"]),
         slug=row["slug"], author=extra["owner"] or "", author_id=_author_id(extra), organization=None,
