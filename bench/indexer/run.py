@@ -50,7 +50,7 @@ import aiohttp
 from indexium_devstack import jars as devjars
 from indexium_devstack.fakegithub import FakeGitHub
 from indexium_devstack.jars import large_jar
-from indexium_indexer.jarread import read_metadata
+from indexium_jar.metadata import read_metadata
 from indexium_jar.manifests import LOADER_MANIFESTS
 from indexium_jar.http.remote import DownloadPolicy
 from indexium_jar.zip.zipfmt import CentralDirectory, locate_eocd

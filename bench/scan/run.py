@@ -36,7 +36,7 @@ from indexium_devstack import scankit
 from indexium_devstack.jars import large_jar
 from indexium_indexer.scan.archive import ScanLimits, scan_archive
 from indexium_indexer.scan.pipeline import scan_stream
-from indexium_indexer.jarread import read_source
+from indexium_jar.metadata import read_source
 from indexium_jar.zip import entrysizes
 from indexium_jar.http.policy import DownloadPolicy
 from indexium_jar.http.remote import MemorySource

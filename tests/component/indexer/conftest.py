@@ -18,7 +18,7 @@ from indexium_contracts import github
 from indexium_contracts.ingest import ReleaseReceived
 from indexium_devstack.embedded import free_port
 from indexium_devstack.fakegithub import FakeGitHub
-from indexium_indexer.job import ReleaseIndexer
+from indexium_indexer.release.job import ReleaseIndexer
 from indexium_jar.http.remote import DownloadPolicy
 from indexium_platform.settings import load
 

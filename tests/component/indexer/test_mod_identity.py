@@ -7,7 +7,7 @@ import hashlib
 import pytest
 
 from indexium_devstack import jars
-from indexium_indexer.job import PermanentJobError
+from indexium_indexer.release.job import PermanentJobError
 
 
 async def test_slug_comes_from_the_manifest_id_lowercased(gh, releases, db):

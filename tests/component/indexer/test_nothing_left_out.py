@@ -10,7 +10,7 @@ import pytest
 
 from indexium_db.queries import skips as skips_q
 from indexium_devstack import jars
-from indexium_indexer.job import PermanentJobError
+from indexium_indexer.release.job import PermanentJobError
 from indexium_ops import cli
 
 

@@ -12,9 +12,9 @@ from indexium_devstack.fakegithub import FakeGitHub
 from indexium_indexer.scan.archive import ScanLimits
 from indexium_indexer.scan.pipeline import FileToScan, ScanContext, scan_file
 from indexium_jar.errors import HttpError, NetworkError
-from indexium_indexer.jarread import read_source
 from indexium_jar.http.policy import DownloadPolicy
 from indexium_jar.http.remote import MemorySource
+from indexium_jar.metadata import read_source
 
 CLEAN = kit.clean_mod_jar()
 BAD = kit.fractureiser_jar()

@@ -15,10 +15,10 @@ from aiohttp.test_utils import TestServer
 from indexium_contracts import ingest as ingest_contract
 from indexium_devstack.fakegithub import FakeGitHub, webhook_headers
 from indexium_devstack.fakegithub.webhooks import encode_payload
-from indexium_indexer.app import create_app as create_indexer
+from indexium_indexer.release.app import create_app as create_indexer
 from indexium_indexer.github.app import BACKFILLER, create_app as create_role
 from indexium_indexer.github.settings import Settings as RoleSettings
-from indexium_indexer.settings import Settings as IndexerSettings
+from indexium_indexer.release.settings import Settings as IndexerSettings
 from indexium_ingest.app import create_app as create_ingest
 from indexium_ingest.settings import Settings as IngestSettings
 from indexium_platform.settings import load

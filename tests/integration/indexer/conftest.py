@@ -18,8 +18,8 @@ from aiohttp.test_utils import TestServer
 from indexium_contracts import deadletter, github, ingest
 from indexium_contracts.ingest import ReleaseReceived
 from indexium_devstack.fakegithub import FakeGitHub
-from indexium_indexer.app import create_app
-from indexium_indexer.settings import Settings
+from indexium_indexer.release.app import create_app
+from indexium_indexer.release.settings import Settings
 from indexium_platform.settings import load
 
 RETRY_BASE_S = 0.2  # delays 0.2 s, then 0.8 s

@@ -22,7 +22,7 @@ from indexium_contracts import github, ingest, versions as version_events
 from indexium_db.pool import create_pool
 from indexium_db.queries import catalog as catalog_q, hashes as hashes_q, scan as scan_q
 from indexium_devstack.fakegithub import FakeGitHub
-from indexium_indexer.job import ReleaseIndexer
+from indexium_indexer.release.job import ReleaseIndexer
 from indexium_indexer.scan.app import create_app
 from indexium_indexer.scan.settings import Settings
 from indexium_jar.http.policy import DownloadPolicy

@@ -1,6 +1,6 @@
 """The telemetry mod is itself a mod we index: our indexer's reader and our scan stage on its jar.
 
-The reader is the indexer's own (``jarread.read_source``: the Range-request reader over the
+The reader is the indexer's own (``indexium_jar.metadata.read_source``: the Range-request reader over the
 built bytes); the scan is the scan stage's per-file pipeline (``scan.pipeline.scan_file``)
 downloading the jar from a release on the fake GitHub over loopback HTTP.
 """
@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import aiohttp
 
 from indexium_devstack.fakegithub import FakeGitHub
-from indexium_indexer.jarread import read_source
+from indexium_jar.metadata import read_source
 from indexium_indexer.scan.archive import ScanLimits
 from indexium_indexer.scan.pipeline import FileToScan, ScanContext, scan_file
 from indexium_jar.http.policy import DownloadPolicy

@@ -72,27 +72,36 @@ class Process:
         return "ClientSession(" in self.code
 
 
-def _role_dirs() -> list[tuple[str, Path]]:
-    found = []
+# A package's __main__.py that starts one of its roles (``python -m indexium_indexer`` runs
+# the release role): that role is deployed under the package's module and name.
+_RUNS_ROLE = re.compile(r"^from \.(\w+)\.app import main$", re.MULTILINE)
+
+
+def _role_dirs() -> list[tuple[str, str, Path]]:
+    """(module run by ``python -m``, module of the role's code, the role's directory)."""
+    found = {}
     for src in sorted(REPO.glob("services/*/src")):
         for main in sorted(src.rglob("__main__.py")):
             package = main.parent
+            module = ".".join(package.relative_to(src).parts)
             if (package / "settings.py").exists() and (package / "app.py").exists():
-                found.append((".".join(package.relative_to(src).parts), package))
-    return found
+                found.setdefault(package, (module, module, package))
+            elif (role := _RUNS_ROLE.search(main.read_text())) is not None:
+                found[package / role.group(1)] = (module, f"{module}.{role.group(1)}", package / role.group(1))
+    return list(found.values())
 
 
 @functools.cache
 def find_processes() -> dict[str, Process]:
     roles = _role_dirs()
     found = {}
-    for module, package in roles:
-        nested = [p for _, p in roles if p != package and package in p.parents]
+    for module, code_module, package in roles:
+        nested = [p for _, _, p in roles if p != package and package in p.parents]
         code = "\n".join(f.read_text() for f in sorted(package.rglob("*.py"))
                          if not any(n in f.parents for n in nested))
         name = module.split(".")[-1].removeprefix("indexium_")
-        found[name] = Process(name, module, importlib.import_module(f"{module}.settings").Settings,
-                              importlib.import_module(f"{module}.app").create_app, code)
+        found[name] = Process(name, module, importlib.import_module(f"{code_module}.settings").Settings,
+                              importlib.import_module(f"{code_module}.app").create_app, code)
     from indexium_ops import cli
 
     # The Job runs only `setup` of the operator CLI (its other commands are run by hand).

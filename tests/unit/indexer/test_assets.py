@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from indexium_contracts.github import ReleaseAsset
-from indexium_indexer import assets
+from indexium_github import assets
 
 
 def asset(name: str, state: str | None = "uploaded") -> ReleaseAsset:

@@ -12,8 +12,8 @@ import warnings
 import pytest
 
 from indexium_devstack import jars
-from indexium_indexer.jarread import icon_guesses, read_source
 from indexium_jar.http.remote import DownloadPolicy, MemorySource, RemoteJar
+from indexium_jar.metadata import icon_guesses, read_source
 
 POLICY = DownloadPolicy(allowed_hosts=frozenset())
 MF = jars.manifest({"Implementation-Version": "3.2.1", "Fabric-Minecraft-Version": "1.20.1"})

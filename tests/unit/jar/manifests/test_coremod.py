@@ -5,7 +5,7 @@ import io
 import zipfile
 
 from indexium_devstack import jars
-from indexium_indexer.jarread import read_source
+from indexium_jar.metadata import read_source
 from indexium_jar.manifests import parse_jar
 from indexium_jar.http.remote import DownloadPolicy, MemorySource
 

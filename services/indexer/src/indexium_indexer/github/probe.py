@@ -19,14 +19,13 @@ import msgspec
 
 from indexium_contracts import github
 from indexium_contracts.github import is_manifest_path
-from indexium_github import GitHubClient, GitHubError, NotFound
+from indexium_github import GitHubClient, GitHubError, NotFound, assets
 from indexium_jar.errors import JarReadError
 from indexium_jar.manifests import parse_jar
+from indexium_jar.metadata import read_metadata
 from indexium_jar.model import ModRecord
 from indexium_jar.http.remote import DownloadPolicy
 
-from .. import assets
-from ..jarread import read_metadata
 
 MANIFEST_FILES = ("fabric.mod.json", "quilt.mod.json", "META-INF/neoforge.mods.toml", "META-INF/mods.toml")
 MODULE_DIRS = ("", "fabric", "neoforge", "forge", "quilt", "common")

@@ -7,7 +7,7 @@ import msgspec
 from indexium_github import AppConfig, load_private_key
 from indexium_platform.settings import Common
 
-from ..settings import DEFAULT_DOWNLOAD_HOSTS
+from indexium_github.assets import DOWNLOAD_HOSTS
 
 
 class Settings(Common, frozen=True, kw_only=True):
@@ -38,7 +38,7 @@ class Settings(Common, frozen=True, kw_only=True):
     retry_base_s: float = msgspec.field(default=5.0, name="INDEXIUM_GITHUB_RETRY_BASE_SECONDS")
     outage_retry_s: float = msgspec.field(default=5.0, name="INDEXIUM_GITHUB_OUTAGE_RETRY_SECONDS")
     # Reading the latest release's jar when the default branch has no manifest.
-    download_hosts: tuple[str, ...] = msgspec.field(default=DEFAULT_DOWNLOAD_HOSTS, name="INDEXIUM_DOWNLOAD_HOSTS")
+    download_hosts: tuple[str, ...] = msgspec.field(default=DOWNLOAD_HOSTS, name="INDEXIUM_DOWNLOAD_HOSTS")
     http_timeout_s: float = msgspec.field(default=15.0, name="INDEXIUM_HTTP_TIMEOUT_SECONDS")
 
     def __post_init__(self) -> None:

@@ -23,9 +23,8 @@ from nats.js import JetStreamContext
 
 from indexium_contracts import github, ingest, versions as version_events
 from indexium_db.queries import github as gh_db
-from indexium_github import GitHubClient, NotFound
+from indexium_github import GitHubClient, NotFound, assets
 
-from .. import assets
 from .announce import Announcer
 
 GONE_REASON = "github: release gone (reconciliation)"

@@ -20,12 +20,12 @@ from nats.aio.msg import Msg
 from indexium_contracts import ingest, onboarding as contract
 from indexium_db.queries import deliveries
 from indexium_github import GitHubError, InstallationUnavailable, RateLimited
+from indexium_github.times import parse_time
 from indexium_jar.errors import JarReadError
 from indexium_platform import logs
 from indexium_platform.consumer import heartbeat
 from indexium_platform.jobs import JobLedger, is_outage, message_id
 
-from ..job import parse_time
 from .metrics import GithubMetrics
 from .onboarding import Onboarding
 

@@ -4,7 +4,7 @@ import msgspec
 
 from indexium_platform.settings import Common
 
-from ..settings import DEFAULT_DOWNLOAD_HOSTS
+from indexium_github.assets import DOWNLOAD_HOSTS
 from .rules import DEFAULT_THRESHOLD
 
 MiB = 1024 * 1024
@@ -12,7 +12,7 @@ MiB = 1024 * 1024
 
 class Settings(Common, frozen=True, kw_only=True):
     port: int = msgspec.field(default=8084, name="PORT")  # health, readiness and metrics only
-    download_hosts: tuple[str, ...] = msgspec.field(default=DEFAULT_DOWNLOAD_HOSTS, name="INDEXIUM_DOWNLOAD_HOSTS")
+    download_hosts: tuple[str, ...] = msgspec.field(default=DOWNLOAD_HOSTS, name="INDEXIUM_DOWNLOAD_HOSTS")
     # Largest file streamed; bigger ones fail the scan (and so are quarantined for review).
     max_bytes: int = msgspec.field(default=128 * MiB, name="INDEXIUM_SCAN_MAX_BYTES")
     # Files scanned at once by one process: each uses a parse thread and up to ~1 MiB in flight.

@@ -24,7 +24,9 @@ from indexium_platform import logs
 from indexium_platform.consumer import heartbeat
 from indexium_platform.jobs import JobLedger, is_outage, message_id
 
-from .job import PermanentJobError, ReleaseIndexer, parse_time
+from indexium_github.times import parse_time
+
+from .job import PermanentJobError, ReleaseIndexer
 from .metrics import IndexerMetrics
 
 log = logs.get(__name__)

@@ -1,5 +1,6 @@
 """Which release assets are mod files, which one is a checksum sidecar for another, and why
-every other asset is left out (each left-out asset gets a reason the author can read)."""
+every other asset is left out (each left-out asset gets a reason the author can read); and
+the hosts GitHub serves release assets from."""
 
 from __future__ import annotations
 
@@ -7,6 +8,12 @@ import re
 
 from indexium_contracts.github import ReleaseAsset
 
+# Where a release asset's download URL leads: github.com redirects to one of the CDN hosts.
+DOWNLOAD_HOSTS = (
+    "github.com",
+    "objects.githubusercontent.com",
+    "release-assets.githubusercontent.com",
+)
 # What a mod is shipped as: a jar, or LiteLoader's .litemod (a jar by another name, read for
 # its litemod.json).
 MOD_SUFFIXES = (".jar", ".litemod")

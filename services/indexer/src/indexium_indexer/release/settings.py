@@ -2,19 +2,15 @@
 
 import msgspec
 
+from indexium_github.assets import DOWNLOAD_HOSTS
 from indexium_platform.settings import Common
 
-DEFAULT_DOWNLOAD_HOSTS = (
-    "github.com",
-    "objects.githubusercontent.com",
-    "release-assets.githubusercontent.com",
-)
 
 
 class Settings(Common, frozen=True, kw_only=True):
     port: int = msgspec.field(default=8083, name="PORT")  # health, readiness and metrics only
     download_hosts: tuple[str, ...] = msgspec.field(
-        default=DEFAULT_DOWNLOAD_HOSTS, name="INDEXIUM_DOWNLOAD_HOSTS"
+        default=DOWNLOAD_HOSTS, name="INDEXIUM_DOWNLOAD_HOSTS"
     )
     github_api_url: str = msgspec.field(default="https://api.github.com", name="INDEXIUM_GITHUB_API_URL")
     # Jobs handled at once by one process; each is mostly waiting on the CDN.

@@ -12,9 +12,8 @@ import asyncpg
 
 from indexium_contracts import github
 from indexium_db.queries import skips as skips_q
+from indexium_github import assets
 from indexium_jar.errors import JarReadError
-
-from . import assets
 
 NO_MANIFEST = ("no mod manifest: none of fabric.mod.json, quilt.mod.json, META-INF/mods.toml, "
                "META-INF/neoforge.mods.toml, mcmod.info, litemod.json, a plugin descriptor, nor a "

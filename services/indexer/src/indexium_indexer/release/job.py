@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from dataclasses import dataclass, field
-from datetime import datetime
 
 import aiohttp
 import asyncpg
@@ -22,14 +21,16 @@ from indexium_db.queries import github as github_q
 from indexium_db.queries import scan as scan_q
 from indexium_db.queries import skips as skips_q
 from indexium_db.retry import in_transaction
+from indexium_github import assets
+from indexium_github.times import parse_time
 from indexium_jar.zip import entrysizes
 from indexium_jar.errors import JarReadError
 from indexium_jar.gameversions import VersionTable, default_table
+from indexium_jar.metadata import JarMetadata, read_metadata
 from indexium_jar.model import ModRecord
 from indexium_jar.http.remote import DownloadPolicy
 
-from . import assets, release_checks, skips
-from .jarread import JarMetadata, read_metadata
+from . import release_checks, skips
 from .release_checks import shown
 
 INDEX_ACTIONS = {"published", "released", "prereleased", "edited"}
@@ -58,10 +59,6 @@ class JobResult:
     bytes_fetched: int = 0
     # Jars of the release left out of the version: (asset name, code) — unreadable, or no manifest.
     skipped: list[tuple[str, str]] = field(default_factory=list)
-
-
-def parse_time(value: str | None) -> datetime | None:
-    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
 
 
 def _summary(description: str) -> str:
