@@ -1,15 +1,13 @@
-"""Pure logic of the GitHub role and of ingest's redeliverer: manifest paths, cards, what to send."""
+"""Pure logic of the GitHub role and of ingest's redeliverer: manifest paths, what to send
+(the card: tests/unit/indexer/test_modcard.py)."""
 
 from __future__ import annotations
-
-import json
 
 import msgspec
 import pytest
 
 from indexium_contracts import github, ingest, onboarding, registry
 from indexium_devstack.fakegithub import generate_rsa_pem
-from indexium_indexer.github.card import card_fields, summary_of
 from indexium_indexer.github.onboarding import manifests_after
 from indexium_indexer.github.probe import CANDIDATE_PATHS, is_manifest_path, jar_path, source_record
 from indexium_indexer.github.settings import Settings as RoleSettings
@@ -50,35 +48,6 @@ def test_manifests_after_a_push_follow_the_commits_in_order():
                github.PushCommit(id="2", removed=["src/main/resources/fabric.mod.json"],
                                  modified=["forge/src/main/resources/META-INF/mods.toml"])]
     assert manifests_after(commits) == ["forge/src/main/resources/META-INF/mods.toml"]
-
-
-def _repo(**kw) -> github.Repository:
-    base = {"id": 1, "name": "lumen", "full_name": "alice/lumen", "owner": {"id": 2, "login": "alice"},
-            "html_url": "https://github.com/alice/lumen", "description": "Lights for Minecraft.",
-            "topics": ["lighting"], "homepage": None}
-    return msgspec.convert({**base, **kw}, github.Repository)
-
-
-def test_card_from_a_source_manifest_skips_build_templates():
-    record = source_record("src/main/resources/fabric.mod.json", json.dumps({
-        "schemaVersion": 1, "id": "lumen", "version": "${version}", "name": "Lumen",
-        "description": "Dynamic lights.\n\nLong text.", "contact": {"issues": "https://example.org/issues"},
-    }).encode())
-    assert record is not None and record.mod_id == "lumen"
-    fields = card_fields(_repo(homepage="https://lumen.example"), record, {"issues": "old", "wiki": "w"})
-    assert fields.name == "Lumen" and fields.summary == "Dynamic lights."
-    assert fields.links == {"issues": "https://example.org/issues", "wiki": "w",
-                            "homepage": "https://lumen.example", "sources": "https://github.com/alice/lumen"}
-    assert fields.categories == ["lighting"]
-
-    templated = source_record("src/main/resources/fabric.mod.json", json.dumps({
-        "schemaVersion": 1, "id": "lumen", "version": "${version}", "name": "${mod_name}",
-        "description": "${mod_description}"}).encode())
-    fields = card_fields(_repo(), templated, {})
-    assert fields.name is None  # keep the name the jar gave
-    assert fields.summary == "Lights for Minecraft."  # the repository's description instead
-    assert card_fields(_repo(description=None), None, {}).summary is None
-    assert len(summary_of("x" * 500)) == 240
 
 
 def _release(id_, tag, created, assets=(), draft=False, **kw) -> github.Release:

@@ -172,40 +172,12 @@ async def sync_visibility(conn: asyncpg.Connection, github_repo_id: int) -> list
     return [row["id"] for row in changed]
 
 
-async def update_mod_repository(
-    conn: asyncpg.Connection, github_repo_id: int, *, full_name: str, default_branch: str | None,
-    owner_id: int | None = None, owner_login: str | None = None,
-) -> bool:
-    """Rename/transfer: the slug never changes; the name on GitHub and the owner do."""
-    if owner_id is not None and owner_login:
-        await mods_q.upsert_author(conn, owner_id, owner_login)
-    status = await conn.execute(
-        """UPDATE mods SET repo_full_name = $2, default_branch = COALESCE($3, default_branch),
-               author_github_id = COALESCE($4, author_github_id), updated_at = now()
-           WHERE github_repo_id = $1""",
-        github_repo_id, full_name, default_branch, owner_id,
-    )
+async def rename_repository(conn: asyncpg.Connection, github_repo_id: int, full_name: str) -> None:
+    """The App's record of the repository's name (its mod: :func:`mods.update_repository`)."""
     await conn.execute(
         "UPDATE github_repositories SET full_name = $2, updated_at = now() WHERE github_repo_id = $1",
         github_repo_id, full_name,
     )
-    return status.endswith(" 1")
-
-
-async def update_mod_card(
-    conn: asyncpg.Connection, github_repo_id: int, *, name: str | None, summary: str | None,
-    links: dict[str, str], categories: list[str],
-) -> bool:
-    """Refresh the card fields the repository owns (name, summary, links, categories)."""
-    status = await conn.execute(
-        """UPDATE mods SET name = COALESCE($2, name), summary = COALESCE($3, summary), links = $4,
-               categories = $5, updated_at = now()
-           WHERE github_repo_id = $1
-             AND (name, summary, links, categories) IS DISTINCT FROM
-                 (COALESCE($2, name), COALESCE($3, summary), $4::jsonb, $5::text[])""",
-        github_repo_id, name[:128] if name else None, summary, links, categories,
-    )
-    return status.endswith(" 1")
 
 
 # ---- releases: what we already sent, what is indexed, what is gone --------------------------------

@@ -94,24 +94,47 @@ async def create(
 
 
 async def update_repository(
-    conn: asyncpg.Connection, mod_id: uuid.UUID, *, repo_full_name: str, default_branch: str,
-    categories: list[str],
-) -> None:
-    await conn.execute(
-        """UPDATE mods SET repo_full_name = $2, default_branch = $3, categories = $4, updated_at = now()
-           WHERE id = $1""",
-        mod_id, repo_full_name, default_branch, categories,
+    conn: asyncpg.Connection, github_repo_id: int, *, full_name: str, default_branch: str | None,
+    categories: list[str] | None = None, owner_id: int | None = None, owner_login: str | None = None,
+) -> bool:
+    """What the mod's repository is now (rename, transfer, default branch, topics as categories);
+    the slug never changes. None keeps the stored value. False when the repository has no mod."""
+    if owner_id is not None and owner_login:
+        await upsert_author(conn, owner_id, owner_login)
+    status = await conn.execute(
+        """UPDATE mods SET repo_full_name = $2, default_branch = COALESCE($3, default_branch),
+               categories = COALESCE($4::text[], categories),
+               author_github_id = COALESCE($5, author_github_id), updated_at = now()
+           WHERE github_repo_id = $1""",
+        github_repo_id, full_name, default_branch, categories, owner_id,
     )
+    return status.endswith(" 1")
 
 
-async def update_card(conn: asyncpg.Connection, mod_id: uuid.UUID, card: Card) -> None:
-    await conn.execute(
-        """UPDATE mods SET name = $2, summary = $3, description = $4, authors = $5, licenses = $6,
-                  links = $7, environment = $8, updated_at = now()
-           WHERE id = $1""",
-        mod_id, card.name[:128], card.summary, card.description, card.authors, card.licenses,
-        card.links, card.environment,
+async def update_card(
+    conn: asyncpg.Connection, mod_id: uuid.UUID, *, name: str | None = None, summary: str | None = None,
+    description: str | None = None, authors: list[str] | None = None, licenses: list[str] | None = None,
+    links: dict[str, str] | None = None, environment: str | None = None, categories: list[str] | None = None,
+) -> bool:
+    """Write the card fields given (None keeps the stored one): the release indexer writes the
+    whole card from the newest release, the GitHub role the fields the repository owns.
+    False when nothing changed (the row is left as it was)."""
+    status = await conn.execute(
+        """UPDATE mods SET name = COALESCE($2::text, name), summary = COALESCE($3::text, summary),
+               description = COALESCE($4::text, description), authors = COALESCE($5::text[], authors),
+               licenses = COALESCE($6::text[], licenses), links = COALESCE($7::jsonb, links),
+               environment = COALESCE($8::text, environment), categories = COALESCE($9::text[], categories),
+               updated_at = now()
+           WHERE id = $1
+             AND (name, summary, description, authors, licenses, links, environment, categories)
+                 IS DISTINCT FROM
+                 (COALESCE($2::text, name), COALESCE($3::text, summary), COALESCE($4::text, description),
+                  COALESCE($5::text[], authors), COALESCE($6::text[], licenses), COALESCE($7::jsonb, links),
+                  COALESCE($8::text, environment), COALESCE($9::text[], categories))""",
+        mod_id, name[:128] if name else None, summary, description, authors, licenses, links,
+        environment, categories,
     )
+    return status.endswith(" 1")
 
 
 async def refresh_rollup(conn: asyncpg.Connection, mod_id: uuid.UUID) -> None:

@@ -111,6 +111,31 @@ async def hide_release(
     )
 
 
+async def hold(conn: asyncpg.Connection, version_id: uuid.UUID) -> None:
+    """Quarantine the version as suspicious, unless an operator rejected it."""
+    await conn.execute(
+        """UPDATE mod_versions SET status = 'quarantined', suspicious = true, updated_at = now()
+           WHERE id = $1 AND status <> 'rejected'""",
+        version_id,
+    )
+
+
+async def lift_hold(conn: asyncpg.Connection, version_id: uuid.UUID, status: str) -> None:
+    """A quarantined version goes back to ``status`` and is no longer suspicious."""
+    await conn.execute(
+        """UPDATE mod_versions SET status = $2, suspicious = false, updated_at = now()
+           WHERE id = $1 AND status = 'quarantined'""",
+        version_id, status,
+    )
+
+
+async def is_visible(conn: asyncpg.Connection, version_id: uuid.UUID) -> bool:
+    """Public and not hidden: what launchers see."""
+    return bool(await conn.fetchval(
+        "SELECT status = 'public' AND NOT hidden FROM mod_versions WHERE id = $1", version_id
+    ))
+
+
 # --- the Minecraft version table ----------------------------------------------------------
 
 

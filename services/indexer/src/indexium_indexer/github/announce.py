@@ -16,7 +16,7 @@ import asyncpg
 from nats.js import JetStreamContext
 
 from indexium_contracts import versions
-from indexium_db.queries import github as gh_db
+from indexium_db.queries import github as github_q
 
 
 class Announcer:
@@ -29,7 +29,7 @@ class Announcer:
         if not ids or self._js is None:
             return 0
         async with self._pool.acquire() as conn:
-            rows = await gh_db.mods_for_repos(conn, ids)
+            rows = await github_q.mods_for_repos(conn, ids)
         for row in rows:
             event = versions.ModChanged(mod_id=str(row["id"]), slug=row["slug"], visible=not row["hidden"],
                                         cause=cause, hidden_reason=row["hidden_reason"])

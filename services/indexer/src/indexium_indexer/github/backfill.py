@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 import asyncpg
 
-from indexium_db.queries import github as gh_db
+from indexium_db.queries import github as github_q
 from indexium_github import GitHubError, InstallationUnavailable, NotFound, RateLimited
 from indexium_platform import logs
 
@@ -56,7 +56,7 @@ class Backfiller:
         """Claim one pending backfill and run it; False when there was none."""
         lease = self._settings.backfill_lease_s
         async with self._pool.acquire() as conn, conn.transaction():
-            row = await gh_db.claim_backfill(conn, lease)
+            row = await github_q.claim_backfill(conn, lease)
         if row is None:
             return False
         repo_id = row["github_repo_id"]
@@ -71,7 +71,7 @@ class Backfiller:
                 await asyncio.sleep(lease / 3)
                 with contextlib.suppress(Exception):
                     async with self._pool.acquire() as conn:
-                        if not await gh_db.backfill_progress(conn, repo_id, lease_s=lease, total=state["total"],
+                        if not await github_q.backfill_progress(conn, repo_id, lease_s=lease, total=state["total"],
                                                              published=state["published"]):
                             state["lost"] = True
 
@@ -108,14 +108,14 @@ class Backfiller:
             retry_at = datetime.now(UTC).timestamp() + self._settings.outage_retry_s
         async with self._pool.acquire() as conn, conn.transaction():
             if error is None:
-                await gh_db.backfill_progress(conn, repo_id, lease_s=0, total=result.published,
+                await github_q.backfill_progress(conn, repo_id, lease_s=0, total=result.published,
                                               published=result.published)
-                await gh_db.finish_backfill(conn, repo_id, state="done")
+                await github_q.finish_backfill(conn, repo_id, state="done")
             else:
-                await gh_db.backfill_progress(conn, repo_id, lease_s=0, total=state["total"],
+                await github_q.backfill_progress(conn, repo_id, lease_s=0, total=state["total"],
                                               published=state["published"])
                 not_before = datetime.fromtimestamp(retry_at, UTC) if retry_at else None
-                await gh_db.finish_backfill(conn, repo_id, state="pending" if retry_at else "failed",
+                await github_q.finish_backfill(conn, repo_id, state="pending" if retry_at else "failed",
                                             error=error[:1000], not_before=not_before)
         if error is None:
             log.info("backfill_done", repo=name, releases=result.total, sent=result.published)

@@ -16,7 +16,8 @@ import msgspec
 from nats.js import JetStreamContext
 
 from indexium_contracts import github, ingest
-from indexium_db.queries import github as gh_db
+from indexium_db.queries import github as github_q
+from indexium_db.queries import mods as mods_q
 from indexium_github import GitHubClient, GitHubError, NotFound
 from indexium_platform import logs
 
@@ -58,18 +59,18 @@ class Onboarding:
         if hook.action not in ("created", "deleted", "suspend", "unsuspend", "new_permissions_accepted"):
             return "ignored"
         async with self._pool.acquire() as conn, conn.transaction():
-            applied = await gh_db.upsert_installation(
+            applied = await github_q.upsert_installation(
                 conn, inst.id, state=state, account_id=account.id if account else None,
                 account_login=account.login if account else None, account_type=account.type if account else None,
                 event_at=at,
             )
             if not applied:
                 return "stale"
-            repo_ids = [row["github_repo_id"] for row in await gh_db.repositories_of(conn, inst.id)]
+            repo_ids = [row["github_repo_id"] for row in await github_q.repositories_of(conn, inst.id)]
             for repo_id in repo_ids:
-                await gh_db.sync_visibility(conn, repo_id)
+                await github_q.sync_visibility(conn, repo_id)
                 if hook.action == "unsuspend":
-                    await gh_db.request_catch_up(conn, repo_id)
+                    await github_q.request_catch_up(conn, repo_id)
         await self._announce(repo_ids, f"installation.{hook.action}")
         if state != "active":
             return "applied"
@@ -97,15 +98,15 @@ class Onboarding:
         listed = {repo.id: repo for repo in await self._installation_repositories(installation_id, reserve=reserve)}
         now = datetime.now(UTC)
         async with self._pool.acquire() as conn:
-            known = {r["github_repo_id"]: r for r in await gh_db.repositories_of(conn, installation_id)}
+            known = {r["github_repo_id"]: r for r in await github_q.repositories_of(conn, installation_id)}
         added = [repo for rid, repo in listed.items() if rid not in known or known[rid]["removed"]]
         gone = [rid for rid, row in known.items() if rid not in listed and not row["removed"] and not row["deleted"]]
         for repo in added:
             await self.register(repo, installation_id, now, cause="reconcile.added")
         async with self._pool.acquire() as conn, conn.transaction():
             for rid in gone:
-                await gh_db.set_flags(conn, rid, removed=True, event_at=now)
-                await gh_db.sync_visibility(conn, rid)
+                await github_q.set_flags(conn, rid, removed=True, event_at=now)
+                await github_q.sync_visibility(conn, rid)
         await self._announce(gone, "reconcile.removed")
         if added:
             self._wake_backfill()
@@ -115,15 +116,15 @@ class Onboarding:
         hook, at = ev.webhook, _time(ev.received_at)
         inst = hook.installation
         async with self._pool.acquire() as conn, conn.transaction():
-            await gh_db.upsert_installation(conn, inst.id, account_id=inst.account.id if inst.account else None,
+            await github_q.upsert_installation(conn, inst.id, account_id=inst.account.id if inst.account else None,
                                             account_login=inst.account.login if inst.account else None)
             removed = []
             for gone in hook.repositories_removed:
-                row = await gh_db.get_repository(conn, gone.id)
+                row = await github_q.get_repository(conn, gone.id)
                 if row is not None and row["installation_id"] != inst.id:
                     continue  # transferred to another installation since: not this one's to remove
-                await gh_db.set_flags(conn, gone.id, removed=True, event_at=at)
-                await gh_db.sync_visibility(conn, gone.id)
+                await github_q.set_flags(conn, gone.id, removed=True, event_at=at)
+                await github_q.sync_visibility(conn, gone.id)
                 removed.append(gone.id)
         await self._announce(removed, "installation_repositories.removed")
         for added in hook.repositories_added:
@@ -143,7 +144,7 @@ class Onboarding:
         """Record the repository, and decide (once) whether it is a mod (a mod it was is shown
         again: ``cause`` says why, in the ``ModChanged`` announcing it)."""
         async with self._pool.acquire() as conn:
-            row = await gh_db.get_repository(conn, repo.id)
+            row = await github_q.get_repository(conn, repo.id)
         registered = row is not None and row["state"] == "registered"  # a mod stays a mod
         evaluation, reason = None, None
         if repo.private:
@@ -156,23 +157,23 @@ class Onboarding:
                     raise
                 reason = f"could not read the repository (HTTP {exc.status})"
         async with self._pool.acquire() as conn, conn.transaction():
-            await gh_db.upsert_repository(
+            await github_q.upsert_repository(
                 conn, github_repo_id=repo.id, installation_id=installation_id, full_name=repo.full_name,
                 default_branch=repo.default_branch, description=repo.description, homepage=repo.homepage,
                 topics=list(repo.topics), private=repo.private, archived=repo.archived,
             )
-            await gh_db.set_flags(conn, repo.id, removed=False, deleted=False, event_at=at)
+            await github_q.set_flags(conn, repo.id, removed=False, deleted=False, event_at=at)
             if evaluation is not None:
-                await gh_db.set_evaluation(
+                await github_q.set_evaluation(
                     conn, repo.id, state="registered" if evaluation.registered else "skipped",
                     skip_reason=evaluation.reason, manifest_source=evaluation.source,
                 )
                 self._metrics.evaluations.labels("registered" if evaluation.registered else "skipped").inc()
             elif not registered:
-                await gh_db.set_evaluation(conn, repo.id, state="skipped", skip_reason=reason, manifest_source=None)
+                await github_q.set_evaluation(conn, repo.id, state="skipped", skip_reason=reason, manifest_source=None)
             else:
-                await gh_db.request_catch_up(conn, repo.id)  # back again: catch up on what we missed
-            await gh_db.sync_visibility(conn, repo.id)
+                await github_q.request_catch_up(conn, repo.id)  # back again: catch up on what we missed
+            await github_q.sync_visibility(conn, repo.id)
         await self._announce([repo.id], cause)
         log.info("repository_evaluated", repo=repo.full_name, registered=registered or bool(
             evaluation and evaluation.registered), reason=evaluation.reason if evaluation else reason)
@@ -181,9 +182,9 @@ class Onboarding:
         """An author's "Check again": a mod's releases are read again (the backfill queue); a
         repository that is not a mod yet is evaluated again, if the installation still lists it."""
         async with self._pool.acquire() as conn:
-            row = await gh_db.get_repository(conn, ev.github_repo_id)
+            row = await github_q.get_repository(conn, ev.github_repo_id)
             if row is not None and row["state"] == "registered":
-                await gh_db.request_catch_up(conn, ev.github_repo_id)
+                await github_q.request_catch_up(conn, ev.github_repo_id)
                 self._wake_backfill()
                 return "applied"
         await self._ensure_installation(ev.installation_id)
@@ -204,8 +205,8 @@ class Onboarding:
         hook, at = ev.webhook, _time(ev.received_at)
         repo = hook.repository
         async with self._pool.acquire() as conn:
-            row = await gh_db.get_repository(conn, repo.id)
-            has_mod = await gh_db.mod_for_repo(conn, repo.id) is not None
+            row = await github_q.get_repository(conn, repo.id)
+            has_mod = await github_q.mod_for_repo(conn, repo.id) is not None
         inst_id = hook.installation.id if hook.installation else (row["installation_id"] if row else None)
         if row is None:
             if hook.action in ("created", "publicized", "transferred") and inst_id is not None:
@@ -220,13 +221,14 @@ class Onboarding:
                  "unarchived": {"archived": False}}.get(hook.action)
         async with self._pool.acquire() as conn, conn.transaction():
             if hook.action in ("renamed", "transferred", "edited"):
-                await gh_db.update_mod_repository(conn, repo.id, full_name=repo.full_name,
-                                                  default_branch=repo.default_branch,
-                                                  owner_id=repo.owner.id, owner_login=repo.owner.login)
+                await mods_q.update_repository(conn, repo.id, full_name=repo.full_name,
+                                               default_branch=repo.default_branch,
+                                               owner_id=repo.owner.id, owner_login=repo.owner.login)
+                await github_q.rename_repository(conn, repo.id, repo.full_name)
             if row is not None and flags is not None:
-                if not await gh_db.set_flags(conn, repo.id, event_at=at, **flags):
+                if not await github_q.set_flags(conn, repo.id, event_at=at, **flags):
                     return "stale"
-                await gh_db.sync_visibility(conn, repo.id)
+                await github_q.sync_visibility(conn, repo.id)
         if row is None:
             await self._announce([repo.id], f"repository.{hook.action}")  # a mod whose row was lost
             return "applied"
@@ -242,19 +244,19 @@ class Onboarding:
 
     async def _ensure_installation(self, installation_id: int) -> None:
         async with self._pool.acquire() as conn:
-            await gh_db.upsert_installation(conn, installation_id)
+            await github_q.upsert_installation(conn, installation_id)
 
     async def _store_metadata(self, repo: github.Repository, installation_id: int) -> None:
         """What the event says about the repository now (a transfer may bring another installation,
         whose state then decides whether the mod is shown)."""
         async with self._pool.acquire() as conn, conn.transaction():
-            await gh_db.upsert_installation(conn, installation_id)
-            await gh_db.upsert_repository(
+            await github_q.upsert_installation(conn, installation_id)
+            await github_q.upsert_repository(
                 conn, github_repo_id=repo.id, installation_id=installation_id, full_name=repo.full_name,
                 default_branch=repo.default_branch, description=repo.description, homepage=repo.homepage,
                 topics=list(repo.topics), private=repo.private, archived=repo.archived,
             )
-            await gh_db.sync_visibility(conn, repo.id)
+            await github_q.sync_visibility(conn, repo.id)
 
     # ---- push ----------------------------------------------------------------------------------------
     async def push(self, ev: ingest.PushReceived) -> str:
@@ -264,7 +266,7 @@ class Onboarding:
         if hook.ref != f"refs/heads/{branch}":
             return "ignored"
         async with self._pool.acquire() as conn:
-            row = await gh_db.get_repository(conn, repo.id)
+            row = await github_q.get_repository(conn, repo.id)
         if row is None:
             return "ignored"
         inst_id = hook.installation.id if hook.installation else row["installation_id"]

@@ -21,7 +21,7 @@ import time
 
 import asyncpg
 
-from indexium_db.queries import github as gh_db
+from indexium_db.queries import github as github_q
 from indexium_github import GitHubClient, GitHubError, RateLimited
 from indexium_platform import logs
 
@@ -63,7 +63,7 @@ class Reconciler:
             if not await lock_conn.fetchval("SELECT pg_try_advisory_lock($1)", LOCK_KEY):
                 return None
             try:
-                last = await gh_db.last_run_started(lock_conn)
+                last = await github_q.last_run_started(lock_conn)
                 if not force and last is not None and time.time() - last.timestamp() < self._settings.reconcile_interval_s:
                     return None
                 return await self._pass()
@@ -73,9 +73,9 @@ class Reconciler:
 
     async def _pass(self) -> int:
         async with self._pool.acquire() as conn:
-            installations = await gh_db.active_installations(conn)
-            run_id = await gh_db.start_run(conn, self.holder, 0)
-        counts = {c: 0 for c in gh_db.RUN_COUNTERS}
+            installations = await github_q.active_installations(conn)
+            run_id = await github_q.start_run(conn, self.holder, 0)
+        counts = {c: 0 for c in github_q.RUN_COUNTERS}
         start_requests, start_304 = self._client.counters.requests, self._client.counters.not_modified
         blocked: set[int] = set()  # installations out of quota for this pass
         last_error = None
@@ -97,9 +97,9 @@ class Reconciler:
                     counts["repos_added"] += added
                     counts["repos_removed"] += removed
             async with self._pool.acquire() as conn:
-                repos = await gh_db.repositories_to_reconcile(conn)
-                await gh_db.set_run_total(conn, run_id, len(repos))
-                await gh_db.update_run(conn, run_id, counts, last_error)
+                repos = await github_q.repositories_to_reconcile(conn)
+                await github_q.set_run_total(conn, run_id, len(repos))
+                await github_q.update_run(conn, run_id, counts, last_error)
         except Exception as exc:
             await self._failed(run_id, counts, exc)
             raise
@@ -134,18 +134,18 @@ class Reconciler:
                     counts["errors"] += 1
                     last_error = f"{row['full_name']}: {error}"[:1000]
                     async with self._pool.acquire() as conn:
-                        await gh_db.mark_reconciled(conn, row["github_repo_id"], error[:1000])
+                        await github_q.mark_reconciled(conn, row["github_repo_id"], error[:1000])
                 counts["repos_done"] += 1
                 counts["api_requests"] = self._client.counters.requests - start_requests
                 counts["not_modified"] = self._client.counters.not_modified - start_304
                 async with self._pool.acquire() as conn:
-                    await gh_db.update_run(conn, run_id, counts, last_error)
+                    await github_q.update_run(conn, run_id, counts, last_error)
         except Exception as exc:
             await self._failed(run_id, counts, exc)
             raise
         status = "ok" if counts["errors"] == 0 else "partial"
         async with self._pool.acquire() as conn:
-            await gh_db.update_run(conn, run_id, counts, last_error, status)
+            await github_q.update_run(conn, run_id, counts, last_error, status)
         self._metrics.reconcile_runs.labels(status).inc()
         if status == "ok":
             self._metrics.last_reconcile.set_to_current_time()
@@ -157,5 +157,5 @@ class Reconciler:
             log.exception("reconcile_crashed", run=run_id)
         with contextlib.suppress(Exception):
             async with self._pool.acquire() as conn:
-                await gh_db.update_run(conn, run_id, counts, f"{type(exc).__name__}: {exc}"[:1000], "failed")
+                await github_q.update_run(conn, run_id, counts, f"{type(exc).__name__}: {exc}"[:1000], "failed")
         self._metrics.reconcile_runs.labels("failed").inc()

@@ -22,7 +22,8 @@ import msgspec
 from nats.js import JetStreamContext
 
 from indexium_contracts import github, ingest, versions as version_events
-from indexium_db.queries import github as gh_db
+from indexium_db.queries import github as github_q
+from indexium_db.queries import mods as mods_q
 from indexium_github import GitHubClient, NotFound, assets
 
 from .announce import Announcer
@@ -113,12 +114,13 @@ class ReleaseSync:
             return repo
         async with self._pool.acquire() as conn, conn.transaction():
             if renamed:
-                await gh_db.update_mod_repository(conn, repo.id, full_name=repo.full_name,
-                                                  default_branch=repo.default_branch,
-                                                  owner_id=repo.owner.id, owner_login=repo.owner.login)
+                await mods_q.update_repository(conn, repo.id, full_name=repo.full_name,
+                                               default_branch=repo.default_branch,
+                                               owner_id=repo.owner.id, owner_login=repo.owner.login)
+                await github_q.rename_repository(conn, repo.id, repo.full_name)
             if flags:
-                await gh_db.set_flags(conn, repo.id, private=repo.private, archived=repo.archived)
-                await gh_db.sync_visibility(conn, repo.id)
+                await github_q.set_flags(conn, repo.id, private=repo.private, archived=repo.archived)
+                await github_q.sync_visibility(conn, repo.id)
         await self._announcer.mods_changed([repo.id], "reconcile.repository")
         return repo
 
@@ -141,13 +143,13 @@ class ReleaseSync:
         if repo.private:  # hidden; launchers could not download its files anyway
             if source == "reconcile":
                 async with self._pool.acquire() as conn:
-                    await gh_db.mark_reconciled(conn, repo.id, None)
+                    await github_q.mark_reconciled(conn, repo.id, None)
             return SyncResult()
         releases, unchanged = await self.list_releases(repo, inst, reserve=reserve)
         result = SyncResult(total=sum(1 for r in releases if not r.draft), unchanged=unchanged)
         async with self._pool.acquire() as conn:
-            sent = await gh_db.sent_releases(conn, repo.id)
-            indexed = await gh_db.indexed_releases(conn, repo.id)
+            sent = await github_q.sent_releases(conn, repo.id)
+            indexed = await github_q.indexed_releases(conn, repo.id)
         pending = to_send(releases, sent, indexed)
         for rel in pending:
             await self._pacer.wait(inst)
@@ -170,16 +172,16 @@ class ReleaseSync:
         )
         await self._js.publish(ingest.RELEASE, ingest.encoder.encode(event), headers={"Nats-Msg-Id": did})
         async with self._pool.acquire() as conn:  # after the PubAck: a crash in between resends once
-            await gh_db.record_sent(conn, repo.id, rel.id, fingerprint(rel), did)
+            await github_q.record_sent(conn, repo.id, rel.id, fingerprint(rel), did)
 
     async def _reconcile_db(self, repo: github.Repository, releases: list[github.Release],
                             result: SyncResult) -> None:
         present = [r.id for r in releases if not r.draft]
         counts = {a.id: a.download_count for r in releases if not r.draft for a in r.assets}
         async with self._pool.acquire() as conn, conn.transaction():
-            hidden = await gh_db.hide_gone_releases(conn, repo.id, present, GONE_REASON)
-            result.files_updated = await gh_db.update_download_counts(conn, repo.id, counts)
-            await gh_db.mark_reconciled(conn, repo.id, None)
+            hidden = await github_q.hide_gone_releases(conn, repo.id, present, GONE_REASON)
+            result.files_updated = await github_q.update_download_counts(conn, repo.id, counts)
+            await github_q.mark_reconciled(conn, repo.id, None)
         result.hidden = len(hidden)
         for r in hidden:  # publish after commit, as the indexer does
             ev = version_events.VersionHidden(mod_id=str(r["mod_id"]), slug=r["slug"], version_id=str(r["id"]),

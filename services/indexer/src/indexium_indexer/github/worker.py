@@ -18,7 +18,7 @@ import structlog
 from nats.aio.msg import Msg
 
 from indexium_contracts import ingest, onboarding as contract
-from indexium_db.queries import deliveries
+from indexium_db.queries import deliveries as deliveries_q
 from indexium_github import GitHubError, InstallationUnavailable, RateLimited
 from indexium_github.times import parse_time
 from indexium_jar.errors import JarReadError
@@ -99,10 +99,10 @@ class Worker:
     async def _record(self, event, name: str, action: str, outcome: str, conn=None) -> None:
         args = (event.delivery_id, name, action, parse_time(event.received_at), outcome)
         if conn is not None:
-            await deliveries.record(conn, *args)
+            await deliveries_q.record(conn, *args)
             return
         async with self._pool.acquire() as c:
-            await deliveries.record(c, *args)
+            await deliveries_q.record(c, *args)
 
     def _dead_lettered(self, event, name: str, action: str):
         async def record(conn) -> None:

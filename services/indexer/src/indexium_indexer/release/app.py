@@ -6,7 +6,7 @@ import aiohttp
 from aiohttp import web
 
 from indexium_db.pool import create_pool, ping
-from indexium_db.queries import versions
+from indexium_db.queries import versions as versions_q
 from indexium_jar.gameversions import VersionTable, default_table, table_from
 from indexium_jar.http.remote import DownloadPolicy
 from indexium_platform import logs, natsutil
@@ -30,7 +30,7 @@ async def load_version_table(pool) -> VersionTable:
     Read once at start: restart the indexer after a refresh."""
     try:
         async with pool.acquire() as conn:
-            rows = await versions.minecraft_versions(conn)
+            rows = await versions_q.minecraft_versions(conn)
         if rows:
             table = table_from([
                 {"id": r["id"], "type": r["type"], "releaseTime": r["release_time"].isoformat(),

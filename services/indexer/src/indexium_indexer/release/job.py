@@ -7,6 +7,7 @@ what this raises. Nothing here acks or publishes.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 
@@ -16,7 +17,9 @@ import msgspec
 
 from indexium_contracts import github, versions as version_events
 from indexium_contracts.ingest import ReleaseReceived
-from indexium_db.queries import deliveries, mods, versions
+from indexium_db.queries import deliveries as deliveries_q
+from indexium_db.queries import mods as mods_q
+from indexium_db.queries import versions as versions_q
 from indexium_db.queries import github as github_q
 from indexium_db.queries import scan as scan_q
 from indexium_db.queries import skips as skips_q
@@ -27,11 +30,10 @@ from indexium_jar.zip import entrysizes
 from indexium_jar.errors import JarReadError
 from indexium_jar.gameversions import VersionTable, default_table
 from indexium_jar.metadata import JarMetadata, read_metadata
-from indexium_jar.model import ModRecord
 from indexium_jar.http.remote import DownloadPolicy
 
 from . import release_checks, skips
-from .release_checks import shown
+from ..modcard import release_card, shown
 
 INDEX_ACTIONS = {"published", "released", "prereleased", "edited"}
 HIDE_ACTIONS = {"unpublished", "deleted"}
@@ -39,8 +41,6 @@ HIDE_ACTIONS = {"unpublished", "deleted"}
 # allowed hosts (never fetched, never scanned): the version is held as suspicious.
 CORRUPT_CODES = {"corrupt_zip", "crc_mismatch", "download_host_not_allowed"}
 INDEXER_ACTOR = "indexer"  # quarantine_decisions.actor for the indexer's own holds
-_SUMMARY_MAX = 240
-_json = msgspec.json.Encoder()
 
 
 class PermanentJobError(Exception):
@@ -61,28 +61,6 @@ class JobResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _summary(description: str) -> str:
-    first = description.strip().split("\n\n", 1)[0].replace("\n", " ").strip()
-    return first if len(first) <= _SUMMARY_MAX else first[: _SUMMARY_MAX - 1].rstrip() + "…"
-
-
-def _card(record: ModRecord, repo: github.Repository) -> mods.Card:
-    description = record.description or repo.description or ""
-    links = dict(record.links)
-    if repo.html_url:
-        links.setdefault("sources", repo.html_url)
-    description = shown(description)
-    return mods.Card(
-        name=shown(record.name or record.mod_id).strip()[:128] or record.mod_id,
-        summary=_summary(description),
-        description=description,
-        authors=[shown(p.name) for p in record.authors],
-        licenses=list(record.licenses),
-        links=links,
-        environment=record.environment,
-    )
-
-
 async def _hold(conn: asyncpg.Connection, version_id, reason: str) -> None:
     """Quarantine the version as the indexer's own hold (a decision row by ``indexer``), so
     the scan stage, which only lifts its own holds, leaves it to an operator or to a fixed
@@ -92,8 +70,7 @@ async def _hold(conn: asyncpg.Connection, version_id, reason: str) -> None:
     last = (history[-1]["actor"], history[-1]["action"]) if history else None
     if last == (INDEXER_ACTOR, "quarantined") or (last is not None and last[1] in ("approved", "rejected")):
         return  # held already, or an operator has decided on this version: theirs to change
-    await conn.execute("UPDATE mod_versions SET status = 'quarantined', suspicious = true, updated_at = now() "
-                       "WHERE id = $1 AND status <> 'rejected'", version_id)
+    await versions_q.hold(conn, version_id)
     await scan_q.add_decision(conn, version_id, "quarantined", INDEXER_ACTOR, f"unreadable jar: {reason}", [])
 
 
@@ -113,9 +90,9 @@ def repository_as_recorded(repo: github.Repository, row) -> github.Repository:
 
 
 def _file_row(asset: github.ReleaseAsset, md: JarMetadata | None, sidecar: str | None, primary: bool,
-              table: VersionTable) -> versions.FileRow:
+              table: VersionTable) -> versions_q.FileRow:
     records = md.records if md is not None else []
-    return versions.FileRow(
+    return versions_q.FileRow(
         github_asset_id=asset.id,
         filename=asset.name,
         url=asset.browser_download_url,
@@ -224,24 +201,24 @@ class ReleaseIndexer:
         async def commit(conn: asyncpg.Connection):
             app_row = await github_q.get_repository(conn, repo_id)  # read in the same transaction
             repo = repository_as_recorded(hook.repository, app_row)
-            card = _card(primary, repo)
-            await mods.upsert_author(conn, repo.owner.id, repo.owner.login)
-            mod = await mods.get_by_repo(conn, repo.id)
+            card = release_card(primary, repo)
+            await mods_q.upsert_author(conn, repo.owner.id, repo.owner.login)
+            mod = await mods_q.get_by_repo(conn, repo.id)
             if mod is None:
-                mod = await mods.create(
+                mod = await mods_q.create(
                     conn, github_repo_id=repo.id, repo_full_name=repo.full_name, owner_id=repo.owner.id,
                     owner_login=repo.owner.login, manifest_id=primary.mod_id,
                     default_branch=repo.default_branch or "main", categories=list(repo.topics), card=card,
                 )
             else:
-                await mods.update_repository(
-                    conn, mod["id"], repo_full_name=repo.full_name,
+                await mods_q.update_repository(
+                    conn, repo.id, full_name=repo.full_name,
                     default_branch=repo.default_branch or "main", categories=list(repo.topics),
                 )
                 newest = mod["last_published_at"]
                 if newest is None or published_at is None or published_at >= newest:
-                    await mods.update_card(conn, mod["id"], card)
-            version_id = await versions.upsert_version(
+                    await mods_q.update_card(conn, mod["id"], **dataclasses.asdict(card))
+            version_id = await versions_q.upsert_version(
                 conn, mod_id=mod["id"], version_number=version_number, github_release_id=release.id,
                 tag_name=release.tag_name, name=shown(release.name or release.tag_name),
                 changelog=shown(release.body or ""), version_type=assets.version_type(release.tag_name, release.prerelease),
@@ -249,7 +226,7 @@ class ReleaseIndexer:
                 game_versions=self._table.newest_first(g for r in rows for g in r.game_versions),
                 loaders=sorted({l for r in rows for l in r.loaders}), suspicious=suspicious,
             )
-            file_ids = await versions.replace_files(conn, version_id, rows)
+            file_ids = await versions_q.replace_files(conn, version_id, rows)
             await skips.store(conn, hook, left_out, release_indexed=True)
             if suspicious:
                 await _hold(conn, version_id, "; ".join(f"{a.name}: {e.code}" for a, e in failed
@@ -257,7 +234,7 @@ class ReleaseIndexer:
             else:
                 await self._lift_own_hold(conn, version_id)
             if icon is not None:
-                await mods.upsert_icon(conn, mod["id"], icon[0], icon[1], _etag(icon[1]))
+                await mods_q.upsert_icon(conn, mod["id"], icon[0], icon[1], _etag(icon[1]))
             if app_row is not None:
                 # A repository that came through the GitHub App: its hidden state (uninstalled,
                 # suspended, removed, private, deleted) applies to a mod created only now, and
@@ -266,10 +243,8 @@ class ReleaseIndexer:
                 if app_row["state"] == "skipped":
                     await github_q.set_evaluation(conn, repo.id, state="registered", skip_reason=None,
                                                   manifest_source=f"release:{release.tag_name}/{good[0][0].name}")
-            await mods.refresh_rollup(conn, mod["id"])
-            visible = await conn.fetchval(
-                "SELECT status = 'public' AND NOT hidden FROM mod_versions WHERE id = $1", version_id
-            )
+            await mods_q.refresh_rollup(conn, mod["id"])
+            visible = await versions_q.is_visible(conn, version_id)
             await self._record(event, "indexed", conn=conn)
             return mod, version_id, file_ids, visible
 
@@ -305,14 +280,14 @@ class ReleaseIndexer:
         rows = [_file_row(a, md if isinstance(md, JarMetadata) else None, sidecars.get(a.name), i == 0, self._table)
                 for i, (a, md) in enumerate(read)]
         async with self._pool.acquire() as conn, conn.transaction():
-            mod = await mods.get_by_repo(conn, repo.id)
+            mod = await mods_q.get_by_repo(conn, repo.id)
             if mod is None:
                 return
-            await mods.update_repository(
-                conn, mod["id"], repo_full_name=repo.full_name,
+            await mods_q.update_repository(
+                conn, repo.id, full_name=repo.full_name,
                 default_branch=repo.default_branch or "main", categories=list(repo.topics),
             )
-            version_id = await versions.upsert_version(
+            version_id = await versions_q.upsert_version(
                 conn, mod_id=mod["id"], version_number=release.tag_name.strip(), github_release_id=release.id,
                 tag_name=release.tag_name, name=shown(release.name or release.tag_name),
                 changelog=shown(release.body or ""),
@@ -320,10 +295,10 @@ class ReleaseIndexer:
                 published_at=parse_time(release.published_at) or parse_time(release.created_at),
                 status="quarantined", game_versions=[], loaders=[], suspicious=True,
             )
-            await versions.replace_files(conn, version_id, rows)
+            await versions_q.replace_files(conn, version_id, rows)
             await _hold(conn, version_id, "; ".join(f"{a.name}: {md.code}" for a, md in read
                                                     if isinstance(md, JarReadError) and md.code in CORRUPT_CODES))
-            await mods.refresh_rollup(conn, mod["id"])
+            await mods_q.refresh_rollup(conn, mod["id"])
 
     async def _lift_own_hold(self, conn: asyncpg.Connection, version_id) -> None:
         """The release was fixed (no corrupt or off-host jar any more): a hold the indexer
@@ -333,8 +308,7 @@ class ReleaseIndexer:
         if not history or (history[-1]["actor"], history[-1]["action"]) != (INDEXER_ACTOR, "quarantined"):
             return
         status = "public" if self._publish_before_scan else "pending_scan"
-        await conn.execute("UPDATE mod_versions SET status = $2, suspicious = false, updated_at = now() "
-                           "WHERE id = $1 AND status = 'quarantined'", version_id, status)
+        await versions_q.lift_hold(conn, version_id, status)
         await scan_q.add_decision(conn, version_id, "cleared", INDEXER_ACTOR,
                                   "the release no longer has a corrupt or off-host jar", [])
 
@@ -342,9 +316,9 @@ class ReleaseIndexer:
         hook = event.webhook
         reason = f"release {hook.action}"
         async def commit(conn: asyncpg.Connection):
-            hidden = await versions.hide_release(conn, hook.repository.id, hook.release.id, reason)
+            hidden = await versions_q.hide_release(conn, hook.repository.id, hook.release.id, reason)
             for mod_id in {r["mod_id"] for r in hidden}:
-                await mods.refresh_rollup(conn, mod_id)
+                await mods_q.refresh_rollup(conn, mod_id)
             await self._record(event, "hidden", conn=conn)
             return hidden
 
@@ -359,10 +333,10 @@ class ReleaseIndexer:
     async def _record(self, event: ReleaseReceived, outcome: str, conn=None) -> None:
         args = (event.delivery_id, "release", event.webhook.action, parse_time(event.received_at), outcome)
         if conn is not None:
-            await deliveries.record(conn, *args)
+            await deliveries_q.record(conn, *args)
             return
         async with self._pool.acquire() as c:
-            await deliveries.record(c, *args)
+            await deliveries_q.record(c, *args)
 
 
 def _etag(data: bytes) -> str:

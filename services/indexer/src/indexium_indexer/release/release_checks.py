@@ -15,17 +15,14 @@ from yarl import URL
 from indexium_contracts.github import ReleaseAsset
 from indexium_jar.errors import JarReadError
 
+from ..modcard import shown
+
 # mod_versions.version_number is varchar(128): a tag is the version launchers compare.
 MAX_TAG_CHARS = 128
 
 
 class BadAssetUrl(JarReadError):
     code = "bad_asset_url"
-
-
-def shown(text: str) -> str:
-    """Text that is only displayed, without the NUL characters PostgreSQL cannot store."""
-    return text.replace("\x00", "") if "\x00" in text else text
 
 
 def _strip_nul(value):

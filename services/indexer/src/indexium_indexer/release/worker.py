@@ -18,7 +18,7 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext
 
 from indexium_contracts import ingest, versions as version_events
-from indexium_db.queries import deliveries
+from indexium_db.queries import deliveries as deliveries_q
 from indexium_jar.errors import JarReadError
 from indexium_platform import logs
 from indexium_platform.consumer import heartbeat
@@ -111,7 +111,7 @@ class Worker:
         """Record the delivery's outcome in the dead-letter transaction."""
 
         async def record(conn) -> None:
-            await deliveries.record(conn, event.delivery_id, "release", event.webhook.action,
+            await deliveries_q.record(conn, event.delivery_id, "release", event.webhook.action,
                                     parse_time(event.received_at), "dead_lettered")
 
         return record

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import asyncpg
 
 from indexium_contracts import versions as version_events
-from indexium_db.queries import mods, scan as scan_q
+from indexium_db.queries import mods as mods_q
+from indexium_db.queries import scan as scan_q
 
 from .metrics import ScanMetrics
 from .pipeline import FileToScan, ScanContext, scan_file
@@ -142,7 +143,7 @@ class VersionScanner:
                 elif current == "quarantined":
                     await scan_q.add_decision(conn, version_id, "cleared", SCAN_ACTOR,
                                               "every file is clean or approved", hashes)
-                await mods.refresh_rollup(conn, locked["mod_id"])
+                await mods_q.refresh_rollup(conn, locked["mod_id"])
             elif not_clean:
                 await scan_q.set_status(conn, version_id, status, suspicious=True)
         await self._metrics.refresh_quarantined(self._pool)
