@@ -63,13 +63,13 @@ class Process:
 
     @property
     def uses_postgres(self) -> bool:
-        """Opens PostgreSQL connections (a pool, or asyncpg directly)."""
-        return bool(re.search(r"\bcreate_pool\(|asyncpg\.connect\(", self.code))
+        """Opens PostgreSQL connections (a pool, through indexium_platform.lifecycle or not, or asyncpg directly)."""
+        return bool(re.search(r"\bcreate_pool\(|asyncpg\.connect\(|\bres\.postgres\(", self.code))
 
     @property
     def calls_out(self) -> bool:
         """Makes outbound HTTP requests (GitHub's API and CDN are the only hosts it may reach)."""
-        return "ClientSession(" in self.code
+        return bool(re.search(r"ClientSession\(|\bres\.http\(", self.code))
 
 
 # A package's __main__.py that starts one of its roles (``python -m indexium_indexer`` runs

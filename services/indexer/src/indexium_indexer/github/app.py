@@ -9,14 +9,13 @@ import contextlib
 import aiohttp
 from aiohttp import web
 
-from indexium_db.pool import create_pool, ping
 from indexium_github import ClientMetrics, GitHubClient
 from indexium_jar.http.remote import DownloadPolicy
-from indexium_platform import natsutil
 from indexium_platform.consumer import PullConsumer
 from indexium_platform.jobs import JobLedger
+from indexium_platform.lifecycle import Resources, cleanup_ctx
 from indexium_platform.metrics import ServiceMetrics
-from indexium_platform.web import add_readiness_check, base_app, serve
+from indexium_platform.web import base_app, serve
 
 from .backfill import Backfiller
 from .metrics import GithubMetrics
@@ -40,11 +39,10 @@ def create_app(settings: Settings, *, client_options: dict | None = None) -> web
     gh_metrics = GithubMetrics(metrics)
     app = base_app(NAME, metrics)
 
-    async def resources(app: web.Application):
-        pool = await create_pool(settings.database_url, max_size=max(4, settings.concurrency + 3))
-        nc = await natsutil.connect(settings.nats_url, name=f"indexium-{NAME}")
-        js = nc.jetstream()
-        session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=settings.http_timeout_s))
+    async def resources(res: Resources) -> None:
+        pool = await res.postgres(settings.database_url, max_size=max(4, settings.concurrency + 3))
+        js = (await res.nats(settings.nats_url)).jetstream()
+        session = res.http(timeout=aiohttp.ClientTimeout(total=settings.http_timeout_s))
         client = GitHubClient(session, settings.app_config(), metrics=ClientMetrics(metrics),
                               max_wait_s=settings.max_wait_s, mutation_interval_s=settings.mutation_interval_s,
                               user_agent="Indexium-GitHub-App", **(client_options or {}))
@@ -59,30 +57,33 @@ def create_app(settings: Settings, *, client_options: dict | None = None) -> web
         ledger = JobLedger(pool, js, CONSUMER, max_attempts=settings.max_attempts,
                            retry_base_s=settings.retry_base_s, outage_retry_s=settings.outage_retry_s)
         worker = Worker(onboarding, pool, ledger, gh_metrics)
-        consumer = PullConsumer(js, CONSUMER, worker.handle, concurrency=settings.concurrency,
-                                grace_s=settings.shutdown_grace_s)
         app[CLIENT], app[BACKFILLER], app[RECONCILER], app[ONBOARDING] = client, backfiller, reconciler, onboarding
-        add_readiness_check(app, "postgres", lambda: ping(pool))
-        add_readiness_check(app, "nats", natsutil.connected_check(nc))
-        add_readiness_check(app, "consumer", consumer.ready_check())
-        stop = asyncio.Event()
-        await consumer.start()
-        loops = [asyncio.create_task(backfiller.run(stop), name="github:backfill"),
-                 asyncio.create_task(reconciler.run(stop), name="github:reconcile")]
-        yield
-        stop.set()
-        await consumer.stop()  # finish or nak in-flight events
-        done, pending = await asyncio.wait(loops, timeout=settings.shutdown_grace_s)
-        for task in pending:
-            task.cancel()  # a backfill's lease expires and another replica resumes it
-        with contextlib.suppress(Exception):
-            await asyncio.gather(*loops, return_exceptions=True)
-        await session.close()
-        await natsutil.close(nc)
-        await pool.close()
+        stop, loops = asyncio.Event(), []
+        # At shutdown: the loops are told to stop, in-flight events finish or are nak'ed, then
+        # the loops get the grace period to finish.
+        res.on_close(_finish, loops, settings.shutdown_grace_s)
+        await res.consumer(PullConsumer(js, CONSUMER, worker.handle, concurrency=settings.concurrency,
+                                        grace_s=settings.shutdown_grace_s))
+        loops += [asyncio.create_task(backfiller.run(stop), name="github:backfill"),
+                  asyncio.create_task(reconciler.run(stop), name="github:reconcile")]
+        res.on_close(_set, stop)
 
-    app.cleanup_ctx.append(resources)
+    app.cleanup_ctx.append(cleanup_ctx(resources))
     return app
+
+
+async def _set(event: asyncio.Event) -> None:
+    event.set()
+
+
+async def _finish(loops: list[asyncio.Task], grace_s: float) -> None:
+    if not loops:
+        return
+    done, pending = await asyncio.wait(loops, timeout=grace_s)
+    for task in pending:
+        task.cancel()  # a backfill's lease expires and another replica resumes it
+    with contextlib.suppress(Exception):
+        await asyncio.gather(*loops, return_exceptions=True)
 
 
 def main() -> None:

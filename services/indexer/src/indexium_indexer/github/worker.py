@@ -13,8 +13,6 @@ from __future__ import annotations
 import time
 
 import asyncpg
-import msgspec
-import structlog
 from nats.aio.msg import Msg
 
 from indexium_contracts import ingest, onboarding as contract
@@ -23,8 +21,8 @@ from indexium_github import GitHubError, InstallationUnavailable, RateLimited
 from indexium_github.times import parse_time
 from indexium_jar.errors import JarReadError
 from indexium_platform import logs
-from indexium_platform.consumer import heartbeat
-from indexium_platform.jobs import JobLedger, is_outage, message_id
+from indexium_platform.handler import JobHandler
+from indexium_platform.jobs import JobLedger
 
 from .metrics import GithubMetrics
 from .onboarding import Onboarding
@@ -40,9 +38,13 @@ EVENTS = {
 }
 
 
-class Worker:
+class Worker(JobHandler[ingest.IngestEvent, str]):
+    decoder = ingest.decoder
+    crash_event = "github_event_crashed"
+
     def __init__(self, onboarding: Onboarding, pool: asyncpg.Pool, ledger: JobLedger, metrics: GithubMetrics):
-        self._pool, self._ledger, self._metrics = pool, ledger, metrics
+        super().__init__(ledger, CONSUMER)
+        self._pool, self._metrics = pool, metrics
         self._handlers = {
             ingest.InstallationReceived: onboarding.installation,
             ingest.InstallationRepositoriesReceived: onboarding.installation_repositories,
@@ -51,52 +53,40 @@ class Worker:
             ingest.CatchUpRequested: onboarding.catch_up,
         }
 
-    async def handle(self, msg: Msg) -> None:
-        structlog.contextvars.bind_contextvars(msg_id=message_id(msg), stream_seq=msg.metadata.sequence.stream)
+    def accepts(self, event) -> bool:
+        return type(event) in self._handlers  # the consumer filters on the App's subjects
+
+    async def run(self, event, msg_id: str) -> str:
         try:
-            event = ingest.decoder.decode(msg.data)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            outcome = await self._ledger.give_up(msg, "undecodable", str(exc))
-            self._metrics.events.labels("-", "-", outcome).inc()
-            return
-        handler = self._handlers.get(type(event))
-        if handler is None:
-            await msg.term()  # the consumer filters on the App's subjects: a setup mistake
-            return
-        name = EVENTS[type(event)]
-        action = getattr(getattr(event, "webhook", None), "action", None) or "-"
-        started = time.perf_counter()
-        try:
-            async with heartbeat(msg, every_s=CONSUMER.ack_wait_s / 3):
-                try:
-                    outcome = await handler(event)
-                except InstallationUnavailable:
-                    outcome = "unavailable"  # suspended or uninstalled: that event carries the state
-                await self._record(event, name, action, outcome)
-            await msg.ack()
-            log.info("github_event", github_event=name, action=action, outcome=outcome,
-                     duration_ms=round((time.perf_counter() - started) * 1000, 1))
-            await self._ledger.succeeded(msg)
-        except RateLimited as exc:
-            outcome = "rate_limited"  # the quota comes back at a known time: no attempt spent
+            outcome = await self._handlers[type(event)](event)
+        except InstallationUnavailable:
+            outcome = "unavailable"  # suspended or uninstalled: that event carries the state
+        await self._record(event, outcome)
+        return outcome
+
+    async def failed(self, msg: Msg, event, exc: Exception) -> tuple[str, str] | None:
+        if isinstance(exc, RateLimited):
+            # The quota comes back at a known time: no attempt spent.
             await msg.nak(delay=max(1.0, exc.retry_at - time.time()))
-        except (GitHubError, JarReadError) as exc:
-            record = self._dead_lettered(event, name, action)
+            return "rate_limited", ""
+        if isinstance(exc, (GitHubError, JarReadError)):
             if exc.retryable:
-                outcome = await self._ledger.retry(msg, "github", str(exc), also=record)
-            else:
-                outcome = await self._ledger.give_up(
-                    msg, f"github_{getattr(exc, 'status', 'jar')}", str(exc), also=record)
-        except Exception as exc:
-            if is_outage(exc):
-                outcome = await self._ledger.outage(msg, exc)
-            else:
-                log.exception("github_event_crashed")  # a bug: spend attempts, end as a dead letter
-                outcome = await self._ledger.retry(msg, "internal_error", type(exc).__name__,
-                                                   also=self._dead_lettered(event, name, action))
+                return await self.ledger.retry(msg, "github", str(exc), also=self.dead_lettered(event)), ""
+            category = f"github_{getattr(exc, 'status', 'jar')}"
+            return await self.ledger.give_up(msg, category, str(exc), also=self.dead_lettered(event)), category
+        return None
+
+    async def done(self, event, outcome: str, started: float) -> None:
+        name, action = _labels(event)
+        log.info("github_event", github_event=name, action=action, outcome=outcome,
+                 duration_ms=round((time.perf_counter() - started) * 1000, 1))
         self._metrics.events.labels(name, action, outcome).inc()
 
-    async def _record(self, event, name: str, action: str, outcome: str, conn=None) -> None:
+    def counted(self, event, outcome: str, category: str) -> None:
+        self._metrics.events.labels(*(_labels(event) if event is not None else ("-", "-")), outcome).inc()
+
+    async def _record(self, event, outcome: str, conn=None) -> None:
+        name, action = _labels(event)
         args = (event.delivery_id, name, action, parse_time(event.received_at), outcome)
         if conn is not None:
             await deliveries_q.record(conn, *args)
@@ -104,8 +94,13 @@ class Worker:
         async with self._pool.acquire() as c:
             await deliveries_q.record(c, *args)
 
-    def _dead_lettered(self, event, name: str, action: str):
+    def dead_lettered(self, event):
         async def record(conn) -> None:
-            await self._record(event, name, action, "dead_lettered", conn=conn)
+            await self._record(event, "dead_lettered", conn=conn)
 
         return record
+
+
+def _labels(event) -> tuple[str, str]:
+    """(event name, action) as delivery rows and metrics name them."""
+    return EVENTS[type(event)], getattr(getattr(event, "webhook", None), "action", None) or "-"

@@ -5,15 +5,15 @@ from __future__ import annotations
 import aiohttp
 from aiohttp import web
 
-from indexium_db.pool import create_pool, ping
 from indexium_db.queries import versions as versions_q
 from indexium_jar.gameversions import VersionTable, default_table, table_from
 from indexium_jar.http.remote import DownloadPolicy
-from indexium_platform import logs, natsutil
+from indexium_platform import logs
 from indexium_platform.consumer import PullConsumer
 from indexium_platform.jobs import JobLedger
+from indexium_platform.lifecycle import Resources, cleanup_ctx
 from indexium_platform.metrics import ServiceMetrics
-from indexium_platform.web import add_readiness_check, base_app, serve
+from indexium_platform.web import base_app, serve
 
 from .job import ReleaseIndexer
 from .metrics import IndexerMetrics
@@ -51,14 +51,11 @@ def create_app(settings: Settings) -> web.Application:
     indexer_metrics = IndexerMetrics(metrics)
     app = base_app(NAME, metrics)
 
-    async def resources(app: web.Application):
-        pool = await create_pool(settings.database_url, max_size=max(4, settings.concurrency // 2))
-        nc = await natsutil.connect(settings.nats_url, name=f"indexium-{NAME}")
-        js = nc.jetstream()
-        session = aiohttp.ClientSession(
-            timeout=aiohttp.ClientTimeout(total=settings.http_timeout_s),
-            headers={"User-Agent": "Indexium-Indexer"},
-        )
+    async def resources(res: Resources) -> None:
+        pool = await res.postgres(settings.database_url, max_size=max(4, settings.concurrency // 2))
+        js = (await res.nats(settings.nats_url)).jetstream()
+        session = res.http(timeout=aiohttp.ClientTimeout(total=settings.http_timeout_s),
+                           headers={"User-Agent": "Indexium-Indexer"})
         policy = DownloadPolicy(allowed_hosts=frozenset(settings.download_hosts),
                                 timeout=settings.http_timeout_s)
         indexer = ReleaseIndexer(pool, session, policy,
@@ -67,19 +64,10 @@ def create_app(settings: Settings) -> web.Application:
         ledger = JobLedger(pool, js, CONSUMER, max_attempts=settings.max_retries + 1,
                            retry_base_s=settings.retry_base_s, outage_retry_s=settings.outage_retry_s)
         worker = Worker(indexer, ledger, js, indexer_metrics)
-        consumer = PullConsumer(js, CONSUMER, worker.handle, concurrency=settings.concurrency,
-                                grace_s=settings.shutdown_grace_s)
-        add_readiness_check(app, "postgres", lambda: ping(pool))
-        add_readiness_check(app, "nats", natsutil.connected_check(nc))
-        add_readiness_check(app, "consumer", consumer.ready_check())
-        await consumer.start()
-        yield
-        await consumer.stop()  # finish or nak in-flight jobs, then close what they used
-        await session.close()
-        await natsutil.close(nc)
-        await pool.close()
+        await res.consumer(PullConsumer(js, CONSUMER, worker.handle, concurrency=settings.concurrency,
+                                        grace_s=settings.shutdown_grace_s))
 
-    app.cleanup_ctx.append(resources)
+    app.cleanup_ctx.append(cleanup_ctx(resources))
     return app
 
 

@@ -6,16 +6,14 @@ import asyncio
 import contextlib
 from concurrent.futures import ThreadPoolExecutor
 
-import aiohttp
 from aiohttp import web
 
-from indexium_db.pool import create_pool, ping
 from indexium_jar.http.policy import DownloadPolicy
-from indexium_platform import natsutil
 from indexium_platform.consumer import PullConsumer
 from indexium_platform.jobs import JobLedger
+from indexium_platform.lifecycle import Resources, cleanup_ctx
 from indexium_platform.metrics import ServiceMetrics
-from indexium_platform.web import add_readiness_check, base_app, serve
+from indexium_platform.web import base_app, serve
 
 from .archive import ScanLimits
 from .job import VersionScanner
@@ -49,35 +47,30 @@ def create_app(settings: Settings) -> web.Application:
     scan_metrics = ScanMetrics(metrics)
     app = base_app(NAME, metrics)
 
-    async def resources(app: web.Application):
-        pool = await create_pool(settings.database_url, max_size=max(2, settings.concurrency + 1))
-        nc = await natsutil.connect(settings.nats_url, name=f"indexium-{NAME}")
-        js = nc.jetstream()
-        session = aiohttp.ClientSession(headers={"User-Agent": "Indexium-Scan"})
-        with executors(settings) as (parse, hashing):
-            policy = DownloadPolicy(allowed_hosts=frozenset(settings.download_hosts),
-                                    timeout=settings.http_timeout_s)
-            ctx = ScanContext(session=session, policy=policy, parse_executor=parse,
-                              hash_executor=hashing, limits=limits(settings), max_bytes=settings.max_bytes)
-            ledger = JobLedger(pool, js, CONSUMER, max_attempts=settings.max_attempts,
-                               retry_base_s=settings.retry_base_s, outage_retry_s=settings.outage_retry_s)
-            worker = Worker(VersionScanner(pool, ctx, scan_metrics), ledger, js, scan_metrics)
-            consumer = PullConsumer(js, CONSUMER, worker.handle, concurrency=settings.concurrency,
-                                    grace_s=settings.shutdown_grace_s)
-            add_readiness_check(app, "postgres", lambda: ping(pool))
-            add_readiness_check(app, "nats", natsutil.connected_check(nc))
-            add_readiness_check(app, "consumer", consumer.ready_check())
-            gauge = asyncio.create_task(_refresh_quarantine_gauge(pool, scan_metrics))
-            await consumer.start()
-            yield
-            gauge.cancel()
-            await consumer.stop()  # finish or nak in-flight scans, then close what they used
-            await session.close()
-        await natsutil.close(nc)
-        await pool.close()
+    async def resources(res: Resources) -> None:
+        pool = await res.postgres(settings.database_url, max_size=max(2, settings.concurrency + 1))
+        js = (await res.nats(settings.nats_url)).jetstream()
+        parse, hashing = res.enter(executors(settings))
+        session = res.http(headers={"User-Agent": "Indexium-Scan"})
+        policy = DownloadPolicy(allowed_hosts=frozenset(settings.download_hosts),
+                                timeout=settings.http_timeout_s)
+        ctx = ScanContext(session=session, policy=policy, parse_executor=parse,
+                          hash_executor=hashing, limits=limits(settings), max_bytes=settings.max_bytes)
+        ledger = JobLedger(pool, js, CONSUMER, max_attempts=settings.max_attempts,
+                           retry_base_s=settings.retry_base_s, outage_retry_s=settings.outage_retry_s)
+        worker = Worker(VersionScanner(pool, ctx, scan_metrics), ledger, js, scan_metrics)
+        consumer = PullConsumer(js, CONSUMER, worker.handle, concurrency=settings.concurrency,
+                                grace_s=settings.shutdown_grace_s)
+        gauge = asyncio.create_task(_refresh_quarantine_gauge(pool, scan_metrics))
+        await res.consumer(consumer)
+        res.on_close(_cancel, gauge)
 
-    app.cleanup_ctx.append(resources)
+    app.cleanup_ctx.append(cleanup_ctx(resources))
     return app
+
+
+async def _cancel(task: asyncio.Task) -> None:
+    task.cancel()
 
 
 async def _refresh_quarantine_gauge(pool, metrics: ScanMetrics, every_s: float = GAUGE_REFRESH_S) -> None:
