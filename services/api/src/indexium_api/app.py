@@ -12,6 +12,7 @@ import importlib.util
 
 from aiohttp import web
 
+from indexium_platform.lifecycle import Resources, cleanup_ctx
 from indexium_platform.metrics import ServiceMetrics
 from indexium_platform.web import base_app, serve
 
@@ -40,21 +41,19 @@ def create_app(settings: Settings) -> web.Application:
               limiter=limiter)
     app[API] = api
 
-    async def database(app: web.Application):
-        pool = await db.create_pool(settings)
+    async def database(res: Resources) -> None:
+        pool = await db.create_pool(settings)  # read-only, and the API starts without it (db.py)
+        res.on_close(pool.close)
         api.db = db.ReadDatabase(pool, settings, on_state=lambda up: metrics.db_up.set(1 if up else 0))
-        yield
-        await pool.close()
 
-    async def invalidation(app: web.Application):
+    async def invalidation(res: Resources) -> None:
         invalidator = Invalidator(api, settings.nats_url)
         app[INVALIDATOR] = invalidator
         await invalidator.start()
-        yield
-        await invalidator.stop()
+        res.on_close(invalidator.stop)
 
-    app.cleanup_ctx.append(database)
-    app.cleanup_ctx.append(invalidation)
+    app.cleanup_ctx.append(cleanup_ctx(database))
+    app.cleanup_ctx.append(cleanup_ctx(invalidation))
     routes.setup(app)
     lookups.setup(app)
     v2.setup(app)

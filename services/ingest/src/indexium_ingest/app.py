@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from indexium_platform import logs, natsutil
+from indexium_platform.lifecycle import Resources, cleanup_ctx
 from indexium_platform.metrics import ServiceMetrics
-from indexium_platform.web import add_readiness_check, base_app, serve
+from indexium_platform.web import base_app, serve
 
 from . import redeliver, routes
 from .deliveries import DeliveryLog
@@ -23,15 +23,11 @@ def create_app(settings: Settings) -> web.Application:
     app[routes.SETTINGS] = settings
     app[routes.METRICS] = IngestMetrics(metrics)
 
-    async def nats_ctx(app: web.Application):
-        nc = await natsutil.connect(settings.nats_url, name=f"indexium-{NAME}")
-        app[routes.JS] = nc.jetstream()
+    async def nats_ctx(res: Resources) -> None:
+        app[routes.JS] = (await res.nats(settings.nats_url)).jetstream()
         app[routes.DELIVERIES] = DeliveryLog(app[routes.JS])
-        add_readiness_check(app, "nats", natsutil.connected_check(nc))
-        yield
-        await natsutil.close(nc)
 
-    app.cleanup_ctx.append(nats_ctx)
+    app.cleanup_ctx.append(cleanup_ctx(nats_ctx))
     if settings.github_app() is not None:  # failed-delivery reconciler: needs the App's JWT
         app.cleanup_ctx.append(redeliver.cleanup_ctx(settings, metrics))
     routes.setup(app)

@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 from aiohttp import web
 
 from indexium_contracts import telemetry
-from indexium_db.pool import create_pool, ping
-from indexium_platform import logs, natsutil
+from indexium_platform import logs
+from indexium_platform.lifecycle import Resources, cleanup_ctx
 from indexium_platform.metrics import ServiceMetrics
-from indexium_platform.web import add_readiness_check, base_app, serve
+from indexium_platform.web import base_app, serve
 
 from . import routes
 from .aggregator import Aggregator
@@ -64,15 +64,11 @@ def create_app(settings: Settings, *, clock: Clock = utc_now) -> web.Application
     if settings.has("http"):
         routes.setup(app)
 
-    async def resources(app: web.Application):
-        pool = await create_pool(settings.database_url, max_size=settings.db_pool_size)
-        add_readiness_check(app, "postgres", lambda: ping(pool))
-        nc = None
+    async def resources(res: Resources) -> None:
+        pool = await res.postgres(settings.database_url, max_size=settings.db_pool_size)
         loops: list[Periodic] = []
-        writer = None
         if settings.has("http") or settings.has("writer"):
-            nc = await natsutil.connect(settings.nats_url, name=f"indexium-{NAME}")
-            add_readiness_check(app, "nats", natsutil.connected_check(nc))
+            nc = await res.nats(settings.nats_url)
             js = nc.jetstream()
         if settings.has("http"):
             kv = settings.kv_replicas
@@ -98,13 +94,14 @@ def create_app(settings: Settings, *, clock: Clock = utc_now) -> web.Application
             loops.append(Periodic("catalogue", reload_catalogue, settings.catalogue_refresh_s, 2.0,
                                   wait_first=settings.catalogue_refresh_s if first_load_ok else 0))
             loops.append(Periodic("salt", salt.maintain, SALT_MAINTENANCE_S))
-            add_readiness_check(app, "catalogue", _flag(lambda: catalogue.loaded))
+            res.ready("catalogue", _flag(lambda: catalogue.loaded))
         if settings.has("writer"):
             writer = PingWriter(js, pool, tmetrics, batch=settings.writer_batch,
                                 wait_s=settings.writer_wait_s)
             app[WRITER] = writer
-            add_readiness_check(app, "writer", _flag(lambda: writer.bound))
+            res.ready("writer", _flag(lambda: writer.bound))
             await writer.start()
+            res.on_close(writer.stop)
         if settings.has("aggregator"):
             aggregator = Aggregator(pool, tmetrics, clock, retention_days=settings.retention_days,
                                     ahead_days=settings.partitions_ahead_days,
@@ -113,16 +110,9 @@ def create_app(settings: Settings, *, clock: Clock = utc_now) -> web.Application
             loops.append(Periodic("aggregator", aggregator.run_once, settings.aggregate_every_s, 60.0))
         for loop in loops:
             loop.start()
-        yield
-        for loop in loops:
-            await loop.stop(settings.shutdown_grace_s)
-        if writer is not None:
-            await writer.stop()
-        if nc is not None:
-            await natsutil.close(nc)
-        await pool.close()
+            res.on_close(loop.stop, settings.shutdown_grace_s)
 
-    app.cleanup_ctx.append(resources)
+    app.cleanup_ctx.append(cleanup_ctx(resources))
     return app
 
 
