@@ -104,7 +104,7 @@ async def test_quarantined_version_stays_quarantined_on_reindex(db):
 
 async def test_update_card_writes_the_fields_given_and_says_whether_anything_changed(db):
     mod = await make_mod(db)
-    assert await mods.update_card(db, mod["id"], name="Sodium 2", summary="Faster", links={"sources": "s"},
+    assert await mods_q.update_card(db, mod["id"], name="Sodium 2", summary="Faster", links={"sources": "s"},
                                   categories=["rendering"])
     row = await db.fetchrow("SELECT * FROM mods WHERE id = $1", mod["id"])
     assert (row["name"], row["summary"], row["links"], row["categories"]) == ("Sodium 2", "Faster", {"sources": "s"},
@@ -113,10 +113,10 @@ async def test_update_card_writes_the_fields_given_and_says_whether_anything_cha
     assert (row["description"], row["authors"], row["licenses"], row["environment"]) == (
         CARD.description, CARD.authors, CARD.licenses, CARD.environment)
     # The same values again: nothing changed, and the row is left as it was.
-    assert not await mods.update_card(db, mod["id"], name="Sodium 2", summary="Faster", links={"sources": "s"})
+    assert not await mods_q.update_card(db, mod["id"], name="Sodium 2", summary="Faster", links={"sources": "s"})
     assert await db.fetchval("SELECT updated_at FROM mods WHERE id = $1", mod["id"]) == row["updated_at"]
     # The whole card (the release indexer's write); the name is cut to what the column holds.
-    assert await mods.update_card(db, mod["id"], name="n" * 200, summary="", description="d", authors=["a"],
+    assert await mods_q.update_card(db, mod["id"], name="n" * 200, summary="", description="d", authors=["a"],
                                   licenses=["MIT"], links={}, environment="server")
     row = await db.fetchrow("SELECT * FROM mods WHERE id = $1", mod["id"])
     assert (row["name"], row["summary"], row["description"], row["authors"], row["licenses"], row["links"],
@@ -125,15 +125,15 @@ async def test_update_card_writes_the_fields_given_and_says_whether_anything_cha
 
 async def test_update_repository_follows_renames_and_transfers_keeping_the_slug(db):
     mod = await make_mod(db, repo_id=7)
-    assert await mods.update_repository(db, 7, full_name="caffeine/sodium-renamed", default_branch=None)
+    assert await mods_q.update_repository(db, 7, full_name="caffeine/sodium-renamed", default_branch=None)
     row = await db.fetchrow("SELECT * FROM mods WHERE id = $1", mod["id"])
     assert (row["repo_full_name"], row["default_branch"], row["categories"], row["author_github_id"]) == (
         "caffeine/sodium-renamed", "main", ["optimization"], 107)
     # A transfer: the new owner becomes an author row; topics replace the categories.
-    assert await mods.update_repository(db, 7, full_name="newowner/sodium", default_branch="dev",
+    assert await mods_q.update_repository(db, 7, full_name="newowner/sodium", default_branch="dev",
                                         categories=["performance"], owner_id=999, owner_login="newowner")
     row = await db.fetchrow("SELECT * FROM mods WHERE id = $1", mod["id"])
     assert (row["slug"], row["repo_full_name"], row["default_branch"], row["categories"], row["author_github_id"]) == (
         mod["slug"], "newowner/sodium", "dev", ["performance"], 999)
     assert await db.fetchval("SELECT login FROM authors WHERE github_id = 999") == "newowner"
-    assert not await mods.update_repository(db, 12345, full_name="x/y", default_branch=None)  # no such mod
+    assert not await mods_q.update_repository(db, 12345, full_name="x/y", default_branch=None)  # no such mod
