@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from indexium_platform import clientaddr
+
 WINDOW_S = 60
 
 
@@ -51,10 +53,7 @@ class ClientKeys:
     """Turns a request's peer address (and, from trusted proxies, X-Forwarded-For) into a key."""
 
     def __init__(self, trusted_proxies: tuple[str, ...]):
-        self._trusted = tuple(ipaddress.ip_network(c, strict=False) for c in trusted_proxies)
-
-    def _is_trusted(self, addr) -> bool:
-        return any(addr in net for net in self._trusted if addr.version == net.version)
+        self._proxies = clientaddr.TrustedProxies(trusted_proxies)
 
     @staticmethod
     def _key(addr) -> str:
@@ -66,26 +65,7 @@ class ClientKeys:
 
     def key(self, peer: str | None, forwarded_for: str | None) -> str | None:
         """The key to limit, or None for a trusted proxy that names no client."""
-        try:
-            addr = ipaddress.ip_address(peer or "")
-        except ValueError:
+        addr = self._proxies.client(peer, forwarded_for)
+        if addr is clientaddr.NOT_AN_ADDRESS:
             return peer or "unknown"  # a unix socket or test transport: one bucket
-        if not self._trusted or not self._is_trusted(addr):
-            return self._key(addr)
-        for hop in reversed([h.strip() for h in (forwarded_for or "").split(",") if h.strip()]):
-            try:
-                hop_addr = ipaddress.ip_address(_strip_port(hop))
-            except ValueError:
-                return None  # garbage from a trusted proxy: do not guess
-            if not self._is_trusted(hop_addr):
-                return self._key(hop_addr)
-        return None
-
-
-def _strip_port(hop: str) -> str:
-    """'1.2.3.4:5678' and '[2001:db8::1]:443' (some proxies add ports) -> the bare address."""
-    if hop.startswith("["):
-        return hop[1:].split("]", 1)[0]
-    if hop.count(":") == 1:
-        return hop.split(":", 1)[0]
-    return hop.split("%", 1)[0]
+        return None if addr is None else self._key(addr)

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import math
 import os
 import time
 from collections.abc import Callable
+
+from indexium_platform import clientaddr
 
 HOUR = 3600.0
 # Above this many remembered ids in one hour the table is full: new ids are refused until the
@@ -39,10 +40,7 @@ class ClientNetwork:
     """The request's source network prefix as bytes (/24 or /64), or None when there is none to cap."""
 
     def __init__(self, trusted_proxies: tuple[str, ...]):
-        self._trusted = tuple(ipaddress.ip_network(c, strict=False) for c in trusted_proxies)
-
-    def _is_trusted(self, addr) -> bool:
-        return any(addr in net for net in self._trusted if addr.version == net.version)
+        self._proxies = clientaddr.TrustedProxies(trusted_proxies)
 
     @staticmethod
     def _prefix(addr) -> bytes:
@@ -51,28 +49,10 @@ class ClientNetwork:
         return b"4" + addr.packed[:3] if addr.version == 4 else b"6" + addr.packed[:8]
 
     def prefix(self, peer: str | None, forwarded_for: str | None) -> bytes | None:
-        try:
-            addr = ipaddress.ip_address(peer or "")
-        except ValueError:
+        addr = self._proxies.client(peer, forwarded_for)
+        if addr is clientaddr.NOT_AN_ADDRESS:
             return b"?"  # a unix socket or test transport: one network
-        if not self._trusted or not self._is_trusted(addr):
-            return self._prefix(addr)
-        for hop in reversed([h.strip() for h in (forwarded_for or "").split(",") if h.strip()]):
-            try:
-                hop_addr = ipaddress.ip_address(_strip_port(hop))
-            except ValueError:
-                return None  # garbage from a trusted proxy: do not guess
-            if not self._is_trusted(hop_addr):
-                return self._prefix(hop_addr)
-        return None
-
-
-def _strip_port(hop: str) -> str:
-    if hop.startswith("["):
-        return hop[1:].split("]", 1)[0]
-    if hop.count(":") == 1:
-        return hop.split(":", 1)[0]
-    return hop.split("%", 1)[0]
+        return None if addr is None else self._prefix(addr)
 
 
 class NewServerCap:
