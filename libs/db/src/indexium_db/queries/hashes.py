@@ -15,14 +15,17 @@ def column(algorithm: str) -> str:
     return ALGORITHMS[algorithm][0]
 
 
-async def versions_by_hashes(
-    conn: asyncpg.Connection, algorithm: str, hashes: list[str]
-) -> dict[str, asyncpg.Record]:
-    """hash -> the public version holding that file; the newest such version when several do
-    (the same jar attached to two releases). Unknown and non-public hashes are absent."""
+async def files_in_public_versions(
+    conn: asyncpg.Connection, algorithm: str, hashes: list[str], *, columns: str, every: bool = False
+) -> list[asyncpg.Record]:
+    """(hash, file url, ``columns`` of the version) for files with these hashes in public versions
+    of listed mods, newest version first per hash; ``every`` keeps every version holding the
+    file (the same jar attached to two releases), otherwise only the newest. ``columns`` is one
+    of the version column lists (``VERSION_COLUMNS``, ``modrinth.V2_VERSION_COLUMNS``), never input."""
     col = column(algorithm)
-    rows = await conn.fetch(
-        f"""SELECT DISTINCT ON (hf.{col}) hf.{col}::text AS hash, {VERSION_COLUMNS}
+    distinct = f"DISTINCT ON (hf.{col}) " if not every else ""
+    return await conn.fetch(
+        f"""SELECT {distinct}hf.{col}::text AS hash, hf.url AS file_url, {columns}
             FROM version_files hf
             JOIN mod_versions v ON v.id = hf.version_id
             JOIN mods m ON m.id = v.mod_id
@@ -30,4 +33,12 @@ async def versions_by_hashes(
             ORDER BY hf.{col}, {VERSION_ORDER}""",
         hashes,
     )
+
+
+async def versions_by_hashes(
+    conn: asyncpg.Connection, algorithm: str, hashes: list[str]
+) -> dict[str, asyncpg.Record]:
+    """hash -> the public version holding that file; the newest such version when several do
+    (the same jar attached to two releases). Unknown and non-public hashes are absent."""
+    rows = await files_in_public_versions(conn, algorithm, hashes, columns=VERSION_COLUMNS)
     return {r["hash"]: r for r in rows}

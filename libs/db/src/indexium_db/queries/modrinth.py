@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncpg
 
 from .catalog import PUBLIC_VERSION, VERSION_COLUMNS, VERSION_ORDER, file_match
-from .hashes import column
+from .hashes import files_in_public_versions
 
 # Manifest ids that name the platform, not a mod: never a dependency worth listing.
 PLATFORM_IDS = ("minecraft", "java", "fabricloader", "fabric-loader", "quilt_loader", "forge", "neoforge",
@@ -135,17 +135,7 @@ async def versions_by_hashes(
 ) -> list[asyncpg.Record]:
     """(hash, version) rows for files with these hashes in public versions, newest version first
     per hash; ``every`` keeps every version holding the file, otherwise only the newest."""
-    col = column(algorithm)
-    distinct = f"DISTINCT ON (hf.{col}) " if not every else ""
-    return await conn.fetch(
-        f"""SELECT {distinct}hf.{col}::text AS hash, hf.url AS file_url, {V2_VERSION_COLUMNS}
-            FROM version_files hf
-            JOIN mod_versions v ON v.id = hf.version_id
-            JOIN mods m ON m.id = v.mod_id
-            WHERE hf.{col} = ANY($1::bpchar[]) AND {PUBLIC_VERSION} AND m.listed
-            ORDER BY hf.{col}, {VERSION_ORDER}""",
-        hashes,
-    )
+    return await files_in_public_versions(conn, algorithm, hashes, columns=V2_VERSION_COLUMNS, every=every)
 
 
 async def dependencies(conn: asyncpg.Connection, mod_id) -> tuple[list[asyncpg.Record], list[asyncpg.Record]]:
