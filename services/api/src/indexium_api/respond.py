@@ -7,6 +7,7 @@ function computing ``(status, payload)`` from the database. 404s are cached like
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 import msgspec
 from aiohttp import web
 
+from indexium_db.queries import catalog as catalog_q
 from indexium_platform.web import ApiError
 
 from .cache import HIT, Unavailable
@@ -118,3 +120,17 @@ async def query(request: web.Request, fn, *args, **kwargs):
         return await db.run(fn, *args, **kwargs)
     except Unavailable:
         raise unavailable(request) from None
+
+
+
+async def browse_total(api, sq: catalog_q.SearchQuery) -> int | None:
+    """The cached total of a browse (a search with no text), or None for a text search.
+
+    A browse total depends only on the filters, so every page and order of one filter, on
+    every surface (/api/v1, /v2), shares one cached count."""
+    if sq.q is not None:
+        return None
+    filters = dataclasses.replace(sq, limit=0, offset=0, sort=None)
+    total, _ = await api.cache.get(("search-total", filters), (GLOBAL,), api.settings.cache_ttl_s,
+                                   lambda: api.db.run(catalog_q.count, filters))
+    return total

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import typing
 
@@ -14,7 +13,7 @@ from indexium_jar.model import Loader
 from indexium_platform.web import error_response
 
 from . import params, views
-from .respond import GLOBAL, Cached, cached, mod_tag, no_mod, not_found
+from .respond import GLOBAL, Cached, browse_total, cached, mod_tag, no_mod, not_found
 from .state import API
 
 BASE = views.BASE
@@ -57,12 +56,7 @@ async def search_mods(request: web.Request) -> web.Response:
         api.parsed_searches[raw] = sq
 
     async def compute():
-        total = None
-        if sq.q is None:
-            # A browse total depends only on the filters: pages and sorts of one filter share it.
-            filters = dataclasses.replace(sq, limit=0, offset=0, sort=None)
-            total, _ = await api.cache.get(("search-total", filters), (GLOBAL,), api.settings.cache_ttl_s,
-                                           lambda: api.db.run(catalog_q.count, filters))
+        total = await browse_total(api, sq)
         with api.metrics.search_seconds.time():
             rows, total = await api.db.run(catalog_q.search, sq, total=total, corrections=api.corrections)
         return 200, views.search(rows, total, sq.limit, sq.offset)

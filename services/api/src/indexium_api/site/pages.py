@@ -63,7 +63,7 @@ async def home(request: web.Request) -> web.Response:
     sq, page = search_query(request)
 
     async def compute():
-        rows, total = await api.db.run(catalog_q.search, sq)
+        rows, total = await api.db.run(catalog_q.search, sq, corrections=api.corrections)
         pages = max(1, -(-total // PAGE_SIZE))
         base = {k: v for k, v in request.query.items() if k != "page" and v}
         return cached_page(

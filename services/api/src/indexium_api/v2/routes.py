@@ -8,7 +8,6 @@ until the query ran) and listings are tagged ``global``, which every version eve
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import typing
 
@@ -20,7 +19,7 @@ from indexium_jar.model import Loader
 from indexium_platform.web import error_response
 
 from .. import params
-from ..respond import GLOBAL, cached, mod_tag, not_found
+from ..respond import GLOBAL, browse_total, cached, mod_tag, not_found
 from ..state import API
 from . import build, licenses
 from . import params as v2params
@@ -86,17 +85,11 @@ async def search(request: web.Request) -> web.Response:
             return [], total, {}
         if sq.limit == 0:
             return [], await catalog_q.count(conn, sq), {}
-        rows, total = await catalog_q.search(conn, sq, total=total)
+        rows, total = await catalog_q.search(conn, sq, total=total, corrections=api.corrections)
         return rows, total, await modrinth_q.hit_extras(conn, [r["slug"] for r in rows])
 
     async def compute():
-        total = None
-        if sq.q is None:
-            # A browse total depends only on the filters: every page and order of one filter shares
-            # it, and with /api/v1 too (the same key for the same filters).
-            filters = dataclasses.replace(sq, limit=0, offset=0, sort=None)
-            total, _ = await api.cache.get(("search-total", filters), (GLOBAL,), api.settings.cache_ttl_s,
-                                           lambda: api.db.run(catalog_q.count, filters))
+        total = await browse_total(api, sq)
         with api.metrics.search_seconds.time():
             rows, total, extras = await api.db.run(query, total)
         hits = [build.hit(here, r, extras[r["slug"]]) for r in rows if r["slug"] in extras]
