@@ -32,7 +32,7 @@ import tracemalloc
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
 
-from indexium_devstack import scankit
+from indexium_devstack import jars, scankit
 from indexium_devstack.jars import large_jar
 from indexium_indexer.scan.archive import ScanLimits, scan_archive
 from indexium_indexer.scan.pipeline import scan_stream
@@ -70,7 +70,7 @@ def build_jar(size: int, classes: list[bytes], *, share_classes: float, seed: in
     """``streamed``: written as the JDK's ``jar`` tool and ZipOutputStream do, every entry
     with a data descriptor (zero sizes in the local headers)."""
     rng = random.Random(seed)
-    sink = _Unseekable() if streamed else io.BytesIO()
+    sink = jars.Unseekable() if streamed else io.BytesIO()
     buf = sink.buf if streamed else sink
     with zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("fabric.mod.json", b'{"schemaVersion":1,"id":"bench","version":"1.0.0"}')
@@ -88,25 +88,6 @@ def build_jar(size: int, classes: list[bytes], *, share_classes: float, seed: in
                 zf.writestr(f"assets/bench/models/m{i}.json", ('{"k": "' + " ".join(words) + '"}').encode())
             i += 1
     return buf.getvalue()
-
-
-class _Unseekable(io.RawIOBase):
-    """Write-only, no tell/seek: zipfile then writes data descriptors."""
-
-    def __init__(self) -> None:
-        self.buf = io.BytesIO()
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, b) -> int:
-        return self.buf.write(b)
-
-    def seekable(self) -> bool:
-        return False
-
-    def tell(self):
-        raise OSError("unseekable")
 
 
 def chunks_of(data: bytes) -> list[bytes]:

@@ -34,3 +34,13 @@ def test_an_untrusted_peer_cannot_forward_anything():
 def test_a_peer_that_is_not_an_ip_address_says_so():
     assert TrustedProxies(()).client(None, None) is NOT_AN_ADDRESS
     assert TrustedProxies(("10.0.0.0/8",)).client("/run/api.sock", "10.0.0.1") is NOT_AN_ADDRESS
+
+
+def test_settings_name_the_variable_holding_a_bad_network():
+    import pytest
+
+    from indexium_platform.clientaddr import check_networks
+
+    check_networks("INDEXIUM_X_TRUSTED_PROXIES", ("10.0.0.0/8", "2001:db8::/32", "192.0.2.1"))
+    with pytest.raises(ValueError, match="INDEXIUM_X_TRUSTED_PROXIES: 'ten' is not an address or CIDR"):
+        check_networks("INDEXIUM_X_TRUSTED_PROXIES", ("10.0.0.0/8", "ten"))

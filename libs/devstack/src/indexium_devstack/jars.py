@@ -102,7 +102,7 @@ def manifest(attrs: Mapping[str, str] | None = None) -> bytes:
     return bytes(out)
 
 
-class _Unseekable(io.RawIOBase):
+class Unseekable(io.RawIOBase):
     """Write-only stream without tell/seek: makes zipfile write data descriptors."""
 
     def __init__(self) -> None:
@@ -136,7 +136,7 @@ def build_jar(
 ) -> bytes:
     """Zip ``(name, data[, compress])`` entries (deflate by default; names ending in ``/``
     become directories) with fixed timestamps."""
-    sink: io.BytesIO | _Unseekable = _Unseekable() if data_descriptors else io.BytesIO()
+    sink: io.BytesIO | Unseekable = Unseekable() if data_descriptors else io.BytesIO()
     with zipfile.ZipFile(sink, "w") as zf:  # type: ignore[arg-type]
         for entry in entries:
             name, data = entry[0], entry[1]
@@ -153,7 +153,7 @@ def build_jar(
             zf.writestr(info, data)
         if comment:
             zf.comment = comment
-    buf = sink.buf if isinstance(sink, _Unseekable) else sink
+    buf = sink.buf if isinstance(sink, Unseekable) else sink
     return buf.getvalue()
 
 

@@ -53,3 +53,12 @@ def _strip_port(hop: str) -> str:
     if hop.count(":") == 1:
         return hop.split(":", 1)[0]
     return hop.split("%", 1)[0]
+
+
+def check_networks(variable: str, networks: tuple[str, ...]) -> None:
+    """Settings check: each entry of ``variable`` is an address or a CIDR (ValueError naming it)."""
+    for cidr in networks:
+        try:
+            ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            raise ValueError(f"{variable}: {cidr!r} is not an address or CIDR") from None

@@ -3,10 +3,9 @@
 docs/api.md lists every variable with its default and the reason for it.
 """
 
-import ipaddress
-
 import msgspec
 
+from indexium_platform import clientaddr
 from indexium_platform.settings import Common
 
 
@@ -65,11 +64,7 @@ class Settings(Common, frozen=True, kw_only=True):
             raise ValueError("INDEXIUM_API_CACHE_* must not be negative (CACHE_MAX_MB at least 1)")
         if self.rate_limit_per_minute < 0 or self.db_pool_size < 1:
             raise ValueError("INDEXIUM_API_RATE_LIMIT_PER_MINUTE >= 0, INDEXIUM_API_DB_POOL_SIZE >= 1")
-        for cidr in self.trusted_proxies:
-            try:
-                ipaddress.ip_network(cidr, strict=False)
-            except ValueError:
-                raise ValueError(f"INDEXIUM_API_TRUSTED_PROXIES: {cidr!r} is not an address or CIDR") from None
+        clientaddr.check_networks("INDEXIUM_API_TRUSTED_PROXIES", self.trusted_proxies)
 
         if bool(self.github_client_id) != bool(self.github_client_secret):
             raise ValueError("INDEXIUM_GITHUB_CLIENT_ID and INDEXIUM_GITHUB_CLIENT_SECRET go together")

@@ -1,9 +1,8 @@
 """Telemetry settings, decoded once at start-up."""
 
-import ipaddress
-
 import msgspec
 
+from indexium_platform import clientaddr
 from indexium_platform.settings import Common
 
 ROLES = ("http", "writer", "aggregator")
@@ -59,11 +58,7 @@ class Settings(Common, frozen=True, kw_only=True):
             raise ValueError("INDEXIUM_TELEMETRY_RETENTION_DAYS must be at least 2")
         if self.new_servers_per_prefix_hour < 1:
             raise ValueError("INDEXIUM_TELEMETRY_NEW_SERVERS_PER_PREFIX_HOUR must be at least 1")
-        for cidr in self.trusted_proxies:
-            try:
-                ipaddress.ip_network(cidr, strict=False)
-            except ValueError:
-                raise ValueError(f"INDEXIUM_TELEMETRY_TRUSTED_PROXIES: {cidr!r} is not an address or CIDR") from None
+        clientaddr.check_networks("INDEXIUM_TELEMETRY_TRUSTED_PROXIES", self.trusted_proxies)
         if not 0 < self.qualifying_span_s < 86400:
             raise ValueError("INDEXIUM_TELEMETRY_QUALIFYING_SPAN_SECONDS must be between 0 and 86400 (exclusive)")
         if self.aggregate_every_s <= 0 or self.catalogue_refresh_s <= 0 or self.writer_wait_s <= 0:
