@@ -9,6 +9,7 @@ migrated template; each test that asks for ``nats_url`` gets an empty JetStream.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import tempfile
@@ -127,21 +128,35 @@ async def template_db(pg_server) -> str:
         await admin.close()
 
 
+@pytest.fixture(scope="session")
+def cloned_database(pg_server, template_db):
+    """``async with cloned_database(name) as dsn``: a database cloned from the migrated template
+    (left over from a killed run: replaced), dropped afterwards. For data sets a whole module shares."""
+
+    async def admin_execute(sql: str) -> None:
+        admin = await asyncpg.connect(pg_server.admin_dsn)
+        try:
+            await admin.execute(sql)
+        finally:
+            await admin.close()
+
+    @contextlib.asynccontextmanager
+    async def clone(name: str):
+        await admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin_execute(f'CREATE DATABASE "{name}" TEMPLATE "{template_db}"')
+        try:
+            yield pg_server.dsn(name)
+        finally:
+            await admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    return clone
+
+
 @pytest.fixture
-async def database_url(pg_server, template_db) -> str:
+async def database_url(cloned_database) -> str:
     """A migrated database of this test's own, dropped afterwards."""
-    name = f"indexium_t{os.getpid()}_{next(_db_counter)}"
-    admin = await asyncpg.connect(pg_server.admin_dsn)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template_db}"')
-    finally:
-        await admin.close()
-    yield pg_server.dsn(name)
-    admin = await asyncpg.connect(pg_server.admin_dsn)
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await admin.close()
+    async with cloned_database(f"indexium_t{os.getpid()}_{next(_db_counter)}") as dsn:
+        yield dsn
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import asyncpg
 import pytest
 
 from indexium_db.pool import connect
@@ -72,26 +71,21 @@ async def _version(conn, mod, number: str, published: datetime, files: list[tupl
 
 
 @pytest.fixture(scope="module")
-async def client_db(pg_server, template_db):
-    name = f"indexium_xmcl_{os.getpid()}"
-    admin = await asyncpg.connect(pg_server.admin_dsn)
-    await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template_db}"')
-    conn = await connect(pg_server.dsn(name))
-    api = await _mod(conn, 1, "fabric-api", "Fabric API", "Core hooks")
-    await _version(conn, api, "0.90.0", T0, [("fabric", "1.20.1", 50)])
-    sodium = await _mod(conn, 2, "sodium", "Sodium", "Fast rendering engine")
-    await _version(conn, sodium, "1.0.0", T0, [("fabric", "1.20.1", 1)])
-    # 2.0.0 carries a fabric 1.20.1 file and a forge 1.19.2 file: no file is forge + 1.20.1.
-    await _version(conn, sodium, "2.0.0", T0 + timedelta(days=2), [("fabric", "1.20.1", 2), ("forge", "1.19.2", 3)])
-    # The old line's hotfix, published after 2.0.0: never an update for 2.0.0.
-    await _version(conn, sodium, "1.5.0", T0 + timedelta(days=3), [("fabric", "1.20.1", 4)])
-    forgey = await _mod(conn, 3, "forgey", "Forgey", "A forge mod")
-    await _version(conn, forgey, "3.0", T0, [("forge", "1.20.1", 60)])
-    await conn.close()
-    yield pg_server.dsn(name)
-    await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    await admin.close()
+async def client_db(cloned_database):
+    async with cloned_database(f"indexium_xmcl_{os.getpid()}") as dsn:
+        conn = await connect(dsn)
+        api = await _mod(conn, 1, "fabric-api", "Fabric API", "Core hooks")
+        await _version(conn, api, "0.90.0", T0, [("fabric", "1.20.1", 50)])
+        sodium = await _mod(conn, 2, "sodium", "Sodium", "Fast rendering engine")
+        await _version(conn, sodium, "1.0.0", T0, [("fabric", "1.20.1", 1)])
+        # 2.0.0 carries a fabric 1.20.1 file and a forge 1.19.2 file: no file is forge + 1.20.1.
+        await _version(conn, sodium, "2.0.0", T0 + timedelta(days=2), [("fabric", "1.20.1", 2), ("forge", "1.19.2", 3)])
+        # The old line's hotfix, published after 2.0.0: never an update for 2.0.0.
+        await _version(conn, sodium, "1.5.0", T0 + timedelta(days=3), [("fabric", "1.20.1", 4)])
+        forgey = await _mod(conn, 3, "forgey", "Forgey", "A forge mod")
+        await _version(conn, forgey, "3.0", T0, [("forge", "1.20.1", 60)])
+        await conn.close()
+        yield dsn
 
 
 @pytest.fixture(scope="module")

@@ -64,17 +64,12 @@ async def _seed(conn: asyncpg.Connection) -> None:
 
 
 @pytest.fixture(scope="module")
-async def contract_db(pg_server, template_db):
-    name = f"indexium_contract_{os.getpid()}"
-    admin = await asyncpg.connect(pg_server.admin_dsn)
-    await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template_db}"')
-    conn = await connect(pg_server.dsn(name))
-    await _seed(conn)
-    await conn.close()
-    yield pg_server.dsn(name)
-    await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    await admin.close()
+async def contract_db(cloned_database):
+    async with cloned_database(f"indexium_contract_{os.getpid()}") as dsn:
+        conn = await connect(dsn)
+        await _seed(conn)
+        await conn.close()
+        yield dsn
 
 
 @pytest.fixture(scope="module")
