@@ -215,6 +215,27 @@ async def test_search_parameters(client, seed):
         assert status == 400 and set(body) == {"error", "description"} and f"'{name}'" in body["description"], params
 
 
+async def test_a_search_parsed_once_per_surface_answers_each_surface_its_own_way(client, seed):
+    """Searches are parsed once per raw query string; /v2 and /api/v1 read the same string
+    differently (limit defaults, 'limit=0'), so a remembered parse never crosses surfaces, and a
+    bad one is refused every time."""
+    for i in range(3):
+        m = await seed.mod(f"mod{i}")
+        await seed.version(m, "1.0", [FABRIC_120], published=seed.T0 + seed.days(i))
+    for _ in range(2):
+        status, v2, _ = await get(client, "/v2/search")
+        assert status == 200 and v2["limit"] == 10 and len(v2["hits"]) == 3
+        status, v1, _ = await get(client, "/api/v1/mods")
+        assert status == 200 and "total_hits" not in v1
+        status, body, _ = await get(client, "/v2/search", limit="0")
+        assert status == 200 and body["hits"] == [] and body["total_hits"] == 3
+        status, body, _ = await get(client, "/api/v1/mods", limit="0")  # /api/v1 pages hold at least 1
+        assert status == 400 and "'limit'" in body["description"]
+        for _ in range(2):
+            status, body, _ = await get(client, "/v2/search", limit="101")
+            assert status == 400 and "'limit'" in body["description"]
+
+
 async def test_hidden_things_do_not_exist(client, catalogue, seed):
     assert (await get(client, "/v2/project/shady"))[0] == 404
     status, body, _ = await get(client, "/v2/project/shady/version")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Awaitable, Callable
+from typing import Any
 from dataclasses import dataclass
 
 import msgspec
@@ -134,3 +135,24 @@ async def browse_total(api, sq: catalog_q.SearchQuery) -> int | None:
     total, _ = await api.cache.get(("search-total", filters), (GLOBAL,), api.settings.cache_ttl_s,
                                    lambda: api.db.run(catalog_q.count, filters))
     return total
+
+
+PARSED_SEARCHES_MAX = 10_000
+
+
+def parsed_once(request: web.Request, surface: str, parse: Callable[[web.Request], Any]) -> Any:
+    """A search's parsed parameters, parsed once per raw query string and surface.
+
+    Hot queries arrive as the same raw query string again and again; parsing them (facet
+    JSON, version lists) is most of a cache hit's own work. The raw string is the key: two
+    encodings of one decoded string may differ in validity. A bad one raises (400) and is not
+    remembered; the table is emptied whole when full."""
+    key = (surface, request.rel_url.raw_query_string)
+    remembered = request.app[API].parsed_searches
+    parsed = remembered.get(key)
+    if parsed is None:
+        parsed = parse(request)
+        if len(remembered) >= PARSED_SEARCHES_MAX:
+            remembered.clear()
+        remembered[key] = parsed
+    return parsed

@@ -13,14 +13,13 @@ from indexium_jar.model import Loader
 from indexium_platform.web import error_response
 
 from . import params, views
-from .respond import GLOBAL, Cached, browse_total, cached, mod_tag, no_mod, not_found
+from .respond import GLOBAL, Cached, browse_total, cached, mod_tag, no_mod, not_found, parsed_once
 from .state import API
 
 BASE = views.BASE
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{1,63}$")
 TAGS_TTL_S = 3600.0  # static tables: the shipped loader list and Minecraft version table
 ICON_CACHE_CONTROL = "public, max-age=3600"
-PARSED_SEARCHES_MAX = 10_000
 
 
 def _slug(request: web.Request) -> str | None:
@@ -46,14 +45,7 @@ def _search_query(request: web.Request) -> catalog_q.SearchQuery:
 
 async def search_mods(request: web.Request) -> web.Response:
     api = request.app[API]
-    # Hot queries arrive as the same raw query string again and again: parse each once.
-    raw = request.rel_url.raw_query_string  # raw: two encodings of one decoded string differ in validity
-    sq = api.parsed_searches.get(raw)
-    if sq is None:
-        sq = _search_query(request)  # raises 400 for a bad one, which is not remembered
-        if len(api.parsed_searches) >= PARSED_SEARCHES_MAX:
-            api.parsed_searches.clear()
-        api.parsed_searches[raw] = sq
+    sq = parsed_once(request, "v1", _search_query)
 
     async def compute():
         total = await browse_total(api, sq)

@@ -23,7 +23,7 @@ class Api:
     keys: ClientKeys
     limiter: RateLimiter | None
     db: ReadDatabase | None = field(default=None)  # set by the pool's cleanup_ctx
-    parsed_searches: dict = field(default_factory=dict)  # raw query string -> SearchQuery
+    parsed_searches: dict = field(default_factory=dict)  # (surface, raw query string) -> parsed search
     corrections: Corrections = field(default_factory=Corrections)  # typo -> catalogue word, this process
 
 

@@ -19,7 +19,7 @@ from indexium_jar.model import Loader
 from indexium_platform.web import error_response
 
 from .. import params
-from ..respond import GLOBAL, browse_total, cached, mod_tag, not_found
+from ..respond import GLOBAL, browse_total, cached, mod_tag, not_found, parsed_once
 from ..state import API
 from . import build, licenses
 from . import params as v2params
@@ -77,7 +77,7 @@ def _search_query(request: web.Request) -> catalog_q.SearchQuery:
 
 async def search(request: web.Request) -> web.Response:
     api = request.app[API]
-    sq = _search_query(request)
+    sq = parsed_once(request, "v2", _search_query)
     here = origin(request)
 
     async def query(conn, total):
