@@ -23,7 +23,7 @@ import pytest
 from indexium_contracts import registry
 from indexium_db import migrate
 from indexium_db.pool import connect, create_pool
-from indexium_devstack.embedded import EmbeddedNats, EmbeddedPostgres
+from indexium_devstack.embedded import SYNCHRONOUS_STANDBY, EmbeddedNats, EmbeddedPostgres
 from indexium_platform import natsutil
 
 TIERS = ("unit", "component", "integration", "faults")
@@ -157,6 +157,26 @@ async def database_url(cloned_database) -> str:
     """A migrated database of this test's own, dropped afterwards."""
     async with cloned_database(f"indexium_t{os.getpid()}_{next(_db_counter)}") as dsn:
         yield dsn
+
+
+@pytest.fixture
+async def primary_and_standby():
+    """A primary and its synchronous streaming standby (pg_basebackup -R), both embedded, for
+    failover tests. Not under tmp_path: every pytest start resets /tmp/pytest-of-<user> to 0700,
+    which locks the unprivileged postgres user out while other test runs start beside this one."""
+    with tempfile.TemporaryDirectory(prefix="indexium-failover-") as d:
+        root = Path(d)
+        primary = EmbeddedPostgres(root / "primary", durable=False, settings=SYNCHRONOUS_STANDBY,
+                                   log_file=root / "primary.log")
+        standby = EmbeddedPostgres(root / "standby", durable=False, standby_of=primary,
+                                   log_file=root / "standby.log")
+        await asyncio.to_thread(primary.start)
+        try:
+            await asyncio.to_thread(standby.start)
+            yield primary, standby
+        finally:
+            await asyncio.to_thread(standby.stop)
+            await asyncio.to_thread(primary.stop)
 
 
 @pytest.fixture

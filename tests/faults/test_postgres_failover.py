@@ -3,14 +3,12 @@ know both through one multi-host DATABASE_URL with target_session_attrs=read-wri
 CloudNativePG ``-rw`` service behaves). The primary is killed -9 mid-burst, the standby promoted."""
 
 import asyncio
-import tempfile
 import time
-from pathlib import Path
 
 import aiohttp
 import pytest
 
-from indexium_devstack.embedded import SYNCHRONOUS_STANDBY, EmbeddedPostgres
+from indexium_devstack.embedded import multi_host_dsn
 
 RELEASES = 240
 BEFORE_KILL = 40
@@ -19,23 +17,10 @@ DETECTION_S = 3.0
 
 
 @pytest.fixture
-async def pg_pair():
-    # Not under tmp_path: every pytest start resets /tmp/pytest-of-<user> to 0700, which
-    # locks the unprivileged postgres user out while other test runs start beside this one.
-    with tempfile.TemporaryDirectory(prefix="indexium-failover-") as d:
-        root = Path(d)
-        primary = EmbeddedPostgres(root / "primary", durable=False, settings=SYNCHRONOUS_STANDBY,
-                                   log_file=root / "primary.log")
-        standby = EmbeddedPostgres(root / "standby", durable=False, standby_of=primary,
-                                   log_file=root / "standby.log")
-        await asyncio.to_thread(primary.start)
-        try:
-            await asyncio.to_thread(standby.start)
-            await asyncio.to_thread(primary.create_database, "indexium")  # waits for the standby
-            yield primary, standby
-        finally:
-            await asyncio.to_thread(standby.stop)
-            await asyncio.to_thread(primary.stop)
+async def pg_pair(primary_and_standby):
+    primary, _ = primary_and_standby
+    await asyncio.to_thread(primary.create_database, "indexium")  # waits for the standby
+    return primary_and_standby
 
 
 async def _get(http: aiohttp.ClientSession, url: str) -> tuple[int, str]:
@@ -49,8 +34,7 @@ async def _get(http: aiohttp.ClientSession, url: str) -> tuple[int, str]:
 
 async def test_failover_to_the_promoted_standby_loses_nothing_and_restarts_nothing(pg_pair, make_harness):
     primary, standby = pg_pair
-    dsn = (f"postgresql://postgres@127.0.0.1:{primary.port},127.0.0.1:{standby.port}/indexium"
-           "?target_session_attrs=read-write")
+    dsn = multi_host_dsn([primary, standby], "indexium")
     h = await make_harness(database_url_override=dsn, services={"ingest": 1, "indexer": 1, "api": 1})
     api = h.url("api") + "/api/v1"
     releases = h.make_releases(RELEASES, per_repo=10)

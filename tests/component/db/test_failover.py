@@ -2,43 +2,21 @@
 against real PostgreSQL servers: they find the primary, and follow it through a failover."""
 
 import asyncio
-import tempfile
-from pathlib import Path
 
 import pytest
 
 from indexium_db.pool import create_pool
 from indexium_db.retry import in_transaction
-from indexium_devstack.embedded import SYNCHRONOUS_STANDBY, EmbeddedPostgres
-
-
-@pytest.fixture
-async def pair():
-    # Not under tmp_path: every pytest start resets /tmp/pytest-of-<user> to 0700, which
-    # locks the unprivileged postgres user out while other test runs start beside this one.
-    with tempfile.TemporaryDirectory(prefix="indexium-failover-") as d:
-        root = Path(d)
-        primary = EmbeddedPostgres(root / "primary", durable=False, settings=SYNCHRONOUS_STANDBY,
-                                   log_file=root / "primary.log")
-        standby = EmbeddedPostgres(root / "standby", durable=False, standby_of=primary,
-                                   log_file=root / "standby.log")
-        await asyncio.to_thread(primary.start)
-        try:
-            await asyncio.to_thread(standby.start)
-            yield primary, standby
-        finally:
-            await asyncio.to_thread(standby.stop)
-            await asyncio.to_thread(primary.stop)
+from indexium_devstack.embedded import EmbeddedPostgres, multi_host_dsn
 
 
 def multi_host(primary: EmbeddedPostgres, standby: EmbeddedPostgres) -> str:
     # The standby first: choosing the primary must be the DSN's doing, not the host order.
-    return (f"postgresql://postgres@127.0.0.1:{standby.port},127.0.0.1:{primary.port}/postgres"
-            "?target_session_attrs=read-write")
+    return multi_host_dsn([standby, primary])
 
 
-async def test_read_write_and_read_only_pools_both_pick_the_primary(pair):
-    primary, standby = pair
+async def test_read_write_and_read_only_pools_both_pick_the_primary(primary_and_standby):
+    primary, standby = primary_and_standby
     dsn = multi_host(primary, standby)
     rw = await create_pool(dsn, min_size=1, max_size=2, connect_timeout=10)
     # Read-only by our own setting: the read-write check must not reject every host for it.
@@ -56,8 +34,8 @@ async def test_read_write_and_read_only_pools_both_pick_the_primary(pair):
         await ro.close()
 
 
-async def test_transaction_retry_follows_the_promoted_standby_without_a_new_pool(pair):
-    primary, standby = pair
+async def test_transaction_retry_follows_the_promoted_standby_without_a_new_pool(primary_and_standby):
+    primary, standby = primary_and_standby
     pool = await create_pool(multi_host(primary, standby), min_size=2, max_size=4, connect_timeout=10)
     try:
         await in_transaction(pool, lambda c: c.execute("CREATE TABLE t (n int PRIMARY KEY)"))

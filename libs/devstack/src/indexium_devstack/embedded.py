@@ -26,6 +26,13 @@ PG_OS_USER = "indexium_pg"  # PostgreSQL refuses to run as root
 SYNCHRONOUS_STANDBY = {"synchronous_standby_names": "*", "synchronous_commit": "on"}
 
 
+def multi_host_dsn(servers, database: str = "postgres") -> str:
+    """One DSN naming every server, in this order, that connects only to the one taking writes
+    (``target_session_attrs=read-write``), as a CloudNativePG ``-rw`` service behaves."""
+    hosts = ",".join(f"127.0.0.1:{s.port}" for s in servers)
+    return f"postgresql://postgres@{hosts}/{database}?target_session_attrs=read-write"
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         s.bind((host, 0))
