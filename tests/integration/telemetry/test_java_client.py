@@ -15,6 +15,7 @@ from indexium_devstack.embedded import free_port
 from indexium_devstack.procs import BY_NAME, ServiceProcess
 
 from .javaclient import build, run_harness, write_config
+from .test_two_processes import until
 
 # What the stub loaders report: the game, the loader itself, three indexed mods (one of them
 # twice, as a jar-in-jar copy would be), one unindexed mod and one id the protocol cannot carry.
@@ -53,14 +54,6 @@ async def metric(proc: ServiceProcess, name: str) -> float:
     return float(m.group(1)) if m else 0.0
 
 
-async def until(predicate, timeout=20.0):
-    for _ in range(int(timeout / 0.1)):
-        if await predicate():
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError("condition not met in time")
-
-
 def test_the_jar_carries_no_loader_or_stub_classes(jar):
     import zipfile
     names = zipfile.ZipFile(jar).namelist()
@@ -82,7 +75,7 @@ async def test_one_ping_arrives_is_accepted_and_counts_every_listed_mod_once(jar
     assert await metric(proc, "indexium_telemetry_counted_mods_total") == len(COUNTED)
     # not-indexed, fabricloader and minecraft are unknown; "bad id" never left the client.
     assert await metric(proc, "indexium_telemetry_unknown_mods_total") == 3
-    await until(lambda: db.fetchval("SELECT count(*) = 1 FROM mod_telemetry_pings"))
+    await until(lambda: db.fetchval("SELECT count(*) = 1 FROM mod_telemetry_pings"), timeout=20.0)
     row = await db.fetchrow("SELECT * FROM mod_telemetry_pings")
     by_id = {v: k for k, v in mods.items()}
     assert sorted(by_id[m] for m in row["mod_ids"]) == sorted(COUNTED)
