@@ -45,3 +45,19 @@ def test_repository_states_say_why_not():
     assert repository_state({}, {**base, "removed": True})[0] == "removed"
     assert repository_state({}, {**base, "mod_id": 1, "hidden": True, "hidden_reason": "github: private"})[1] == \
         "A mod here, hidden: private."
+
+
+def test_a_dead_lettered_check_again_is_listed_under_its_repository():
+    """A catch-up request carries no webhook: its dead letter is shown, not a crash."""
+    from datetime import datetime, timezone
+
+    from indexium_api.site.dashboard import _dead_letters_by_repo
+    from indexium_contracts import ingest
+
+    event = ingest.CatchUpRequested(delivery_id="catch-up:7:ab", received_at="2026-12-01T00:00:00Z",
+                                    github_repo_id=7, installation_id=3, requested_by="someone")
+    at = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    rows = [{"payload": ingest.encoder.encode(event), "category": "permanent", "error": "gone", "created_at": at},
+            {"payload": b"not msgpack", "category": "permanent", "error": "x", "created_at": at}]
+    assert _dead_letters_by_repo(rows, {7}) == {7: [{"tag": None, "category": "permanent", "error": "gone", "at": at}]}
+    assert _dead_letters_by_repo(rows, {8}) == {}

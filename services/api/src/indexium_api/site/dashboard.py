@@ -111,10 +111,10 @@ def _dead_letters_by_repo(rows, repo_ids: set[int]) -> dict[int, list[dict]]:
             event = ingest.decoder.decode(bytes(r["payload"]))
         except (msgspec.DecodeError, msgspec.ValidationError):
             continue
-        repo = getattr(getattr(event, "webhook", None), "repository", None)
-        rid = getattr(repo, "id", None) or getattr(event, "github_repo_id", None)
+        webhook = getattr(event, "webhook", None)  # a catch-up request carries no webhook
+        rid = getattr(getattr(webhook, "repository", None), "id", None) or getattr(event, "github_repo_id", None)
         if rid in repo_ids:
-            release = getattr(event.webhook, "release", None)
+            release = getattr(webhook, "release", None)
             out.setdefault(rid, []).append({"tag": getattr(release, "tag_name", None), "category": r["category"],
                                             "error": r["error"], "at": r["created_at"]})
     return out
