@@ -45,16 +45,21 @@ BEGIN
 END
 $$;
 
-ALTER TABLE mods ADD COLUMN public_id text, ADD COLUMN team_id text;
-ALTER TABLE mod_versions ADD COLUMN public_id text;
+-- The unique constraints come first (NULLs do not collide): each new id's check below is then an
+-- index probe, not a scan of the table, so giving ids to existing rows is linear, not quadratic.
+ALTER TABLE mods ADD COLUMN public_id text, ADD COLUMN team_id text,
+    ADD CONSTRAINT mods_public_id_key UNIQUE (public_id),
+    ADD CONSTRAINT mods_team_id_key UNIQUE (team_id);
+ALTER TABLE mod_versions ADD COLUMN public_id text,
+    ADD CONSTRAINT mod_versions_public_id_key UNIQUE (public_id);
 
 -- Existing rows: one statement per row, so each new id sees the ones given before it.
 DO $$
 DECLARE r record;
 BEGIN
     FOR r IN SELECT id FROM mods ORDER BY created_at, id LOOP
-        UPDATE mods SET public_id = indexium_new_public_id('mods', 'public_id') WHERE id = r.id;
-        UPDATE mods SET team_id = indexium_new_public_id('mods', 'team_id') WHERE id = r.id;
+        UPDATE mods SET public_id = indexium_new_public_id('mods', 'public_id'),
+                        team_id = indexium_new_public_id('mods', 'team_id') WHERE id = r.id;
     END LOOP;
     FOR r IN SELECT id FROM mod_versions ORDER BY created_at, id LOOP
         UPDATE mod_versions SET public_id = indexium_new_public_id('mod_versions', 'public_id') WHERE id = r.id;
@@ -67,13 +72,10 @@ ALTER TABLE mods
     ALTER COLUMN public_id SET NOT NULL,
     ALTER COLUMN team_id SET DEFAULT indexium_new_public_id('mods', 'team_id'),
     ALTER COLUMN team_id SET NOT NULL,
-    ADD CONSTRAINT mods_public_id_key UNIQUE (public_id),
-    ADD CONSTRAINT mods_team_id_key UNIQUE (team_id),
     ADD CONSTRAINT mods_public_id_format CHECK (public_id ~ '^[0-9A-Za-z]{8}$' AND team_id ~ '^[0-9A-Za-z]{8}$');
 ALTER TABLE mod_versions
     ALTER COLUMN public_id SET DEFAULT indexium_new_public_id('mod_versions', 'public_id'),
     ALTER COLUMN public_id SET NOT NULL,
-    ADD CONSTRAINT mod_versions_public_id_key UNIQUE (public_id),
     ADD CONSTRAINT mod_versions_public_id_format CHECK (public_id ~ '^[0-9A-Za-z]{8}$');
 
 CREATE TRIGGER mods_public_ids_fixed BEFORE UPDATE OF public_id, team_id ON mods
