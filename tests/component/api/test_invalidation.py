@@ -133,3 +133,19 @@ async def test_v2_entries_are_dropped_by_the_same_events_as_v1(make_client, nats
     body = await (await client.get("/v2/project/twofaced/version")).json()
     assert [v["version_number"] for v in body] == ["1.0"]
     assert len((await (await client.get(f"/v2/project/{pid}")).json())["versions"]) == 1
+
+
+async def test_a_catalogue_event_forgets_remembered_typo_corrections(make_client, nats_url, seed):
+    """A typo remembered as 'no correction' finds the word a new release brings."""
+    (a,) = await replicas(make_client, nats_url, n=1)
+    corrections = a.app[API].corrections
+    corrections.put("glimmerstne", None)
+    assert corrections.get("glimmerstne") == (True, None)
+    m = await seed.mod("glimmer", summary="glimmerstone lamps")
+    vid = await seed.version(m, "1.0", [FABRIC_120])
+    await publish(nats_url, events.VersionIndexed(mod_id=str(m["id"]), slug="glimmer", version_id=str(vid),
+                                                  version_number="1.0", visible=True))
+    started = time.monotonic()
+    while corrections.get("glimmerstne")[0]:
+        assert time.monotonic() - started < 2.0, "corrections still remembered 2 s after the event"
+        await asyncio.sleep(0.01)

@@ -114,6 +114,8 @@ class Invalidator:
             self.api.cache.invalidate_all()
         else:
             self.api.cache.invalidate(*tags)
+        # A catalogue change may bring the word a remembered typo (or "no correction") lacked.
+        self.api.corrections.clear()
         self.api.metrics.invalidations.labels(reason).inc()
 
     async def stop(self) -> None:

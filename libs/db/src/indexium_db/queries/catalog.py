@@ -91,7 +91,7 @@ class Corrections:
     that comes back costs no trigram search. One per process and database: the catalogue's
     words are only ever added to, so a remembered correction stays a real word; at worst a
     closer word added since is not chosen until the memory is cleared (when full, or by the
-    owner on catalogue changes)."""
+    API's invalidation on every catalogue event)."""
 
     def __init__(self, max_words: int = CORRECTIONS_MAX) -> None:
         self.max_words = max_words
