@@ -147,10 +147,11 @@ class PrivateNetwork:
         """Node ``i`` and every other node can no longer reach each other (packets silently
         dropped both ways, as with a failed switch port); the host still reaches all of them."""
         for j in range(self.size):
-            if j != i and (i, j) not in self._cuts:
+            pair = (min(i, j), max(i, j))  # cut(0) then cut(1) must not add the 0-1 routes twice
+            if j != i and pair not in self._cuts:
                 _ip("-n", self.namespaces[i], "route", "add", "blackhole", f"{self.addresses[j]}/32")
                 _ip("-n", self.namespaces[j], "route", "add", "blackhole", f"{self.addresses[i]}/32")
-                self._cuts.add((i, j))
+                self._cuts.add(pair)
 
     def heal(self) -> None:
         for i, j in sorted(self._cuts):
