@@ -233,7 +233,7 @@ class ZipWalk:
     def __init__(self, reader: Reader, *, budget: Budget, sizes: Mapping[int, int] | None = None):
         self._r = reader
         self._budget = budget
-        self._sizes = sizes or {}
+        self._sizes = sizes if sizes is not None else {}  # not `or`: len() of EntrySizes builds a dict
         self._offsets = array("Q")  # local header offsets, increasing
         self._prints = array("Q")  # fingerprint of (name, method, compressed size) per offset
         self.problems: list[str] = []
