@@ -99,3 +99,28 @@ async def test_static_assets(client):
     assert r.status == 200
     r = await client.get("/static/site/logo.png")
     assert r.status == 200 and (await r.read()).startswith(b"\x89PNG")
+
+
+async def test_a_cached_results_page_carries_only_its_own_search_in_its_links(client, seed):
+    for i in range(21):  # two pages
+        await _listed(seed, f"lamp{i}", name=f"Lamp {i}", summary="a lantern for caves")
+    first = await (await client.get("/", params={"q": "lantern", "utm_source": "evil"})).text()
+    assert 'href="/?q=lantern&amp;page=2"' in first and "evil" not in first
+    again = await client.get("/", params={"q": "lantern"})
+    assert again.headers["X-Cache"] == "HIT"  # the stray parameter changed nothing
+    other = await (await client.get("/", params={"q": "lantern", "sort": "downloads"})).text()
+    assert 'href="/?q=lantern&amp;sort=downloads&amp;page=2"' in other
+
+
+async def test_the_mod_page_chart_moves_on_at_midnight(client, seed, monkeypatch):
+    from datetime import datetime, timezone
+
+    from indexium_api.site import pages
+
+    mod = await _listed(seed)
+    monkeypatch.setattr(pages, "now", lambda: datetime(2026, 11, 30, 23, 59, tzinfo=timezone.utc))
+    assert (await client.get(f"/mods/{mod['slug']}")).headers["X-Cache"] == "MISS"
+    assert (await client.get(f"/mods/{mod['slug']}")).headers["X-Cache"] == "HIT"
+    monkeypatch.setattr(pages, "now", lambda: datetime(2026, 12, 1, 0, 1, tzinfo=timezone.utc))
+    body = await (await client.get(f"/mods/{mod['slug']}")).text()
+    assert "2026-11-30" in body  # the last complete day is now the 30th, not the 29th

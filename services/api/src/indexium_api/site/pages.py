@@ -34,6 +34,7 @@ SORT_LABELS = {"relevance": "Relevance", "downloads": "Downloads", "active_serve
 ENVIRONMENT_LABELS = {"client": "Client", "server": "Server"}
 LOADERS = typing.get_args(Loader)
 BADGE_PATH = "/api/v1/badges/{slug}/servers.svg"
+SEARCH_PARAMS = frozenset({"q", "loader", "game_version", "environment", "category", "sort"})
 
 
 def _game_versions() -> list[str]:
@@ -62,26 +63,29 @@ async def home(request: web.Request) -> web.Response:
     api = request.app[API]
     sq, page = search_query(request)
 
+    # What the page's own links carry: the search's parameters as given, nothing else. They are
+    # part of the key, so a page cached for one request never shows another's links.
+    base = tuple((k, v) for k, v in request.query.items() if k in SEARCH_PARAMS and v)
+    searched = bool(base) or page > 1
+
     async def compute():
         rows, total = await api.db.run(catalog_q.search, sq, corrections=api.corrections)
         pages = max(1, -(-total // PAGE_SIZE))
-        base = {k: v for k, v in request.query.items() if k != "page" and v}
         return cached_page(
             request.app, "home.html", sq=sq, hits=rows, total=total, page=page, pages=min(pages, MAX_PAGE),
             query=base, sorts=SORT_LABELS, environments=ENVIRONMENT_LABELS, loaders=LOADERS,
-            game_versions=_game_versions(), searched=bool(request.query),
+            game_versions=_game_versions(), searched=searched,
         )
 
-    return await cached(request, ("site-search", sq), (GLOBAL,), compute)
+    return await cached(request, ("site-search", sq, base, searched), (GLOBAL,), compute)
 
 
-async def _mod_page_data(conn, slug: str, days: int):
+async def _mod_page_data(conn, slug: str, days: int, today):
     mod = await catalog_q.mod_by_slug(conn, slug)
     if mod is None:
         return None
     versions = await catalog_q.versions_of(conn, mod["id"])
     deps = await site_q.dependencies(conn, mod["id"])
-    today = utc_day(now())
     last = today - timedelta(days=1)
     series = await telemetry_q.daily_servers(conn, mod["id"], last - timedelta(days=days - 1), last)
     latest = await telemetry_q.day_stats(conn, mod["id"], last)
@@ -95,9 +99,10 @@ async def mod_page(request: web.Request) -> web.Response:
     if not _SLUG.match(slug):
         raise web.HTTPNotFound()
     app = request.app
+    today = utc_day(now())
 
     async def compute():
-        data = await api.db.run(_mod_page_data, slug, RANGES[range_key])
+        data = await api.db.run(_mod_page_data, slug, RANGES[range_key], today)
         if data is None:
             return cached_page(app, "error.html", 404, status_code=404, title="Mod not found",
                                message=f"No mod called “{slug}” is listed here. It may have been removed, "
@@ -117,7 +122,8 @@ async def mod_page(request: web.Request) -> web.Response:
             page_url=f"{public}/mods/{slug}",
         )
 
-    return await cached(request, ("site-mod", slug, range_key), (mod_tag(slug),), compute)
+    # Today's date in the key, as the JSON analytics: the chart moves on at midnight, not at the TTL.
+    return await cached(request, ("site-mod", slug, range_key, today), (mod_tag(slug),), compute)
 
 
 def setup(app: web.Application) -> None:
