@@ -130,24 +130,27 @@ async def template_db(pg_server) -> str:
 
 @pytest.fixture(scope="session")
 def cloned_database(pg_server, template_db):
-    """``async with cloned_database(name) as dsn``: a database cloned from the migrated template
-    (left over from a killed run: replaced), dropped afterwards. For data sets a whole module shares."""
+    """``async with cloned_database(name) as dsn``: a database cloned from the migrated template,
+    dropped afterwards. ``replace=True`` first drops one of that name a killed run left behind
+    (the fixed names of data sets a whole module shares; per-test names are never reused)."""
 
-    async def admin_execute(sql: str) -> None:
+    async def admin_execute(*statements: str) -> None:
         admin = await asyncpg.connect(pg_server.admin_dsn)
         try:
-            await admin.execute(sql)
+            for sql in statements:
+                await admin.execute(sql)
         finally:
             await admin.close()
 
     @contextlib.asynccontextmanager
-    async def clone(name: str):
-        await admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin_execute(f'CREATE DATABASE "{name}" TEMPLATE "{template_db}"')
+    async def clone(name: str, *, replace: bool = False):
+        create = f'CREATE DATABASE "{name}" TEMPLATE "{template_db}"'
+        drop = f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'
+        await admin_execute(*((drop, create) if replace else (create,)))
         try:
             yield pg_server.dsn(name)
         finally:
-            await admin_execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            await admin_execute(drop)
 
     return clone
 

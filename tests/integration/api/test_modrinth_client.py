@@ -72,7 +72,7 @@ async def _version(conn, mod, number: str, published: datetime, files: list[tupl
 
 @pytest.fixture(scope="module")
 async def client_db(cloned_database):
-    async with cloned_database(f"indexium_xmcl_{os.getpid()}") as dsn:
+    async with cloned_database(f"indexium_xmcl_{os.getpid()}", replace=True) as dsn:
         conn = await connect(dsn)
         api = await _mod(conn, 1, "fabric-api", "Fabric API", "Core hooks")
         await _version(conn, api, "0.90.0", T0, [("fabric", "1.20.1", 50)])

@@ -65,7 +65,7 @@ async def _seed(conn: asyncpg.Connection) -> None:
 
 @pytest.fixture(scope="module")
 async def contract_db(cloned_database):
-    async with cloned_database(f"indexium_contract_{os.getpid()}") as dsn:
+    async with cloned_database(f"indexium_contract_{os.getpid()}", replace=True) as dsn:
         conn = await connect(dsn)
         await _seed(conn)
         await conn.close()
