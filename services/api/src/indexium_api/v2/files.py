@@ -11,7 +11,7 @@ from __future__ import annotations
 import msgspec
 from aiohttp import web
 
-from indexium_db.queries import catalog as catalog_q, modrinth as modrinth_q, updates as updates_q
+from indexium_db.queries import catalog as catalog_q, hashes as hashes_q, modrinth as modrinth_q, updates as updates_q
 from indexium_platform.web import ApiError, error_response, read_request_body
 
 from .. import hashes, params
@@ -113,7 +113,8 @@ async def version_file(request: web.Request) -> web.Response:
 
 async def download(request: web.Request) -> web.Response:
     value, algorithm = _one_hash(request)
-    rows = await query(request, modrinth_q.versions_by_hashes, algorithm, [value])
+    # Only the file's URL is needed: not the version's columns (dependencies, every file).
+    rows = await query(request, hashes_q.files_in_public_versions, algorithm, [value], columns="v.id")
     if not rows:
         return error_response(404, "not_found", f"No public version has a file with {algorithm} '{value}'.")
     # Downloads never go through us: the file is GitHub's release asset.
