@@ -1,6 +1,6 @@
 """Slow and idle clients against real service processes on loopback: the keep-alive timer closes
 connections that never send a request, or send their head a byte at a time, and a body that
-trickles in is a 408 envelope. Counts are bounded (a few dozen sockets per kind)."""
+trickles in is a 408 envelope (a webhook, an API POST, a telemetry ping). Counts are bounded (a few dozen sockets per kind)."""
 
 from __future__ import annotations
 
@@ -21,10 +21,11 @@ PER_KIND = 30
 # default would hold them all for an hour).
 CLOSED_WITHIN_S = IDLE_S + 9.0
 
-POST_PATHS = {"ingest": "/webhooks/github", "api": "/api/v1/versions/by-hashes"}
+POST_PATHS = {"ingest": "/webhooks/github", "api": "/api/v1/versions/by-hashes",
+              "telemetry": "/api/v1/analytics/submit"}
 
 
-@pytest.fixture(params=["ingest", "api"])
+@pytest.fixture(params=["ingest", "api", "telemetry"])
 def service(request, nats_url, database_url, tmp_path):
     env = {"NATS_URL": nats_url, "DATABASE_URL": database_url, "INDEXIUM_WEBHOOK_SECRET": "s3cret",
            "INDEXIUM_API_RATE_LIMIT_PER_MINUTE": "0", "INDEXIUM_LOG_LEVEL": "warning",
@@ -99,3 +100,9 @@ async def test_a_body_that_trickles_in_is_a_408_envelope(service):
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 408"), answer[:200]
     assert json.loads(body)["error"] == "request_timeout"
+    if name == "telemetry":  # counted under its own outcome, not as an invalid ping
+        reader, writer = await asyncio.open_connection("127.0.0.1", proc.port)
+        writer.write(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        metrics = (await asyncio.wait_for(reader.read(), timeout=10)).decode()
+        writer.close()
+        assert 'indexium_telemetry_pings_total{outcome="timed_out"} 1.0' in metrics

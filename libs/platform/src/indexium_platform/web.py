@@ -88,9 +88,21 @@ BODY_TIMEOUT = web.AppKey("body_timeout", float)  # seconds for a whole body (Co
 DEFAULT_BODY_TIMEOUT_S = 30.0
 
 
+class BodyError(ApiError):
+    """What :func:`read_request_body` raises: the envelope it answers with, and ``reason``, why,
+    one of ``encoding`` (415), ``too_large`` (413), ``timeout`` (408), ``unreadable`` (400, the
+    HTTP framing broke) or ``stream`` (400, the body does not inflate: ``detail`` says how). A
+    caller with its own error codes maps the reason; the rest pass the envelope on."""
+
+    def __init__(self, reason: str, status: int, code: str, description: str, *,
+                 detail: str = "", close_connection: bool = False):
+        super().__init__(status, code, description, close_connection=close_connection)
+        self.reason, self.detail = reason, detail
+
+
 async def read_request_body(request: web.Request, limit: int | None = None, *,
                             encodings: tuple[str, ...] = ("gzip", "deflate")) -> bytes:
-    """The whole (inflated) body, or the error envelope: 415 for a Content-Encoding not in
+    """The whole (inflated) body, or a :class:`BodyError`: 415 for a Content-Encoding not in
     ``encodings`` (checked before a byte of the body is read), 400 for one that does not
     inflate or is truncated, 413 when what was sent or what it inflates to exceeds ``limit``
     (default: the app's client_max_size), 408 when it does not arrive in full within the app's
@@ -99,8 +111,8 @@ async def read_request_body(request: web.Request, limit: int | None = None, *,
     sent = inflate.layers(request.headers.getall("Content-Encoding", []))
     if len(sent) > 1 or (sent and inflate.ENCODINGS.get(sent[0]) not in encodings):
         allowed = " or ".join((*encodings, "identity")) if encodings else "absent (or identity)"
-        raise ApiError(415, "unsupported_media_type", f"Content-Encoding must be {allowed}.")
-    too_large = ApiError(413, "payload_too_large", f"Request bodies are limited to {limit} bytes.")
+        raise BodyError("encoding", 415, "unsupported_media_type", f"Content-Encoding must be {allowed}.")
+    too_large = BodyError("too_large", 413, "payload_too_large", f"Request bodies are limited to {limit} bytes.")
     if request.content_length is not None and request.content_length > limit:
         raise too_large
     inflater = inflate.Inflater(inflate.ENCODINGS[sent[0]], limit) if sent else None
@@ -118,25 +130,25 @@ async def read_request_body(request: web.Request, limit: int | None = None, *,
         return inflater.finish() if inflater is not None else bytes(body)
     except TimeoutError:
         request.content.feed_eof()
-        raise ApiError(408, "request_timeout", f"The request body did not arrive within {timeout_s:g} s.",
-                       close_connection=True) from None
+        raise BodyError("timeout", 408, "request_timeout",
+                        f"The request body did not arrive within {timeout_s:g} s.",
+                        close_connection=True) from None
     except UNREADABLE_BODY:
-        raise unreadable_body(request, "could not be read") from None
+        request.content.feed_eof()
+        raise BodyError("unreadable", 400, "invalid_body", "The request body could not be read.",
+                        close_connection=True) from None
     except inflate.TooLarge:
         raise too_large from None
     except inflate.BadStream as exc:
-        raise unreadable_body(request, f"{exc} (Content-Encoding: {sent[0]})") from None
+        # Neither can the connection carry another request: the rest of the body is unread.
+        request.content.feed_eof()
+        raise BodyError("stream", 400, "invalid_body",
+                        f"The request body {exc} (Content-Encoding: {sent[0]}).",
+                        detail=str(exc), close_connection=True) from None
 
 
 # What aiohttp raises when it cannot inflate or read a request body (a broken chunk, say).
 UNREADABLE_BODY = (RequestPayloadError, HttpProcessingError)
-
-
-def unreadable_body(request: web.Request, what: str) -> ApiError:
-    """The 400 for a body aiohttp could not read. The connection cannot carry another request:
-    answer, then close it (and do not let aiohttp try to drain a body that fails again)."""
-    request.content.feed_eof()
-    return ApiError(400, "invalid_body", f"The request body {what}.", close_connection=True)
 
 
 def header_text(request: web.Request, name: str, max_len: int) -> str | None:

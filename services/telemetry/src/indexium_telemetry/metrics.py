@@ -4,7 +4,7 @@ never a slug, a server hash, an address or anything a client chooses."""
 from indexium_platform.metrics import ServiceMetrics
 
 PING_OUTCOMES = ("accepted", "ignored", "rate_limited", "invalid", "bad_gzip", "too_large",
-                 "unsupported_encoding", "unavailable", "new_server_capped")
+                 "unsupported_encoding", "timed_out", "unavailable", "new_server_capped")
 
 
 class TelemetryMetrics:

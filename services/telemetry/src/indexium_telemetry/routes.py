@@ -43,7 +43,8 @@ NEW_SERVERS = web.AppKey("new_servers", NewServerCap)
 
 log = logs.get(__name__)
 _OUTCOME_BY_CODE = {"payload_too_large": "too_large", "unsupported_encoding": "unsupported_encoding",
-                    "unsupported_media_type": "unsupported_encoding", "bad_gzip": "bad_gzip"}
+                    "unsupported_media_type": "unsupported_encoding", "bad_gzip": "bad_gzip",
+                    "request_timeout": "timed_out"}
 
 
 def _unavailable(what: str) -> ApiError:
