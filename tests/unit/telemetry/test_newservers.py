@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from indexium_telemetry.newservers import HOUR, ClientNetwork, NewServerCap
+from indexium_telemetry.newservers import HOUR, MAX_TRACKED, ClientNetwork, NewServerCap
 
 
 class Clock:
@@ -29,25 +29,39 @@ def ids(n: int) -> list[bytes]:
 ])
 def test_prefixes_are_slash_24_and_slash_64(a, b, same):
     net = ClientNetwork(())
-    assert (net.prefix(a, None) == net.prefix(b, None)) is same
+    assert (net.networks(a, None)[0] == net.networks(b, None)[0]) is same
+
+
+@pytest.mark.parametrize("a,b,shared", [
+    ("198.51.100.7", "198.51.7.7", 1),  # one /16
+    ("198.51.100.7", "198.52.100.7", 0),
+    ("2001:db8:1:2::1", "2001:db8:1:ffff::1", 2),  # one /48, so one /32
+    ("2001:db8:1:2::1", "2001:db8:ffff:2::1", 1),  # one /32 only
+    ("2001:db8:1:2::1", "2001:db9:1:2::1", 0),
+])
+def test_an_address_is_counted_in_its_wider_networks_too(a, b, shared):
+    net = ClientNetwork(())
+    na, nb = net.networks(a, None), net.networks(b, None)
+    assert len(na) == (2 if "." in a else 3) and na[0] != nb[0]
+    assert sum(x == y for x, y in zip(na[1:], nb[1:])) == shared
 
 
 def test_forwarded_for_is_believed_only_from_trusted_proxies():
     plain, proxied = ClientNetwork(()), ClientNetwork(("10.0.0.0/8",))
-    client = ClientNetwork(()).prefix("203.0.113.9", None)
-    assert plain.prefix("10.1.2.3", "203.0.113.9") == plain.prefix("10.1.2.3", None)  # not trusted: the peer
-    assert proxied.prefix("10.1.2.3", "203.0.113.9") == client
-    assert proxied.prefix("10.1.2.3", "198.51.100.1, 203.0.113.9:5555, 10.9.9.9") == client  # right-most untrusted
-    assert proxied.prefix("10.1.2.3", None) is None  # a trusted proxy naming no client: not capped
-    assert proxied.prefix("10.1.2.3", "garbage") is None
-    assert proxied.prefix("203.0.113.9", "198.51.100.1") == client  # an untrusted peer's header is ignored
+    client = ClientNetwork(()).networks("203.0.113.9", None)
+    assert plain.networks("10.1.2.3", "203.0.113.9") == plain.networks("10.1.2.3", None)  # not trusted: the peer
+    assert proxied.networks("10.1.2.3", "203.0.113.9") == client
+    assert proxied.networks("10.1.2.3", "198.51.100.1, 203.0.113.9:5555, 10.9.9.9") == client  # right-most untrusted
+    assert proxied.networks("10.1.2.3", None) is None  # a trusted proxy naming no client: not capped
+    assert proxied.networks("10.1.2.3", "garbage") is None
+    assert proxied.networks("203.0.113.9", "198.51.100.1") == client  # an untrusted peer's header is ignored
 
 
 def test_at_most_limit_new_ids_per_network_and_hour_and_known_ids_always_pass():
     clock = Clock()
     cap = NewServerCap(3, clock=clock)
-    net = ClientNetwork(()).prefix("198.51.100.7", None)
-    other = ClientNetwork(()).prefix("198.51.101.7", None)
+    net = ClientNetwork(()).networks("198.51.100.7", None)
+    other = ClientNetwork(()).networks("198.51.101.7", None)
     first = ids(3)
     assert [cap.admit(net, s) for s in first] == [0, 0, 0]
     wait = cap.admit(net, os.urandom(32))
@@ -64,12 +78,58 @@ def test_the_table_holds_no_address_and_its_key_changes_every_hour():
     clock = Clock()
     cap = NewServerCap(5, clock=clock)
     addr = "198.51.100.7"
-    prefix = ClientNetwork(()).prefix(addr, None)
+    prefix = ClientNetwork(()).networks(addr, None)
     cap.admit(prefix, b"s" * 32)
     key1, table1 = cap._key, dict(cap._seen)
     packed = ipaddress.ip_address(addr).packed
     dump = repr(vars(cap)).encode() + b"".join(table1) + b"".join(b for s in table1.values() for b in s)
+    wider = b"".join(cap._counts)
     assert addr.encode() not in dump and packed[:3] not in b"".join(table1)
+    assert len(cap._counts) == 1 and packed[:2] not in wider  # the /16, HMAC'd too
     clock.now += HOUR
     cap.admit(prefix, b"s" * 32)
     assert cap._key != key1 and set(cap._seen) != set(table1)
+
+
+def v6(n48: int, n64: int) -> str:
+    """An address in the /64 number n64 of the /48 number n48 of 2001:db8::/32."""
+    return str(ipaddress.IPv6Address((0x20010DB8 << 96) | (n48 << 80) | (n64 << 64) | 1))
+
+
+def test_one_ipv6_slash_48_cannot_fill_the_table_from_its_65536_slash_64s():
+    cap, net = NewServerCap(32, clock=Clock()), ClientNetwork(())
+    # Every /64 of one /48 tries one new id: 32 x 64 get in, then the /48 is full.
+    admitted = sum(cap.admit(net.networks(v6(7, i), None), s) == 0 for i, s in enumerate(ids(65_536)))
+    assert admitted == 32 * 64 == cap.tracked
+    assert cap.tracked < MAX_TRACKED / 400
+    # Its /64s are refused even where they have slots left; other /48s and IPv4 are not.
+    assert cap.admit(net.networks(v6(7, 0), None), os.urandom(32)) > 0
+    assert cap.admit(net.networks(v6(8, 0), None), os.urandom(32)) == 0
+    assert cap.admit(net.networks("198.51.100.7", None), os.urandom(32)) == 0
+
+
+def test_one_ipv4_slash_16_is_capped_at_64_slash_24s_worth():
+    cap, net = NewServerCap(32, clock=Clock()), ClientNetwork(())
+    flood = [(f"198.51.{a}.{b}", s) for a in range(256) for b, s in zip(range(1, 33), ids(32))]
+    admitted = sum(cap.admit(net.networks(addr, None), s) == 0 for addr, s in flood)
+    assert admitted == 32 * 64
+    assert cap.admit(net.networks("198.52.0.1", None), os.urandom(32)) == 0
+
+
+def test_one_ipv6_slash_32_is_capped_across_its_slash_48s():
+    cap, net = NewServerCap(2, clock=Clock()), ClientNetwork(())
+    # 2 per /64, 128 per /48, 1,024 per /32: nine full /48s get 1,024 in, not 1,152.
+    tries = [(v6(n48, n64), s) for n48 in range(9) for n64 in range(64) for s in ids(2)]
+    assert sum(cap.admit(net.networks(a, None), s) == 0 for a, s in tries) == 2 * 512
+    assert cap.admit(net.networks("2001:db9::1", None), os.urandom(32)) == 0  # another /32
+
+
+def test_a_known_id_passes_when_its_wider_network_is_full_and_refusals_take_no_slot():
+    cap, net = NewServerCap(2, clock=Clock()), ClientNetwork(())
+    first = ids(1)[0]
+    assert cap.admit(net.networks(v6(1, 0), None), first) == 0
+    for i in range(1, 200):
+        cap.admit(net.networks(v6(1, i), None), os.urandom(32))
+    assert cap.tracked == 2 * 64
+    assert cap.admit(net.networks(v6(1, 0), None), first) == 0  # seen this hour
+    assert cap.tracked == 2 * 64

@@ -3,9 +3,12 @@
 Fresh random server UUIDs cost nothing, so without a cap one client could add any
 number of "servers" to a mod. Each network prefix (IPv4 /24, IPv6 /64: what one
 customer usually gets) may introduce at most ``limit`` distinct server ids per hour to
-this replica. What is kept, and only until the hour ends:
+this replica, and the wider networks holding it (IPv4 /16, IPv6 /48 and /32: ``LEVELS``) a
+fixed multiple of that, so no one holder of many /64s fills the table. What is kept, and
+only until the hour ends:
 
-- the prefix, as HMAC-SHA256 under a key made at random for the hour (never the address);
+- each prefix, as HMAC-SHA256 under a key made at random for the hour (never the address),
+  with the count of ids it introduced;
 - the server ids already seen from it this hour, as 8 bytes of an HMAC under the same key.
 
 At the hour's end the key and the whole table are dropped together, so nothing kept links
@@ -34,25 +37,34 @@ HOUR = 3600.0
 # Above this many remembered ids in one hour the table is full: new ids are refused until the
 # hour ends (fail closed: filling memory must not switch the cap off). ~70 MB at most.
 MAX_TRACKED = 1_000_000
+# The networks an address is counted in, narrowest first, as (prefix length, multiple of the
+# per-network limit). One customer gets a /24 or a /64, but a /64 is not scarce: one IPv6
+# /48 (a home line, a free tunnel) holds 65,536 of them, and one IPv4 /16 256 /24s. So a new
+# id must also fit under its /16's, /48's and /32's caps, and one holder of any of those can
+# take at most limit x 64 (/16, /48) or limit x 512 (/32) ids of MAX_TRACKED an hour: with
+# the default 32, 2,048 or 16,384, so filling the table takes 489 /16s or /48s, or 62 /32s.
+LEVELS = {4: ((24, 1), (16, 64)), 6: ((64, 1), (48, 64), (32, 512))}
 
 
 class ClientNetwork:
-    """The request's source network prefix as bytes (/24 or /64), or None when there is none to cap."""
+    """The request's source networks (see LEVELS) as bytes, narrowest first, or None when
+    there is none to cap."""
 
     def __init__(self, trusted_proxies: tuple[str, ...]):
         self._proxies = clientaddr.TrustedProxies(trusted_proxies)
 
     @staticmethod
-    def _prefix(addr) -> bytes:
+    def _networks(addr) -> tuple[bytes, ...]:
         if addr.version == 6 and addr.ipv4_mapped is not None:
             addr = addr.ipv4_mapped
-        return b"4" + addr.packed[:3] if addr.version == 4 else b"6" + addr.packed[:8]
+        packed = addr.packed
+        return tuple(bytes((addr.version, bits)) + packed[:bits // 8] for bits, _ in LEVELS[addr.version])
 
-    def prefix(self, peer: str | None, forwarded_for: str | None) -> bytes | None:
+    def networks(self, peer: str | None, forwarded_for: str | None) -> tuple[bytes, ...] | None:
         addr = self._proxies.client(peer, forwarded_for)
         if addr is clientaddr.NOT_AN_ADDRESS:
-            return b"?"  # a unix socket or test transport: one network
-        return None if addr is None else self._prefix(addr)
+            return (b"?",)  # a unix socket or test transport: one network
+        return None if addr is None else self._networks(addr)
 
 
 class NewServerCap:
@@ -60,33 +72,50 @@ class NewServerCap:
         self._limit, self._clock = limit, clock
         self._hour = -1
         self._key = b""
-        self._seen: dict[bytes, set[bytes]] = {}
+        self._seen: dict[bytes, set[bytes]] = {}  # narrowest network -> the ids it introduced
+        self._counts: dict[bytes, int] = {}  # a wider network -> the ids its networks introduced
         self._tracked = 0
 
     def _rotate(self, now: float) -> None:
         hour = int(now // HOUR)
         if hour != self._hour:
-            self._hour, self._key, self._seen, self._tracked = hour, os.urandom(32), {}, 0
+            self._hour, self._key, self._seen, self._counts, self._tracked = hour, os.urandom(32), {}, {}, 0
 
-    def admit(self, prefix: bytes | None, server_hash: bytes) -> int:
+    def admit(self, networks: tuple[bytes, ...] | None, server_hash: bytes) -> int:
         """0 if this server may ping; else the seconds until the hour ends (the Retry-After)."""
-        if prefix is None:
+        if networks is None:
             return 0
         now = self._clock()
         self._rotate(now)
-        net = hmac.new(self._key, prefix, hashlib.sha256).digest()
-        server = hmac.new(self._key, server_hash, hashlib.sha256).digest()[:8]
+        key = self._key
+        net = hmac.digest(key, networks[0], "sha256")
+        server = hmac.digest(key, server_hash, "sha256")[:8]
         ids = self._seen.get(net)
         if ids is not None and server in ids:
             return 0
         if (ids is not None and len(ids) >= self._limit) or self._tracked >= MAX_TRACKED:
-            return max(1, math.ceil((self._hour + 1) * HOUR - now))
+            return self._until_next_hour(now)
+        counts = self._counts
+        wider = [(hmac.digest(key, n, "sha256"), self._limit * multiple)
+                 for n, (_, multiple) in zip(networks[1:], LEVELS.get(networks[0][0], ())[1:])]
+        if any(counts.get(w, 0) >= cap for w, cap in wider):
+            return self._until_next_hour(now)
         if ids is None:
             ids = self._seen[net] = set()
         ids.add(server)
+        for w, _ in wider:
+            counts[w] = counts.get(w, 0) + 1
         self._tracked += 1
         return 0
+
+    def _until_next_hour(self, now: float) -> int:
+        return max(1, math.ceil((self._hour + 1) * HOUR - now))
 
     def __len__(self) -> int:
         """Networks remembered this hour (for tests)."""
         return len(self._seen)
+
+    @property
+    def tracked(self) -> int:
+        """Ids remembered this hour (for tests)."""
+        return self._tracked

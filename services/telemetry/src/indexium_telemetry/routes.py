@@ -1,8 +1,8 @@
 """POST /api/v1/analytics/submit: validate, resolve mods, hash, cap new ids, rate-limit, publish, 202.
 
 The client address is read once, by ``newservers.ClientNetwork``, and only becomes the
-bytes of its /24 or /64, which ``NewServerCap`` HMACs under an hourly key in memory.
-Nothing logs it: the platform's canonical request line has none, and neither does any
+bytes of its networks (/24 and /16, or /64, /48 and /32), which ``NewServerCap`` HMACs under
+an hourly key in memory. Nothing logs it: the platform's canonical request line has none, and neither does any
 line, metric, event or row written on this path.
 """
 
@@ -86,7 +86,7 @@ async def submit(request: web.Request) -> web.Response:
         raise _unavailable("Telemetry") from None
 
     wait = app[NEW_SERVERS].admit(
-        app[NETWORK].prefix(request.remote, request.headers.get("X-Forwarded-For")), server_hash)
+        app[NETWORK].networks(request.remote, request.headers.get("X-Forwarded-For")), server_hash)
     if wait:
         metrics.pings.labels("new_server_capped").inc()
         raise ApiError(429, "rate_limited",
