@@ -6,6 +6,8 @@ import hashlib
 
 import pytest
 
+from indexium_db.queries import github as github_q
+from indexium_db.queries import mods as mods_q
 from indexium_devstack import jars
 from indexium_indexer.release.job import PermanentJobError
 
@@ -97,6 +99,26 @@ async def test_a_release_whose_only_jar_is_corrupt_is_recorded_suspicious_when_t
                            "ON v.id = f.version_id WHERE v.version_number = '0.9'")
     assert [(f["filename"], f["loaders"]) for f in files] == [("broken.jar", [])]
     assert tuple(await db.fetchrow("SELECT listed, latest_version FROM mods")) == (True, "1.0")
+
+
+async def test_a_held_release_delivered_after_a_rename_does_not_undo_it(gh, releases, db):
+    repo = gh.add_repo("heidi", "glow")
+    await releases.handle(gh.add_release(repo, "1.0", [("glow-1.0.jar", jars.fabric_jar("glow", "1.0"))]))
+    # The GitHub role records a rename, a new default branch and topics; the release webhook
+    # below was queued before, so it carries the repository as it was (heidi/glow, main, none).
+    await github_q.upsert_installation(db, 77, state="active", account_id=repo.owner.id,
+                                       account_login="heidi", account_type="User")
+    await github_q.upsert_repository(db, github_repo_id=repo.id, installation_id=77, full_name="heidi/glow-mod",
+                                     default_branch="dev", description=None, homepage=None,
+                                     topics=["lighting"], private=False, archived=False)
+    await mods_q.update_repository(db, repo.id, full_name="heidi/glow-mod", default_branch="dev",
+                                   categories=["lighting"])
+    bad = gh.add_release(repo, "1.1", [("glow-1.1.jar", corrupt(jars.fabric_jar("glow", "1.1")))])
+    with pytest.raises(PermanentJobError):
+        await releases.handle(bad)
+    assert await db.fetchval("SELECT status FROM mod_versions WHERE version_number = '1.1'") == "quarantined"
+    row = await db.fetchrow("SELECT repo_full_name, default_branch, categories FROM mods")
+    assert tuple(row) == ("heidi/glow-mod", "dev", ["lighting"])
 
 
 async def test_no_manifest_is_a_permanent_failure_with_the_reasons(gh, releases, db):

@@ -275,14 +275,16 @@ class ReleaseIndexer:
         to make a slug from. Committed before the job is dead-lettered.
         """
         hook = event.webhook
-        release, repo = hook.release, hook.repository
+        release = hook.release
         sidecars = assets.sidecars(release.assets)
         rows = [_file_row(a, md if isinstance(md, JarMetadata) else None, sidecars.get(a.name), i == 0, self._table)
                 for i, (a, md) in enumerate(read)]
         async with self._pool.acquire() as conn, conn.transaction():
-            mod = await mods_q.get_by_repo(conn, repo.id)
+            mod = await mods_q.get_by_repo(conn, hook.repository.id)
             if mod is None:
                 return
+            # As _write does: a webhook queued before a rename must not undo it.
+            repo = repository_as_recorded(hook.repository, await github_q.get_repository(conn, hook.repository.id))
             await mods_q.update_repository(
                 conn, repo.id, full_name=repo.full_name,
                 default_branch=repo.default_branch or "main", categories=list(repo.topics),
