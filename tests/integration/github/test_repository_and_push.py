@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 
+import nats
 import pytest
 
+from indexium_contracts import versions
 from indexium_devstack import jars
 
 MANIFEST = "src/main/resources/fabric.mod.json"
@@ -197,3 +199,44 @@ async def test_a_skipped_repository_whose_release_brings_a_mod_jar_becomes_regis
         "SELECT * FROM github_repositories WHERE github_repo_id = $1 AND state = 'registered'", repo.id))
     assert row["manifest_source"] == "release:v1.0.0/late-1.0.0.jar" and row["skip_reason"] is None
     assert await eventually(lambda: _where(db, repo, "listed"))
+
+
+async def mod_changed_causes(nats_url: str) -> list[str]:
+    """The cause of every ModChanged on the VERSIONS stream, read by sequence."""
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        info = await js.stream_info(versions.STREAM.name)
+        causes = []
+        for seq in range(info.state.first_seq, info.state.last_seq + 1) if info.state.messages else ():
+            msg = await js.get_msg(versions.STREAM.name, seq)
+            if msg.subject == versions.MOD_CHANGED:
+                causes.append(versions.decoder.decode(msg.data).cause)
+        return causes
+    finally:
+        await nc.close()
+
+
+async def test_publicizing_a_mod_skipped_as_private_announces_it_once(gh, stack, db, eventually, nats_url):
+    repo = gh.add_repo("alice/shade")
+    gh.set_file(repo, MANIFEST, fabric_json(name="Shade"))
+    release = gh.add_release(repo, "v1.0.0", [("shade-1.0.0.jar", jars.fabric_jar("shade", "1.0.0", "Shade"))])
+    await stack.send("release", gh.release_payload(release, installation_id=None))  # a mod before the App
+    assert await eventually(lambda: _where(db, repo, "listed"))
+    repo.private = True
+    inst = gh.add_installation([repo])
+    repo.installation = inst
+    await stack.send("installation", gh.installation_payload(inst, "created"))
+    assert await eventually(lambda: db.fetchval(
+        "SELECT skip_reason = 'private repository' FROM github_repositories WHERE github_repo_id = $1", repo.id))
+    assert await eventually(lambda: _where(db, repo, "hidden"))
+
+    repo.private = False
+    await stack.send("repository", repository_payload(gh, repo, "publicized"), delivery_id="d-publicized")
+    assert await eventually(lambda: db.fetchval(
+        "SELECT outcome = 'applied' FROM webhook_deliveries WHERE delivery_id = 'd-publicized'"))
+    assert await db.fetchval("SELECT state FROM github_repositories WHERE github_repo_id = $1",
+                             repo.id) == "registered"
+    assert await eventually(lambda: _where(db, repo, "listed AND NOT hidden"))
+    # The delivery is recorded after the handler's last publish (each awaited its PubAck).
+    assert (await mod_changed_causes(nats_url)).count("repository.publicized") == 1

@@ -233,10 +233,11 @@ class Onboarding:
             await self._announce([repo.id], f"repository.{hook.action}")  # a mod whose row was lost
             return "applied"
         if hook.action == "publicized" and row["state"] != "registered":
-            await self.register(repo, row["installation_id"], at,  # skipped as private before
-                                cause=f"repository.{hook.action}")
+            # Skipped as private before; register announces the mod itself, with this cause.
+            await self.register(repo, row["installation_id"], at, cause=f"repository.{hook.action}")
             self._wake_backfill()
-        elif hook.action in ("renamed", "transferred", "edited") and inst_id is not None:
+            return "applied"
+        if hook.action in ("renamed", "transferred", "edited") and inst_id is not None:
             await self._store_metadata(repo, inst_id)
             await self.refresh_card(repo, inst_id, row)
         await self._announce([repo.id], f"repository.{hook.action}")  # card, links, owner, visibility
