@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from indexium_api.state import API
+
 FABRIC_120 = ["fabric"], ["1.20.1"]
 FORGE_119 = ["forge"], ["1.19.2"]
 
@@ -336,3 +338,24 @@ async def test_the_mods_own_version_per_file_on_v1(client, seed):
     assert body[0]["files"][0]["mod_id"] == "own" and body[0]["files"][0]["mod_version"] == "0.9.1"
     status, card, _ = await get(client, "/api/v1/mods/own")
     assert card["latest_version"] == "v1.0.0" and card["latest_mod_version"] == "0.9.1"
+
+
+async def test_absolute_urls_come_from_the_public_url_never_from_the_host_header(make_client, catalogue, seed):
+    await seed.icon(catalogue["api"])  # so that sodium's dependencies carry an icon URL too
+    client = await make_client(INDEXIUM_PUBLIC_URL="https://mods.example.org/")
+    api = client.app[API]
+    icon = "https://mods.example.org/api/v1/mods/sodium/icon"
+    paths = [("/v2/search", {"query": "sodium"}), ("/v2/project/sodium", {}),
+             ("/v2/projects", {"ids": '["sodium"]'}), ("/v2/project/sodium/dependencies", {})]
+    # Hostile hosts first, so that any of them would be what the cache holds; then the real one.
+    for host in ("evil.example", "evil.example:8443", "127.0.0.1", "mods.example.org"):
+        for path, query in paths:
+            resp = await client.get(path, params=query, headers={"Host": host, "X-Forwarded-Proto": "http"})
+            text = await resp.text()
+            assert resp.status == 200 and "evil" not in text and "http://" not in text, (host, path)
+        assert len(api.cache) == len(paths)  # one entry per answer, whatever the Host said
+    hit = (await (await client.get("/v2/search", params={"query": "sodium"})).json())["hits"][0]
+    assert hit["icon_url"] == icon
+    assert (await (await client.get("/v2/project/sodium")).json())["icon_url"] == icon
+    deps = await (await client.get("/v2/project/sodium/dependencies")).json()
+    assert [p["icon_url"] for p in deps["projects"]] == ["https://mods.example.org/api/v1/mods/fabric-api/icon"]

@@ -35,8 +35,11 @@ DEFAULT_SEARCH_LIMIT = 10
 
 
 def origin(request: web.Request) -> str:
-    """Scheme and host the client used: icon URLs must be absolute for a launcher to fetch them."""
-    return f"{request.scheme}://{request.host}"
+    """Our public base URL (INDEXIUM_PUBLIC_URL): icon URLs must be absolute for a launcher to
+    fetch them. Never the request's scheme and Host: behind TLS termination the scheme is
+    http, and a Host the client chose would be written into answers (and an upstream cache
+    that does not vary on Host would hand them to everyone)."""
+    return request.app[API].settings.public_url.rstrip("/")
 
 
 def key_of(request: web.Request, name: str = "id") -> str | None:
@@ -95,7 +98,7 @@ async def search(request: web.Request) -> web.Response:
         hits = [build.hit(here, r, extras[r["slug"]]) for r in rows if r["slug"] in extras]
         return 200, SearchResults(hits=hits, offset=sq.offset, limit=sq.limit, total_hits=total)
 
-    return await cached(request, ("v2-search", sq, here), (GLOBAL,), compute)
+    return await cached(request, ("v2-search", sq), (GLOBAL,), compute)
 
 
 async def get_project(request: web.Request) -> web.Response:
@@ -109,7 +112,7 @@ async def get_project(request: web.Request) -> web.Response:
         row = await api.db.run(modrinth_q.project, key)
         return (200, build.project(here, row)) if row else no_project(key)
 
-    return await cached(request, ("v2-project", key, here), tags_for(key), compute)
+    return await cached(request, ("v2-project", key), tags_for(key), compute)
 
 
 async def check_project(request: web.Request) -> web.Response:
@@ -144,7 +147,7 @@ async def get_projects(request: web.Request) -> web.Response:
         rows = await api.db.run(modrinth_q.projects, ids)
         return 200, [build.project(here, r) for r in rows]
 
-    return await cached(request, ("v2-projects", tuple(ids), here), (GLOBAL,), compute)
+    return await cached(request, ("v2-projects", tuple(ids)), (GLOBAL,), compute)
 
 
 async def project_and(api, key: str, then):
@@ -238,7 +241,7 @@ async def project_dependencies(request: web.Request) -> web.Response:
                                    versions=[build.version(v, changelog=False) for v in versions])
 
     # Another mod's release changes what this answer shows: global, like listings.
-    return await cached(request, ("v2-dependencies", key, here), (GLOBAL,), compute)
+    return await cached(request, ("v2-dependencies", key), (GLOBAL,), compute)
 
 
 async def tag_game_version(request: web.Request) -> web.Response:
