@@ -70,6 +70,12 @@ async def test_every_asset_left_out_has_a_reason_for_operators_and_the_author(gh
     assert lib["reason"].startswith("no mod manifest") and "FMLCorePlugin" in lib["reason"]
     assert (lib["repo_full_name"], lib["tag_name"]) == ("alice/lumen", "v1.0.0")
     assert [r["asset_name"] for r in await skips_q.for_repository(db, repo.id)] == [r["asset_name"] for r in rows]
+    # The author's dashboard: by the repositories GitHub lists, plain non-mod files left out.
+    other = gh.add_repo("alice", "other")
+    assert [r["asset_name"] for r in await skips_q.for_repositories(db, [repo.id, other.id])] == [
+        "lumen-lib-1.0.0.jar"]
+    assert len(await skips_q.for_repositories(db, [repo.id], include_non_mod_files=True)) == 3
+    assert await skips_q.for_repositories(db, [other.id]) == []
 
     # The operators' view: the mod-file reasons by default, everything with --all; a count per
     # code in the GitHub App status.

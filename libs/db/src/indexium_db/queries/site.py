@@ -165,21 +165,6 @@ async def versions_for_author(conn: asyncpg.Connection, mod_ids: list[uuid.UUID]
     )
 
 
-# Assets that are plainly not mods (a changelog, a -sources jar): noise on an author's dashboard.
-QUIET_SKIP_CODES = ("not_a_mod_file", "build_by_product")
-
-
-async def asset_skips(conn: asyncpg.Connection, repo_ids: list[int], limit: int = 500) -> list[asyncpg.Record]:
-    """Release assets of these repositories the indexer left out, with the reason (newest first)."""
-    return await conn.fetch(
-        """SELECT github_repo_id, tag_name, asset_name, code, reason, release_indexed, updated_at
-           FROM release_asset_skips
-           WHERE github_repo_id = ANY($1::bigint[]) AND code <> ALL($2::text[])
-           ORDER BY updated_at DESC, asset_name LIMIT $3""",
-        repo_ids, list(QUIET_SKIP_CODES), limit,
-    )
-
-
 async def open_dead_letters(conn: asyncpg.Connection, limit: int = 1000) -> list[asyncpg.Record]:
     """Open dead letters with their payload, newest first (the caller decodes which repository
     each was about: the payload is the message given up on)."""

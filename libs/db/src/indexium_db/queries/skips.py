@@ -2,7 +2,7 @@
 
 Written by the indexer for every release it processes (the rows of one release are replaced
 as a whole, so an asset fixed by a re-upload disappears); read by the operators' status
-(``indexium_ops skipped``) and by the author's dashboard (:func:`for_owner`).
+(``indexium_ops skipped``) and by the author's dashboard (:func:`for_repositories`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import asyncpg
 
 REASON_MAX = 500
 NAME_MAX = 1000
+# Assets that are plainly not mod files (a changelog, a -sources jar): shown only when asked.
+NON_MOD_FILE_CODES = ("not_a_mod_file", "build_by_product")
 
 
 def _text(value: str, limit: int) -> str:
@@ -54,12 +56,23 @@ _COLUMNS = """repo_full_name, tag_name, asset_name, code, reason, release_indexe
 
 
 async def for_owner(conn: asyncpg.Connection, owner_github_id: int, limit: int = 100) -> list[asyncpg.Record]:
-    """The author's left-out assets, newest first: what the web dashboard shows a signed-in
-    author (``owner_github_id`` = their GitHub user id, or an organisation's they manage)."""
+    """The left-out assets of one owner's repositories (a GitHub user or organisation id), newest first."""
     return await conn.fetch(
         f"""SELECT {_COLUMNS} FROM release_asset_skips WHERE owner_github_id = $1
             ORDER BY updated_at DESC, asset_name LIMIT $2""",
         owner_github_id, limit,
+    )
+
+
+async def for_repositories(conn: asyncpg.Connection, github_repo_ids: list[int], limit: int = 500, *,
+                           include_non_mod_files: bool = False) -> list[asyncpg.Record]:
+    """What the web dashboard shows a signed-in author: the left-out assets of the repositories
+    GitHub lists for them, newest first, plain non-mod files only when asked."""
+    return await conn.fetch(
+        f"""SELECT {_COLUMNS} FROM release_asset_skips
+            WHERE github_repo_id = ANY($1::bigint[]) AND ($3 OR code <> ALL($4::text[]))
+            ORDER BY updated_at DESC, asset_name LIMIT $2""",
+        github_repo_ids, limit, include_non_mod_files, list(NON_MOD_FILE_CODES),
     )
 
 
@@ -78,9 +91,9 @@ async def recent(conn: asyncpg.Connection, limit: int = 50, *, repo_full_name: s
     return await conn.fetch(
         f"""SELECT {_COLUMNS} FROM release_asset_skips
             WHERE ($2::text IS NULL OR lower(repo_full_name) = lower($2))
-              AND ($3 OR code NOT IN ('not_a_mod_file', 'build_by_product'))
+              AND ($3 OR code <> ALL($4::text[]))
             ORDER BY updated_at DESC, asset_name LIMIT $1""",
-        limit, repo_full_name, include_non_mod_files,
+        limit, repo_full_name, include_non_mod_files, list(NON_MOD_FILE_CODES),
     )
 
 

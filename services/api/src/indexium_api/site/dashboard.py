@@ -18,7 +18,7 @@ from aiohttp import web
 from nats import errors as nats_errors
 
 from indexium_contracts import ingest
-from indexium_db.queries import site as site_q
+from indexium_db.queries import site as site_q, skips as skips_q
 from indexium_platform import logs
 
 from . import sessions
@@ -127,7 +127,7 @@ async def _load(conn, repositories: list[dict]):
     versions = await site_q.versions_for_author(conn, mod_ids) if mod_ids else []
     dead = _dead_letters_by_repo(await site_q.open_dead_letters(conn), set(ids))
     skips: dict[int, list] = {}
-    for row in await site_q.asset_skips(conn, ids):
+    for row in await skips_q.for_repositories(conn, ids):
         skips.setdefault(row["github_repo_id"], []).append(row)
     return statuses, versions, dead, skips
 
