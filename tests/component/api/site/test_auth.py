@@ -99,6 +99,16 @@ async def test_sign_in_creates_a_server_side_session_with_safe_cookie(site, gh, 
     assert "alice/lanterns" in body and "bob/secret" not in body and token not in body
 
 
+async def test_a_signed_in_request_reads_its_session_without_writing_it(site, db):
+    client = await site()
+    await _sign_in(client)
+    before = await db.fetchrow("SELECT xmin::text AS version, last_seen_at FROM site_sessions")
+    for _ in range(3):
+        assert "alice/lanterns" in await (await client.get("/dashboard")).text()
+    after = await db.fetchrow("SELECT xmin::text AS version, last_seen_at FROM site_sessions")
+    assert tuple(after) == tuple(before)  # no new row version: the lookup is a plain SELECT
+
+
 async def test_secure_cookie_when_the_public_url_is_https(site):
     client = await site(INDEXIUM_PUBLIC_URL="https://indexium.example")
     start = await client.get("/auth/github/login", allow_redirects=False)

@@ -26,15 +26,15 @@ async def create_session(conn: asyncpg.Connection, *, id_hash: bytes, github_use
 
 
 async def get_session(conn: asyncpg.Connection, id_hash: bytes) -> asyncpg.Record | None:
-    """The live session with this id (expired ones are not), its last use noted."""
-    row = await conn.fetchrow(
-        """UPDATE site_sessions SET last_seen_at = now()
-           WHERE id_hash = $1 AND expires_at > now()
-           RETURNING github_user_id, login, name, avatar_url, csrf_token, installations, repositories,
-                     created_at, expires_at""",
+    """The live session with this id (expired ones are not). A read only: every signed-in
+    request looks its session up, and a write per request (a new row version, WAL) to note a
+    last use that nothing reads would cost more than the lookup."""
+    return await conn.fetchrow(
+        """SELECT github_user_id, login, name, avatar_url, csrf_token, installations, repositories,
+                  created_at, expires_at
+           FROM site_sessions WHERE id_hash = $1 AND expires_at > now()""",
         id_hash,
     )
-    return row
 
 
 async def delete_session(conn: asyncpg.Connection, id_hash: bytes) -> bool:
