@@ -97,3 +97,16 @@ async def test_missing_icons_name_their_own_slug_and_are_not_kept_by_clients(cli
         assert resp.headers["Cache-Control"] == "no-store" and "ETag" not in resp.headers
     missing_card = await client.get("/api/v1/mods/no-such-mod")
     assert missing_card.status == 404 and missing_card.headers["Cache-Control"] == "no-store"
+
+
+async def test_methods_we_do_not_serve_share_one_metrics_label(client):
+    # aiohttp's C parser takes llhttp's ~35 methods (WebDAV's among them); its pure-Python
+    # parser any token (the unit test's case). Either way they are one label value here.
+    webdav = ("PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK", "SEARCH", "REPORT", "PURGE")
+    for method in webdav:
+        resp = await client.request(method, "/api/v1/mods")
+        assert resp.status == 405
+    text = await (await client.get("/metrics")).text()
+    assert not any(f'method="{m}"' in text for m in webdav)
+    line = f'indexium_api_http_requests_total{{method="other",route="unmatched",status="405"}} {len(webdav)}.0'
+    assert line in text, [l for l in text.splitlines() if "requests_total{" in l]

@@ -35,3 +35,15 @@ def test_request_metrics_match_a_counter_and_a_histogram():
     assert mine == samples(generate_latest(reference))
     assert mine[("indexium_svc_http_request_duration_seconds_bucket",
                  (("le", "0.001"), ("method", "GET"), ("route", "/a")))] == 3  # le: at most the bound
+
+
+def test_a_method_the_client_made_up_is_counted_as_other():
+    ours = ServiceMetrics("svc")
+    for i in range(50):
+        ours.requests.observe("unmatched", f"BREW{i}", 405, 0.001)
+    ours.requests.observe("unmatched", "get", 405, 0.001)  # methods are case-sensitive (RFC 9110)
+    ours.requests.observe("/a", "GET", 200, 0.001)
+    ours.requests.observe("/a", "PATCH", 200, 0.001)
+    methods = {dict(labels)["method"]: value for (name, labels), value in samples(ours.render()[0]).items()
+               if name == "indexium_svc_http_requests_total"}
+    assert methods == {"other": 51, "GET": 1, "PATCH": 1}

@@ -1,7 +1,7 @@
 """Prometheus helpers: one registry per process, names prefixed ``indexium_<service>_``.
 
-Labels are bounded: route *templates*, status classes, reason codes — never a
-slug, URL or id.
+Labels are bounded: route *templates*, known HTTP methods (else ``other``), status
+codes, reason codes — never a slug, URL, id or anything else a client chooses.
 """
 
 from __future__ import annotations
@@ -15,6 +15,9 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+# The method label: RFC 9110's methods and PATCH; any other token a client sends (aiohttp
+# accepts any) is "other", so a client cannot mint label values (a new series each).
+HTTP_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH"})
 
 
 class RequestMetrics(Collector):
@@ -33,6 +36,8 @@ class RequestMetrics(Collector):
         self._series: dict[tuple[str, str, int], list] = {}
 
     def observe(self, route: str, method: str, status: int, seconds: float) -> None:
+        if method not in HTTP_METHODS:
+            method = "other"
         series = self._series.get((route, method, status))
         if series is None:
             series = self._series[(route, method, status)] = [0, 0.0, [0] * (len(self._bounds) + 1)]
