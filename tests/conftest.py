@@ -163,23 +163,30 @@ async def database_url(cloned_database) -> str:
 
 
 @pytest.fixture
-async def primary_and_standby():
+def pg_root():
+    """A folder for a test's own embedded PostgreSQL. Not under tmp_path: every pytest start
+    resets /tmp/pytest-of-<user> to 0700, which locks the unprivileged postgres user out of a
+    data directory there (initdb or a restart fails: Permission denied) whenever another test
+    run starts beside this one."""
+    with tempfile.TemporaryDirectory(prefix="indexium-pg-") as d:
+        yield Path(d)
+
+
+@pytest.fixture
+async def primary_and_standby(pg_root):
     """A primary and its synchronous streaming standby (pg_basebackup -R), both embedded, for
-    failover tests. Not under tmp_path: every pytest start resets /tmp/pytest-of-<user> to 0700,
-    which locks the unprivileged postgres user out while other test runs start beside this one."""
-    with tempfile.TemporaryDirectory(prefix="indexium-failover-") as d:
-        root = Path(d)
-        primary = EmbeddedPostgres(root / "primary", durable=False, settings=SYNCHRONOUS_STANDBY,
-                                   log_file=root / "primary.log")
-        standby = EmbeddedPostgres(root / "standby", durable=False, standby_of=primary,
-                                   log_file=root / "standby.log")
-        await asyncio.to_thread(primary.start)
-        try:
-            await asyncio.to_thread(standby.start)
-            yield primary, standby
-        finally:
-            await asyncio.to_thread(standby.stop)
-            await asyncio.to_thread(primary.stop)
+    failover tests (in ``pg_root``, not under tmp_path)."""
+    primary = EmbeddedPostgres(pg_root / "primary", durable=False, settings=SYNCHRONOUS_STANDBY,
+                               log_file=pg_root / "primary.log")
+    standby = EmbeddedPostgres(pg_root / "standby", durable=False, standby_of=primary,
+                               log_file=pg_root / "standby.log")
+    await asyncio.to_thread(primary.start)
+    try:
+        await asyncio.to_thread(standby.start)
+        yield primary, standby
+    finally:
+        await asyncio.to_thread(standby.stop)
+        await asyncio.to_thread(primary.stop)
 
 
 @pytest.fixture

@@ -46,8 +46,8 @@ async def _raise_unique(conn):
     raise asyncpg.exceptions.UniqueViolationError("dup")
 
 
-async def test_pool_recovers_after_postgres_restart_without_a_new_pool(tmp_path):
-    pg = EmbeddedPostgres(tmp_path / "pg", durable=False).start()
+async def test_pool_recovers_after_postgres_restart_without_a_new_pool(pg_root):
+    pg = EmbeddedPostgres(pg_root / "pg", durable=False).start()
     try:
         pool = await create_pool(pg.dsn(), min_size=2)
         assert await in_transaction(pool, lambda c: c.fetchval("SELECT 1")) == 1

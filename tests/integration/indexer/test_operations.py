@@ -35,8 +35,8 @@ async def start_postgres(make, tries: int = 3) -> EmbeddedPostgres:
             await asyncio.sleep(0.5)
 
 
-async def test_postgres_unavailable_spends_no_attempt_and_the_job_is_indexed_when_it_returns(gh, make_indexer, tmp_path):
-    pg = await start_postgres(lambda i: EmbeddedPostgres(tmp_path / f"pg{i}", durable=False))
+async def test_postgres_unavailable_spends_no_attempt_and_the_job_is_indexed_when_it_returns(gh, make_indexer, pg_root):
+    pg = await start_postgres(lambda i: EmbeddedPostgres(pg_root / f"pg{i}", durable=False))
     try:
         await asyncio.to_thread(pg.create_database, "indexium")
         conn = await asyncpg.connect(pg.dsn("indexium"))
