@@ -111,3 +111,20 @@ BY_GITHUB_EVENT: dict[str, tuple[str, type[_Received]]] = {
 
 encoder = msgspec.msgpack.Encoder()
 decoder = msgspec.msgpack.Decoder(IngestEvent)
+
+
+def repository_of(event) -> int | None:
+    """The GitHub repository id an event is about; None for one about no single repository
+    (an installation's)."""
+    if isinstance(event, CatchUpRequested):
+        return event.github_repo_id
+    repository = getattr(getattr(event, "webhook", None), "repository", None)
+    return getattr(repository, "id", None)
+
+
+def repository_of_message(data: bytes) -> int | None:
+    """:func:`repository_of` a message's bytes; None for bytes that do not decode."""
+    try:
+        return repository_of(decoder.decode(data))
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None

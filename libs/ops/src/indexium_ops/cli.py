@@ -12,6 +12,7 @@ from pathlib import Path
 import asyncpg
 import msgspec
 
+from indexium_contracts import ingest
 from indexium_db import migrate
 from indexium_db.queries import deadletters as deadletters_q
 from indexium_db.queries import scan as scan_q
@@ -36,6 +37,8 @@ async def setup(settings: Settings) -> list[str]:
     try:
         applied = await migrate.migrate(conn)
         done.append(f"migrations applied: {', '.join(applied) or 'none pending'}")
+        if attributed := await attribute_dead_letters(conn):
+            done.append(f"dead letters attributed to their repository: {attributed}")
     finally:
         await conn.close()
     nc = await natsutil.connect(settings.nats_url, name="indexium-setup")
@@ -45,6 +48,20 @@ async def setup(settings: Settings) -> list[str]:
     finally:
         await nc.drain()
     return done
+
+
+async def attribute_dead_letters(conn: asyncpg.Connection) -> int:
+    """Open INGEST dead letters from before ``dead_letters.github_repo_id`` (0013) get the
+    repository their message is about, as the ledger now records it; how many. Idempotent:
+    a row about no one repository (an installation's event) stays NULL and is read again
+    at the next setup, which the open queue's size bounds."""
+    n = 0
+    for row in await deadletters_q.unattributed_open(conn, f"{ingest.SUBJECT_PREFIX}."):
+        repo_id = ingest.repository_of_message(bytes(row["payload"]))
+        if repo_id is not None:
+            await deadletters_q.set_repository(conn, row["id"], repo_id)
+            n += 1
+    return n
 
 
 async def dead_letters(settings: Settings, args: argparse.Namespace) -> None:

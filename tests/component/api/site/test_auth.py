@@ -14,10 +14,11 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from indexium_api.app import INVALIDATOR, create_app
 from indexium_api.settings import Settings
-from indexium_contracts import ingest
-from indexium_db.queries import github as github_q
+from indexium_contracts import github as github_contract, ingest
+from indexium_db.queries import deadletters as deadletters_q, github as github_q
 from indexium_devstack.embedded import free_port
 from indexium_devstack.fakegithub import FakeGitHub
+from indexium_ops.cli import attribute_dead_letters
 from indexium_platform.settings import SettingsError, load
 
 SECRET = secrets.token_urlsafe(40)
@@ -107,6 +108,38 @@ async def test_a_signed_in_request_reads_its_session_without_writing_it(site, db
         assert "alice/lanterns" in await (await client.get("/dashboard")).text()
     after = await db.fetchrow("SELECT xmin::text AS version, last_seen_at FROM site_sessions")
     assert tuple(after) == tuple(before)  # no new row version: the lookup is a plain SELECT
+
+
+async def _dead_letter(db, repo, seq: int, tag: str, *, attributed: bool = True) -> None:
+    event = ingest.ReleaseReceived(delivery_id=f"d-{seq}", received_at="2026-11-30T10:00:00Z",
+                                   webhook=github_contract.ReleaseWebhook(
+        action="published", release=github_contract.Release(id=seq, tag_name=tag),
+        repository=github_contract.Repository(id=repo.id, name=repo.name, full_name=repo.full_name,
+                                              owner=github_contract.Account(id=repo.owner.id, login=repo.owner.login))))
+    payload = ingest.encoder.encode(event)
+    await deadletters_q.insert(db, consumer="indexer", subject=ingest.RELEASE, msg_id=f"d-{seq}",
+                               stream_sequence=seq, category="corrupt_zip", error=f"{tag}: broken", attempts=1,
+                               payload=payload,
+                               github_repo_id=ingest.repository_of_message(payload) if attributed else None)
+
+
+async def test_the_dashboard_reads_only_its_repositories_newest_dead_letters_and_counts_the_rest(site, gh, db):
+    mine, other = gh.repo("alice/lanterns"), gh.repo("bob/secret")
+    await _dead_letter(db, mine, 1, "v0.legacy", attributed=False)  # written before 0013
+    for i in range(2, 14):
+        await _dead_letter(db, mine, i, f"v1.{i}")
+    for i in range(100, 105):
+        await _dead_letter(db, other, i, f"bob-{i}")
+    assert await attribute_dead_letters(db) == 1  # the setup step attributes the old row once
+    assert await attribute_dead_letters(db) == 0
+    client = await site()
+    await _sign_in(client)
+    body = await (await client.get("/dashboard")).text()
+    shown = [f"v1.{i}" for i in range(4, 14)]  # the newest ten of alice's thirteen
+    assert all(f"<strong>{tag}</strong>" in body for tag in shown)
+    assert "v1.3<" not in body and "v1.2<" not in body and "v0.legacy" not in body
+    assert "and 3 more, older." in body
+    assert "bob-" not in body
 
 
 async def test_secure_cookie_when_the_public_url_is_https(site):

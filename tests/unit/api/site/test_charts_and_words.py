@@ -57,7 +57,10 @@ def test_a_dead_lettered_check_again_is_listed_under_its_repository():
     event = ingest.CatchUpRequested(delivery_id="catch-up:7:ab", received_at="2026-12-01T00:00:00Z",
                                     github_repo_id=7, installation_id=3, requested_by="someone")
     at = datetime(2026, 12, 1, tzinfo=timezone.utc)
-    rows = [{"payload": ingest.encoder.encode(event), "category": "permanent", "error": "gone", "created_at": at},
-            {"payload": b"not msgpack", "category": "permanent", "error": "x", "created_at": at}]
-    assert _dead_letters_by_repo(rows, {7}) == {7: [{"tag": None, "category": "permanent", "error": "gone", "at": at}]}
-    assert _dead_letters_by_repo(rows, {8}) == {}
+    payload = ingest.encoder.encode(event)
+    assert ingest.repository_of_message(payload) == 7  # what the job ledger records with it
+    assert ingest.repository_of_message(b"not msgpack") is None
+    rows = [{"github_repo_id": 7, "payload": payload, "category": "permanent", "error": "gone", "created_at": at,
+             "open_total": 3}]
+    assert _dead_letters_by_repo(rows) == ({7: [{"tag": None, "category": "permanent", "error": "gone", "at": at}]},
+                                           {7: 2})

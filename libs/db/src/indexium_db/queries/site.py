@@ -165,13 +165,20 @@ async def versions_for_author(conn: asyncpg.Connection, mod_ids: list[uuid.UUID]
     )
 
 
-async def open_dead_letters(conn: asyncpg.Connection, limit: int = 1000) -> list[asyncpg.Record]:
-    """Open dead letters with their payload, newest first (the caller decodes which repository
-    each was about: the payload is the message given up on)."""
+async def open_dead_letters(conn: asyncpg.Connection, repo_ids: list[int], per_repo: int) -> list[asyncpg.Record]:
+    """The newest ``per_repo`` open dead letters of each of these repositories, with their
+    payload (the dashboard reads the release tag from it) and ``open_total``, how many that
+    repository has open in all."""
     return await conn.fetch(
-        """SELECT id, consumer, subject, category, error, attempts, payload, created_at
-           FROM dead_letters WHERE replayed_at IS NULL ORDER BY created_at DESC LIMIT $1""",
-        limit,
+        """SELECT github_repo_id, category, error, payload, created_at, open_total FROM (
+               SELECT github_repo_id, category, error, payload, created_at,
+                      row_number() OVER w AS n, count(*) OVER (PARTITION BY github_repo_id) AS open_total
+               FROM dead_letters
+               WHERE replayed_at IS NULL AND github_repo_id = ANY($1::bigint[])
+               WINDOW w AS (PARTITION BY github_repo_id ORDER BY created_at DESC, id DESC)) d
+           WHERE n <= $2
+           ORDER BY github_repo_id, created_at DESC""",
+        repo_ids, per_repo,
     )
 
 

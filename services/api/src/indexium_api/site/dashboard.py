@@ -28,6 +28,9 @@ from .state import SITE
 log = logs.get(__name__)
 CHECKS_PER_WINDOW = 5  # "Check again" per user: each may cost the App a few GitHub requests
 CHECK_WINDOW_S = 600.0
+# Dead letters listed per repository (the newest; the rest are counted): each is a release
+# the author must fix, and a repository whose every release fails needs the first few only.
+DEAD_LETTERS_SHOWN = 10
 
 # A scan rule, said the way a mod author would understand it.
 RULE_TEXT = {
@@ -104,20 +107,21 @@ def version_state(v) -> tuple[str, str, str]:
     return status, status, ""
 
 
-def _dead_letters_by_repo(rows, repo_ids: set[int]) -> dict[int, list[dict]]:
-    out: dict[int, list[dict]] = {}
+def _dead_letters_by_repo(rows) -> tuple[dict[int, list[dict]], dict[int, int]]:
+    """Per repository: the dead letters shown (newest first), and how many more are open."""
+    shown: dict[int, list[dict]] = {}
+    more: dict[int, int] = {}
     for r in rows:
         try:
             event = ingest.decoder.decode(bytes(r["payload"]))
         except (msgspec.DecodeError, msgspec.ValidationError):
-            continue
-        webhook = getattr(event, "webhook", None)  # a catch-up request carries no webhook
-        rid = getattr(getattr(webhook, "repository", None), "id", None) or getattr(event, "github_repo_id", None)
-        if rid in repo_ids:
-            release = getattr(webhook, "release", None)
-            out.setdefault(rid, []).append({"tag": getattr(release, "tag_name", None), "category": r["category"],
-                                            "error": r["error"], "at": r["created_at"]})
-    return out
+            event = None
+        release = getattr(getattr(event, "webhook", None), "release", None)  # a catch-up has no webhook
+        rid = r["github_repo_id"]
+        shown.setdefault(rid, []).append({"tag": getattr(release, "tag_name", None), "category": r["category"],
+                                          "error": r["error"], "at": r["created_at"]})
+        more[rid] = r["open_total"] - len(shown[rid])
+    return shown, more
 
 
 async def _load(conn, repositories: list[dict]):
@@ -125,7 +129,7 @@ async def _load(conn, repositories: list[dict]):
     statuses = {s["github_repo_id"]: s for s in await site_q.repositories_status(conn, ids)}
     mod_ids = [s["mod_id"] for s in statuses.values() if s["mod_id"] is not None]
     versions = await site_q.versions_for_author(conn, mod_ids) if mod_ids else []
-    dead = _dead_letters_by_repo(await site_q.open_dead_letters(conn), set(ids))
+    dead = _dead_letters_by_repo(await site_q.open_dead_letters(conn, ids, DEAD_LETTERS_SHOWN))
     skips: dict[int, list] = {}
     for row in await skips_q.for_repositories(conn, ids):
         skips.setdefault(row["github_repo_id"], []).append(row)
@@ -154,7 +158,8 @@ async def dashboard(request: web.Request) -> web.Response:
         state, text = repository_state(r, status)
         repos.append({"repo": r, "state": state, "text": text, "mod": status if status and status["mod_id"] else None,
                       "versions": by_mod.get(status["mod_id"], []) if status and status["mod_id"] else [],
-                      "dead": dead.get(r["id"], []), "skips": skips.get(r["id"], [])})
+                      "dead": dead[0].get(r["id"], []), "dead_more": dead[1].get(r["id"], 0),
+                      "skips": skips.get(r["id"], [])})
     public = site.settings.public_url.rstrip("/")
     return page(request, "dashboard.html", repos=repos, install_url=site.install_url, public_url=public,
                 checked=request.query.get("checked"), limited=request.query.get("limited"), **ctx)

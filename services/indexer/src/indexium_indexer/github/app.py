@@ -9,6 +9,7 @@ import contextlib
 import aiohttp
 from aiohttp import web
 
+from indexium_contracts import ingest
 from indexium_github import ClientMetrics, GitHubClient
 from indexium_jar.http.remote import DownloadPolicy
 from indexium_platform.consumer import PullConsumer
@@ -55,7 +56,8 @@ def create_app(settings: Settings, *, client_options: dict | None = None) -> web
         backfiller = Backfiller(pool, sync, settings, gh_metrics, wake)
         reconciler = Reconciler(pool, sync, client, settings, gh_metrics, onboarding)
         ledger = JobLedger(pool, js, CONSUMER, max_attempts=settings.max_attempts,
-                           retry_base_s=settings.retry_base_s, outage_retry_s=settings.outage_retry_s)
+                           retry_base_s=settings.retry_base_s, outage_retry_s=settings.outage_retry_s,
+                           repository_of=ingest.repository_of_message)
         worker = Worker(onboarding, pool, ledger, gh_metrics)
         app[CLIENT], app[BACKFILLER], app[RECONCILER], app[ONBOARDING] = client, backfiller, reconciler, onboarding
         stop, loops = asyncio.Event(), []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import aiohttp
 from aiohttp import web
 
+from indexium_contracts import ingest
 from indexium_db.queries import versions as versions_q
 from indexium_jar.gameversions import VersionTable, default_table, table_from
 from indexium_jar.http.remote import DownloadPolicy
@@ -62,7 +63,8 @@ def create_app(settings: Settings) -> web.Application:
                                  publish_before_scan=settings.publish_before_scan,
                                  table=await load_version_table(pool))
         ledger = JobLedger(pool, js, CONSUMER, max_attempts=settings.max_retries + 1,
-                           retry_base_s=settings.retry_base_s, outage_retry_s=settings.outage_retry_s)
+                           retry_base_s=settings.retry_base_s, outage_retry_s=settings.outage_retry_s,
+                           repository_of=ingest.repository_of_message)
         worker = Worker(indexer, ledger, js, indexer_metrics)
         await res.consumer(PullConsumer(js, CONSUMER, worker.handle, concurrency=settings.concurrency,
                                         grace_s=settings.shutdown_grace_s))
