@@ -60,6 +60,7 @@ _PRINT_KEY = os.urandom(16)
 _HASH_IS_KEYED = bool(sys.flags.hash_randomization)
 _PRINT_TAIL = struct.Struct("<HQ")
 OUT_CHUNK = 256 * 1024  # inflated bytes produced per step
+_CONSUMED: tuple[bytes, ...] = ()  # Entry._data once read_all took the bytes
 
 
 class CorruptArchive(Exception):
@@ -134,13 +135,16 @@ class Reader:
         self._pos += n
 
     def read(self, n: int) -> bytes:
-        if not self._fill(n):
+        if len(self._buf) - self._pos < n and not self._fill(n):
             raise CorruptArchive("unexpected end of archive")
         out = self._buf[self._pos : self._pos + n]
         self._pos += n
         return out
 
     def skip(self, n: int) -> None:
+        if len(self._buf) - self._pos >= n:  # the common case: inside the current chunk
+            self._pos += n
+            return
         while n:
             buf, start, end = self.window(1)
             if start == end:
@@ -192,16 +196,22 @@ class Entry:
             return b"".join(self._collect(limit))
         if not self.readable:
             raise CorruptArchive(f"entry {self.name!r} is encrypted or uses an unsupported method")
-        self._data = iter(())  # consumed here; the walk must not skip it again
-        raw = self._walk._r.read(self.csize)
-        self.compressed_read = self.csize
+        self._data = _CONSUMED  # the walk must not skip it again
+        csize = self.csize
+        r = self._walk._r
+        buf, start, end = r.window(csize)
+        if end - start < csize:
+            raise CorruptArchive("unexpected end of archive")
+        r.advance(csize)
+        self.compressed_read = csize
         if self.method == STORED:
-            if len(raw) > limit:
+            if csize > limit:
                 raise LimitExceeded("entry_too_large", f"{self.name}: larger than {limit} bytes")
-            return raw
+            return buf[start : start + csize]
         d = zlib.decompressobj(-zlib.MAX_WBITS)
         try:
-            out = d.decompress(raw, limit + 1)  # bounded whatever the ratio
+            # Out of the window without a copy; bounded whatever the ratio.
+            out = d.decompress(memoryview(buf)[start : start + csize], limit + 1)
         except zlib.error:
             raise CorruptArchive(f"invalid deflate data in {self.name!r}") from None
         if len(out) > limit:
@@ -233,11 +243,13 @@ class ZipWalk:
     def __init__(self, reader: Reader, *, budget: Budget, sizes: Mapping[int, int] | None = None):
         self._r = reader
         self._budget = budget
-        self._sizes = sizes if sizes is not None else {}  # not `or`: len() of EntrySizes builds a dict
+        # Never tested for truth: len() of EntrySizes builds a dict over every entry.
+        self._size_of = sizes.get if sizes is not None else None
         self._offsets = array("Q")  # local header offsets, increasing
         self._prints = array("Q")  # fingerprint of (name, method, compressed size) per offset
         self.problems: list[str] = []
         self.entries_seen = 0
+        self._next_record = 0  # where the next directory record usually is in _offsets
 
     def _problem(self, text: str) -> None:
         if len(self.problems) < 20:
@@ -258,10 +270,10 @@ class ZipWalk:
     def entries(self) -> Iterator[Entry]:
         r = self._r
         while True:
-            if r.at_end():
+            buf, start, end = r.window(LOCAL.size)
+            if start == end:
                 raise CorruptArchive("no end of central directory record")
-            offset = r.offset
-            buf, start, _end = r.window(LOCAL.size)
+            offset = r._base + start
             sig = buf[start : start + 4]
             if sig == LOCAL_SIG:
                 entry = self._local(offset)
@@ -279,23 +291,34 @@ class ZipWalk:
                 raise CorruptArchive(f"unexpected record at offset {offset}")
 
     def _local(self, offset: int) -> Entry:
+        # Parsed in place in the reader's window (unpack_from, one slice for the name): the
+        # per-entry fixed cost is most of the walk when entries are small class files.
         self._budget.entry()
         self.entries_seen += 1
-        header = self._r.read(LOCAL.size)[4:]
-        (_need, flags, method, _time, _date, _crc, csize, usize, nlen, elen) = LOCAL_BODY.unpack(header)
-        tail = self._r.read(nlen + elen)
-        raw_name, extra = tail[:nlen], tail[nlen:]
+        r = self._r
+        buf, start, end = r.window(LOCAL.size)
+        if end - start < LOCAL.size:
+            raise CorruptArchive("unexpected end of archive")
+        (_sig, _need, flags, method, _time, _date, _crc, csize, usize, nlen, elen) = LOCAL.unpack_from(buf, start)
+        header = LOCAL.size + nlen + elen
+        if end - start < header:
+            buf, start, end = r.window(header)
+            if end - start < header:
+                raise CorruptArchive("unexpected end of archive")
+        name_at = start + LOCAL.size
+        raw_name = buf[name_at : name_at + nlen]
+        r.advance(header)
         zip64 = False
         if csize == _U32 or usize == _U32:
-            z = _zip64_extra(extra, [usize, csize])
+            z = _zip64_extra(buf[name_at + nlen : start + header], [usize, csize])
             if z is None:
                 raise CorruptArchive("zip64 sizes without a zip64 extra field")
             usize, csize = z
             zip64 = True
-        known: int | None = self._sizes.get(offset)
-        if known is None and not flags & FLAG_DESCRIPTOR:
-            known = csize
-        return Entry(self, raw_name, flags, method, offset, known, None if flags & FLAG_DESCRIPTOR else usize, zip64)
+        known = self._size_of(offset) if self._size_of is not None else None
+        if flags & FLAG_DESCRIPTOR:
+            return Entry(self, raw_name, flags, method, offset, known, None, zip64)
+        return Entry(self, raw_name, flags, method, offset, csize if known is None else known, usize, zip64)
 
     def _finish(self, entry: Entry) -> None:
         if entry._data is None:
@@ -307,7 +330,7 @@ class ZipWalk:
                     pass
             else:
                 raise CorruptArchive(f"cannot find the end of entry {entry.name!r}")
-        else:
+        elif entry._data is not _CONSUMED:
             for _ in entry._data:  # the consumer stopped early: drain it
                 pass
         if entry.flags & FLAG_DESCRIPTOR:
@@ -402,13 +425,14 @@ class ZipWalk:
 
     def _descriptor(self, entry: Entry) -> None:
         r = self._r
-        buf, start, end = r.window(4)
-        if buf[start : start + 4] == DESCRIPTOR_SIG:
-            r.advance(4)
-        _crc = r.read(4)
         wide = entry.zip64
-        csize = int.from_bytes(r.read(8 if wide else 4), "little")
-        r.read(8 if wide else 4)  # uncompressed size: not needed
+        layout = DESCRIPTOR64 if wide else DESCRIPTOR  # crc, compressed size, size
+        buf, start, end = r.window(4 + layout.size)
+        at = start + 4 if buf[start : start + 4] == DESCRIPTOR_SIG else start
+        if end - at < layout.size:
+            raise CorruptArchive("unexpected end of archive")
+        _crc, csize, _usize = layout.unpack_from(buf, at)
+        r.advance(at - start + layout.size)
         if csize != entry.compressed_read & (U64_MAX if wide else _U32):
             raise CorruptArchive(f"data descriptor of {entry.name!r} disagrees with its data")
 
@@ -417,18 +441,28 @@ class ZipWalk:
         r = self._r
         position = cd_offset
         seen = 0
+        body = CENTRAL_BODY.size
         while True:
+            buf, start, end = r.window(body)
+            if end - start < body:
+                raise CorruptArchive("unexpected end of archive")
             (_made, _need, flags, method, _t, _d, _crc, csize, usize, nlen, elen, clen, _disk, _ia, _ea,
-             offset) = CENTRAL_BODY.unpack(r.read(CENTRAL_BODY.size))  # fmt: skip
-            tail = r.read(nlen + elen + clen)
-            raw_name, extra = tail[:nlen], tail[nlen : nlen + elen]
+             offset) = CENTRAL_BODY.unpack_from(buf, start)  # fmt: skip
+            record = body + nlen + elen + clen + 4  # and the next signature
+            if end - start < record:
+                buf, start, end = r.window(record)
+                if end - start < record - 4:
+                    raise CorruptArchive("unexpected end of archive")
+            name_at = start + body
+            raw_name = buf[name_at : name_at + nlen]
             if _U32 in (csize, usize, offset):
-                z = _zip64_extra(extra, [usize, csize, offset])
+                z = _zip64_extra(buf[name_at + nlen : name_at + nlen + elen], [usize, csize, offset])
                 if z is None:
                     raise CorruptArchive("zip64 values without a zip64 extra field")
                 usize, csize, offset = z
             seen += 1
             self._check_record(raw_name, method, csize, offset)
+            r.advance(record - 4)
             position = r.offset
             sig = r.read(4)
             if sig == CENTRAL_SIG:
@@ -446,8 +480,11 @@ class ZipWalk:
             return
 
     def _check_record(self, raw_name: bytes, method: int, csize: int, offset: int) -> None:
-        i = bisect_left(self._offsets, offset)
-        if i == len(self._offsets) or self._offsets[i] != offset:
+        offsets, i = self._offsets, self._next_record
+        if i >= len(offsets) or offsets[i] != offset:  # records out of local-header order
+            i = bisect_left(offsets, offset)
+        self._next_record = i + 1
+        if i == len(offsets) or offsets[i] != offset:
             self._problem(f"central directory entry {raw_name.decode('utf-8', 'replace')!r} "
                           "points at no local header we read")
         elif self._prints[i] != self._print(raw_name, method, csize):
