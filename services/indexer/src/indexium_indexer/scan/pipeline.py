@@ -1,9 +1,11 @@
 """Scan one file: stream it once, hash and parse it at the same time, check it against GitHub.
 
-The event loop only moves bytes. Per chunk, hashing (sha1+sha256+sha512) runs in
-one worker thread while the archive walk runs in another, a chunk or two behind:
-both spend most of their time in C code that releases the GIL (hashlib, zlib), so
-they overlap. At most :data:`PIPE_CHUNKS` chunks are in flight: memory is bounded
+The event loop only moves bytes. Hashing (sha1+sha256+sha512) runs in one worker
+thread and the archive walk in another, each fed by its own :class:`ChunkPipe`: the
+loop hands every chunk to both and never waits for a chunk's hash, so the hashing
+thread goes from one chunk to the next without a round trip through the loop. Both
+spend much of their time in C code that releases the GIL (hashlib, zlib), so they
+overlap. At most :data:`PIPE_CHUNKS` chunks are queued for each: memory is bounded
 whatever the file's size.
 """
 
@@ -78,6 +80,11 @@ class ChunkPipe:
             self._space.release()
 
 
+def _hash_all(pipe: ChunkPipe, hasher: MultiHasher) -> None:
+    for chunk in pipe:
+        hasher.update(chunk)
+
+
 def _consume(pipe: ChunkPipe, limits: ScanLimits, sizes: Mapping[int, int] | bytes | None) -> ArchiveReport:
     chunks = iter(pipe)
     try:
@@ -93,20 +100,26 @@ async def scan_stream(chunks: AsyncIterator[bytes], *, limits: ScanLimits, parse
                       ) -> tuple[Hashes, ArchiveReport]:
     """Hash and scan a stream of chunks; exceptions of ``chunks`` propagate.
 
-    Two executors on purpose: a parse thread blocks waiting for chunks, so hashing
-    must never queue behind it.
+    Two executors on purpose: each thread blocks waiting for chunks for the whole file,
+    so one must never queue behind the other (one thread of each per file scanned at once).
     """
     loop = asyncio.get_running_loop()
-    pipe = ChunkPipe(loop)
+    hash_pipe, pipe = ChunkPipe(loop), ChunkPipe(loop)
     hasher = MultiHasher()
+    hashing = loop.run_in_executor(hash_executor, _hash_all, hash_pipe, hasher)
     scan = loop.run_in_executor(parse_executor, _consume, pipe, limits, sizes)
     try:
         async for chunk in chunks:
-            await loop.run_in_executor(hash_executor, hasher.update, chunk)
+            await hash_pipe.put(chunk)
             await pipe.put(chunk)
+        hash_pipe.close()
         pipe.close()
+        await hashing
     except BaseException:
+        hash_pipe.abort()
         pipe.abort()
+        with contextlib.suppress(BaseException):
+            await hashing
         with contextlib.suppress(BaseException):
             await scan
         raise
