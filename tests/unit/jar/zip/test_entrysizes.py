@@ -62,6 +62,18 @@ def test_unpacked_sizes_behave_as_a_dict_in_two_arrays():
         sizes[0]
 
 
+@pytest.mark.parametrize("asked", [
+    [0, 10, 11, 300, 301],  # the walk's order, offsets without a size among them
+    [10, 10, 300],  # the same offset twice
+    [300, 10, 0, 10],  # out of order: searched
+    [400, 5, 10],
+])
+def test_sizes_asked_in_order_answer_as_get(asked):
+    sizes = entrysizes.unpack(entrysizes.pack([(10, 1), (10, 2), (12, 4), (300, 7), (301, 0)]))
+    get = sizes.in_order()
+    assert [get(o) for o in asked] == [sizes.get(o) for o in asked]
+
+
 def test_offsets_out_of_order_are_refused():
     import struct
     import zlib

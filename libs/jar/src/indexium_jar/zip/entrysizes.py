@@ -20,7 +20,7 @@ import sys
 import zlib
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 _VERSION = b"\x01"
 # A 53,000-entry jar packs to ~150 KiB; past this the sizes are not sent (the scan then
@@ -90,6 +90,24 @@ class EntrySizes(Mapping[int, int]):
     def get(self, offset: int, default=None):
         i = self._find(offset)
         return self._sizes[i] if i >= 0 else default
+
+    def in_order(self) -> Callable[[int], int | None]:
+        """A ``get`` for a walk asking offsets in increasing order, as the scan's front-to-back
+        walk does: the next entry is answered from a cursor, without a search (anything else
+        is searched, and the cursor moves on past it). Same answers as ``get``."""
+        offsets, sizes, n = self._offsets, self._sizes, len(self._offsets)
+        i = 0
+
+        def get(offset: int) -> int | None:
+            nonlocal i
+            if i < n and offsets[i] == offset and (i + 1 == n or offsets[i + 1] != offset):
+                i += 1
+                return sizes[i - 1]
+            j = bisect_right(offsets, offset) - 1  # the last of equal offsets, as get() answers
+            i = j + 1
+            return sizes[j] if j >= 0 and offsets[j] == offset else None
+
+        return get
 
     def __contains__(self, offset: object) -> bool:
         return isinstance(offset, int) and self._find(offset) >= 0

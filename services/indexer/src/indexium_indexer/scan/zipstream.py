@@ -31,6 +31,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 
+from indexium_jar.zip.entrysizes import EntrySizes
 from indexium_jar.zip.records import (
     CENTRAL_BODY,
     CENTRAL_SIG_BYTES as CENTRAL_SIG,
@@ -243,8 +244,9 @@ class ZipWalk:
     def __init__(self, reader: Reader, *, budget: Budget, sizes: Mapping[int, int] | None = None):
         self._r = reader
         self._budget = budget
-        # Never tested for truth: len() of EntrySizes builds a dict over every entry.
-        self._size_of = sizes.get if sizes is not None else None
+        # Never tested for truth: len() of EntrySizes builds a dict over every entry. Asked
+        # in increasing offset order: EntrySizes answers those from a cursor.
+        self._size_of = None if sizes is None else sizes.in_order() if isinstance(sizes, EntrySizes) else sizes.get
         self._offsets = array("Q")  # local header offsets, increasing
         self._prints = array("Q")  # fingerprint of (name, method, compressed size) per offset
         self.problems: list[str] = []
