@@ -132,26 +132,27 @@ class ConstantPool:
         offsets = [0] * count
         pos, i, end = start, 1, len(data)
         steps = _STEPS
-        while i < count:
-            if pos >= end:
-                raise ClassFormatError("truncated constant pool")
-            tag = data[pos]
-            tags[i] = tag
-            pos += 1
-            offsets[i] = pos
-            if tag == UTF8:
-                if pos + 2 > end:
-                    raise ClassFormatError("truncated constant pool")
-                pos += 2 + ((data[pos] << 8) | data[pos + 1])
-            else:
-                size = steps[tag]
-                if not size:
-                    raise ClassFormatError(f"unknown constant-pool tag {tag}")
-                pos += size
-                if (tag == LONG or tag == DOUBLE) and i + 1 < count:
-                    i += 1  # takes two slots; the phantom keeps the offsets sorted for entry_at
-                    offsets[i] = offsets[i - 1]
-            i += 1
+        # The loop every parsed class pays once per constant: bounds are left to IndexError
+        # (an index past the end), and the end is checked once after the loop.
+        try:
+            while i < count:
+                tag = data[pos]
+                pos += 1
+                tags[i] = tag
+                offsets[i] = pos
+                if tag == UTF8:
+                    pos += 2 + ((data[pos] << 8) | data[pos + 1])
+                else:
+                    size = steps[tag]
+                    if not size:
+                        raise ClassFormatError(f"unknown constant-pool tag {tag}")
+                    pos += size
+                    if size == 8 and i + 1 < count:  # LONG, DOUBLE: the only 8-byte ones, two slots
+                        i += 1  # the phantom keeps the offsets sorted for entry_at
+                        offsets[i] = pos - 8
+                i += 1
+        except IndexError:
+            raise ClassFormatError("truncated constant pool") from None
         if pos > end:
             raise ClassFormatError("truncated constant pool")
         self._tags, self._offsets = tags, offsets
