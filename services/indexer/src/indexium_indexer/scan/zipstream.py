@@ -278,7 +278,7 @@ class ZipWalk:
             offset = r._base + start
             sig = buf[start : start + 4]
             if sig == LOCAL_SIG:
-                entry = self._local(offset)
+                entry = self._local(offset, buf, start, end)
                 yield entry
                 self._finish(entry)
             elif sig == CENTRAL_SIG:
@@ -292,13 +292,16 @@ class ZipWalk:
             else:
                 raise CorruptArchive(f"unexpected record at offset {offset}")
 
-    def _local(self, offset: int) -> Entry:
+    def _local(self, offset: int, buf: bytes, start: int, end: int) -> Entry:
+        """The entry whose header starts the window ``buf[start:end]``."""
         # Parsed in place in the reader's window (unpack_from, one slice for the name): the
         # per-entry fixed cost is most of the walk when entries are small class files.
-        self._budget.entry()
+        budget = self._budget
+        if budget.entries_left <= 0:
+            budget.entry()  # the limit is crossed: raises
+        budget.entries_left -= 1
         self.entries_seen += 1
         r = self._r
-        buf, start, end = r.window(LOCAL.size)
         if end - start < LOCAL.size:
             raise CorruptArchive("unexpected end of archive")
         (_sig, _need, flags, method, _time, _date, _crc, csize, usize, nlen, elen) = LOCAL.unpack_from(buf, start)
@@ -324,9 +327,14 @@ class ZipWalk:
 
     def _finish(self, entry: Entry) -> None:
         if entry._data is None:
-            if entry.csize is not None:
-                self._r.skip(entry.csize)
-                entry.compressed_read = entry.csize
+            csize = entry.csize
+            if csize is not None:
+                r = self._r
+                if len(r._buf) - r._pos >= csize:  # inside the window: most entries
+                    r._pos += csize
+                else:
+                    r.skip(csize)
+                entry.compressed_read = csize
             elif entry.readable:
                 for _ in self._entry_data(entry):
                     pass
@@ -337,9 +345,10 @@ class ZipWalk:
                 pass
         if entry.flags & FLAG_DESCRIPTOR:
             self._descriptor(entry)
-        if len(self._offsets) and self._offsets[-1] >= entry.offset:
+        offsets = self._offsets
+        if offsets and offsets[-1] >= entry.offset:
             raise CorruptArchive("local headers out of order")
-        self._offsets.append(entry.offset)
+        offsets.append(entry.offset)
         self._prints.append(self._print(entry.raw_name, entry.method, entry.compressed_read))
 
     # --- entry data -------------------------------------------------------------------------
