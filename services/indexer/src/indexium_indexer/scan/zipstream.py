@@ -466,13 +466,16 @@ class ZipWalk:
                     raise CorruptArchive("unexpected end of archive")
             name_at = start + body
             raw_name = buf[name_at : name_at + nlen]
-            if _U32 in (csize, usize, offset):
+            if csize == _U32 or usize == _U32 or offset == _U32:
                 z = _zip64_extra(buf[name_at + nlen : name_at + nlen + elen], [usize, csize, offset])
                 if z is None:
                     raise CorruptArchive("zip64 values without a zip64 extra field")
                 usize, csize, offset = z
             seen += 1
             self._check_record(raw_name, method, csize, offset)
+            if end - start >= record and buf[start + record - 4 : start + record] == CENTRAL_SIG:
+                r.advance(record)  # the next record follows in the window: most of them
+                continue
             r.advance(record - 4)
             position = r.offset
             sig = r.read(4)
