@@ -240,14 +240,19 @@ class ConstantPool:
     def utf8(self, index: int) -> str:
         cached = self._utf8.get(index)
         if cached is None:
-            at = self._expect(index, UTF8)
-            length = self._u2(at)
-            cached = modified_utf8(self._data[at + 2 : at + 2 + length])
+            # _expect and _u2 written out: every name a parsed class uses comes through here.
+            if not (0 < index < self.count and self._tags[index] == UTF8):
+                self._expect(index, UTF8)  # raises, naming what is wrong
+            at, data = self._offsets[index], self._data
+            cached = modified_utf8(data[at + 2 : at + 2 + ((data[at] << 8) | data[at + 1])])
             self._utf8[index] = cached
         return cached
 
     def class_name(self, index: int) -> str:
-        return self.utf8(self._u2(self._expect(index, CLASS)))
+        if not (0 < index < self.count and self._tags[index] == CLASS):
+            self._expect(index, CLASS)  # raises
+        at, data = self._offsets[index], self._data
+        return self.utf8((data[at] << 8) | data[at + 1])
 
     def string(self, index: int) -> str:
         return self.utf8(self._u2(self._expect(index, STRING)))
