@@ -61,6 +61,7 @@ _PRINT_KEY = os.urandom(16)
 _HASH_IS_KEYED = bool(sys.flags.hash_randomization)
 _PRINT_TAIL = struct.Struct("<HQ")
 OUT_CHUNK = 256 * 1024  # inflated bytes produced per step
+FIRST_PIECE = 4096  # compressed bytes first handed to the inflater when the entry's size is unknown
 _CONSUMED: tuple[bytes, ...] = ()  # Entry._data once read_all took the bytes
 
 
@@ -375,10 +376,18 @@ class ZipWalk:
         r, budget = self._r, self._budget
         d = zlib.decompressobj(-zlib.MAX_WBITS)
         limit = entry.csize
+        piece_size = FIRST_PIECE
         while not d.eof:
             buf, start, end = r.window(1)
             if limit is not None:
                 end = min(end, start + limit - entry.compressed_read)
+            else:
+                # Where the stream ends is unknown: zlib copies whatever input is left after
+                # it into unused_data. Handing it the whole window cost a copy of up to
+                # 256 KiB for every small entry; growing pieces keep that copy within twice
+                # the entry's own compressed size.
+                end = min(end, start + piece_size)
+                piece_size *= 2
             if start == end:
                 raise CorruptArchive(f"entry {entry.name!r} is truncated")
             piece = memoryview(buf)[start:end]
