@@ -143,7 +143,7 @@ class ScanContext:
     session: aiohttp.ClientSession
     policy: DownloadPolicy
     parse_executor: Executor  # one thread per file scanned at once
-    hash_executor: Executor
+    hash_executor: Executor  # the same: each file's hashing holds a thread for the whole download
     limits: ScanLimits
     max_bytes: int
 
