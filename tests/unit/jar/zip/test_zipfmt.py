@@ -27,7 +27,9 @@ from indexium_jar.errors import (
     NeedMoreBytes,
     UnsupportedCompression,
 )
+from indexium_jar.manifests import WANTED_NAMES
 from indexium_jar.zip.zipfmt import (
+    INDEXED_NAME_BYTES,
     CentralDirectory,
     extract_prefix,
     scan_directory_suffix,
@@ -327,6 +329,28 @@ def test_a_record_hidden_in_another_records_extra_field_is_not_an_entry():
     assert [e.name for e in directory.with_prefix("META-INF/jar")] == ["META-INF/jars/real.jar"]
 
 
+def test_a_long_name_hidden_in_an_extra_field_is_not_an_entry():
+    name = b"assets/examplemod/textures/gui/icon.png"  # longer than INDEXED_NAME_BYTES: searched for
+    assert len(name) > INDEXED_NAME_BYTES
+    fake = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, 0, 0, 0, 0, 3, 3, len(name), 0, 0, 0, 0, 0, 0)
+    # The hidden record comes last, where a search from the end meets it first.
+    data = raw_zip([Raw(name + b".bak", b"z"), Raw(b"x/" + name, b"w"), Raw(b"b.txt", b"y", central_extra=b"pad" + fake + name),
+                    Raw(b"a.txt", b"x", central_extra=fake + name)])
+    directory = directory_of(data)
+    assert directory.entry(name.decode()) is None and name.decode() not in directory
+    assert directory.entry("x/" + name.decode()) == directory.entries()[1]
+    data = raw_zip([Raw(name, b"first"), Raw(name, b"second"), Raw(b"a.txt", b"x", central_extra=fake + name)])
+    directory = directory_of(data)
+    assert directory.entry(name.decode()) == directory.entries()[1]
+    # A name whose last bytes repeat into its extra field: the last hit overlaps the real one.
+    data = raw_zip([Raw(b"a" * 40, b"x", central_extra=b"a" * 8)])
+    assert directory_of(data).entry("a" * 40) == directory_of(data).entries()[0]
+
+
+def test_every_fixed_path_the_indexer_looks_up_is_in_the_name_index():
+    assert max(len(n.encode()) for n in WANTED_NAMES) <= INDEXED_NAME_BYTES
+
+
 def test_directory_lookup_of_names_in_utf8_or_cp437():
     data = raw_zip([Raw("café/ü.txt".encode(), b"u", flags=0x800), Raw(b"caf\x82", b"c"),
                     Raw(b"caf\xc3\xa9", b"unflagged, so CP437")])
@@ -339,7 +363,11 @@ def test_directory_lookup_of_names_in_utf8_or_cp437():
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(["fabric.mod.json", "META-INF/MANIFEST.MF", "META-INF/jars/a.jar",
                                  "META-INF/jarjar/b.jar", "assets/m/icon.png", "pack.png", "a/fabric.mod.json",
-                                 "fabric.mod.json5", "x/", "", "iconography.txt", "logo.PNG"]), max_size=12))
+                                 "fabric.mod.json5", "x/", "", "iconography.txt", "logo.PNG",
+                                 # longer than INDEXED_NAME_BYTES: found by searching the bytes,
+                                 # inside each other and overlapping (a run of one letter)
+                                 "assets/examplemod/textures/gui/icon.png", "x/assets/examplemod/textures/gui/icon.png",
+                                 "assets/examplemod/textures/gui/ico", "a" * 40, "a" * 41]), max_size=12))
 def test_directory_lookups_agree_with_parsing_every_record(names):
     data = zip_bytes([(n, n.encode() * 3, STORED) for n in names])
     directory = directory_of(data)
@@ -347,7 +375,7 @@ def test_directory_lookups_agree_with_parsing_every_record(names):
     everything = parse_central_directory(data[info.cd_offset : info.cd_offset + info.cd_size], 0)
     assert directory.entries() == everything
     last = {e.name: e for e in everything}
-    for name in {*names, "fabric", "META-INF/jars", "nothing"}:
+    for name in {*names, "fabric", "META-INF/jars", "nothing", "a" * 39, "examplemod/textures/gui/icon.png"}:
         assert directory.entry(name) == last.get(name)
     for prefix in ("META-INF/jar", "fabric", "a/"):
         assert directory.with_prefix(prefix) == [e for e in everything if e.name.startswith(prefix)]
