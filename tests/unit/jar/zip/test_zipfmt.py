@@ -28,6 +28,7 @@ from indexium_jar.errors import (
     UnsupportedCompression,
 )
 from indexium_jar.manifests import WANTED_NAMES
+from indexium_jar.zip.records import CENTRAL_SIG
 from indexium_jar.zip.zipfmt import (
     INDEXED_NAME_BYTES,
     CentralDirectory,
@@ -370,17 +371,23 @@ def test_directory_lookup_of_names_in_utf8_or_cp437():
                                  "assets/examplemod/textures/gui/ico", "a" * 40, "a" * 41]), max_size=12))
 def test_directory_lookups_agree_with_parsing_every_record(names):
     data = zip_bytes([(n, n.encode() * 3, STORED) for n in names])
-    directory = directory_of(data)
     info = locate_eocd(data, 0, len(data))
     everything = parse_central_directory(data[info.cd_offset : info.cd_offset + info.cd_size], 0)
-    assert directory.entries() == everything
+    # Read in place inside a larger window too: local headers (the same names) before the
+    # directory, and after it a record-shaped copy of every name that is not part of it.
+    after = b"".join(CENTRAL_SIG.to_bytes(4, "little") + bytes(24) + struct.pack("<HHH", len(n.encode()), 0, 0)
+                     + bytes(12) + n.encode() for n in names)
+    in_place = CentralDirectory(data[: info.cd_offset + info.cd_size] + after, start=info.cd_offset,
+                                end=info.cd_offset + info.cd_size)
     last = {e.name: e for e in everything}
-    for name in {*names, "fabric", "META-INF/jars", "nothing", "a" * 39, "examplemod/textures/gui/icon.png"}:
-        assert directory.entry(name) == last.get(name)
-    for prefix in ("META-INF/jar", "fabric", "a/"):
-        assert directory.with_prefix(prefix) == [e for e in everything if e.name.startswith(prefix)]
-    icons = directory.search(re.compile(rb"(?:icon|logo|pack)[\x20-\x2e\x30-\x7e]{0,200}?\.(?:png|jpe?g)", re.I))
-    assert icons == [e for e in everything if re.search(r"(?:icon|logo|pack)[^/]*\.(?:png|jpe?g)$", e.name, re.I)]
+    for directory in (directory_of(data), in_place):
+        assert directory.entries() == everything
+        for name in {*names, "fabric", "META-INF/jars", "nothing", "a" * 39, "examplemod/textures/gui/icon.png"}:
+            assert directory.entry(name) == last.get(name)
+        for prefix in ("META-INF/jar", "fabric", "a/", "assets/examplemod/textures/gui/ic", "a" * 39):
+            assert directory.with_prefix(prefix) == [e for e in everything if e.name.startswith(prefix)]
+        icons = directory.search(re.compile(rb"(?:icon|logo|pack)[\x20-\x2e\x30-\x7e]{0,200}?\.(?:png|jpe?g)", re.I))
+        assert icons == [e for e in everything if re.search(r"(?:icon|logo|pack)[^/]*\.(?:png|jpe?g)$", e.name, re.I)]
 
 
 def test_name_encoding_utf8_flag_or_cp437():

@@ -340,8 +340,7 @@ class RemoteJar:
         if missing:
             await self._fetch_directory(info, (missing[0][0], missing[-1][1]), plan)
         offset, buf = self._store.window(start)
-        directory = buf[start - offset : end - offset]
-        return CentralDirectory(directory, base_offset=info.base_offset)
+        return CentralDirectory(buf, base_offset=info.base_offset, start=start - offset, end=end - offset)
 
     async def _fetch_directory(self, info: CentralDirectoryInfo, gap: Range, plan: ReadPlan | None) -> None:
         """One round for the rest of the directory, plus the wanted entries it already names."""

@@ -240,12 +240,20 @@ class CentralDirectory:
     of a record of the walked chain, so a name hidden in an extra field or comment is
     never taken for a record. A record's zip64 fields are resolved (and checked) when its
     entry is built.
+
+    The directory is ``data[start:end]`` (all of ``data`` by default), read in place: a
+    reader holding the directory inside a larger window (the tail it fetched first)
+    hands that window over rather than a copy of megabytes.
     """
 
-    __slots__ = ("_data", "_base", "_starts", "_index", "_all", "_streamed")
+    __slots__ = ("_data", "_lo", "_hi", "_base", "_starts", "_index", "_all", "_streamed")
 
-    def __init__(self, data: bytes, *, base_offset: int = 0) -> None:
+    def __init__(self, data: bytes, *, base_offset: int = 0, start: int = 0, end: int | None = None) -> None:
         self._data = data = bytes(data)
+        end = len(data) if end is None else end
+        if not 0 <= start <= end <= len(data):
+            raise ValueError("the directory must lie inside data")
+        self._lo, self._hi = start, end
         self._base = base_offset
         self._all: list[ZipEntry] | None = None
         starts: list[int] = []
@@ -254,8 +262,7 @@ class CentralDirectory:
         append, unpack, header, short = starts.append, CENTRAL_WALK.unpack_from, CENTRAL.size, INDEXED_NAME_BYTES
         # Locals, not module globals: each is read once per record.
         signature, descriptor, streamed_append = CENTRAL_SIG, FLAG_DESCRIPTOR, streamed.append
-        pos = 0
-        end = len(data)
+        pos = start
         last_start = end - header
         # The flags come with the lengths (one unpack): collecting the descriptor-flagged
         # records here costs 0.3 ms per 20,000 records, a second pass over them 1.1 ms.
@@ -324,7 +331,7 @@ class CentralDirectory:
         given), in directory order. ``hint`` should be quick to find (a literal start)."""
         data, starts, header = self._data, self._starts, CENTRAL.size
         picked: dict[int, None] = {}
-        for match in hint.finditer(data):
+        for match in hint.finditer(data, self._lo, self._hi):
             i = bisect.bisect_right(starts, match.start() - header) - 1
             if i < 0:
                 continue
@@ -358,8 +365,8 @@ class CentralDirectory:
         if nlen <= INDEXED_NAME_BYTES:
             return self._index.get(raw)
         data, starts, header = self._data, self._starts, CENTRAL.size
-        end = len(data)
-        while (pos := data.rfind(raw, header, end)) >= 0:
+        lo, end = self._lo + header, self._hi
+        while (pos := data.rfind(raw, lo, end)) >= 0:
             start = pos - header
             i = bisect.bisect_left(starts, start)
             if i < len(starts) and starts[i] == start and _name_length(data, start) == nlen:
@@ -373,15 +380,17 @@ class CentralDirectory:
         data, starts, header = self._data, self._starts, CENTRAL.size
         if not raw:
             return [start for start in starts if nlen is None or _name_length(data, start) == nlen]
+        # From the end: rfind skips ahead by the needle's length, find by far less.
         out = []
-        pos = data.find(raw, header)
-        while pos >= 0:
+        lo, end, size = self._lo + header, self._hi, len(raw)
+        while (pos := data.rfind(raw, lo, end)) >= 0:
             start = pos - header
             i = bisect.bisect_left(starts, start)
             if i < len(starts) and starts[i] == start and (
                     nlen is None or _name_length(data, start) == nlen):
                 out.append(start)
-            pos = data.find(raw, pos + 1)
+            end = pos + size - 1  # a hit may overlap the next one to its left
+        out.reverse()
         return out
 
     def _entry_at(self, pos: int) -> ZipEntry:
@@ -436,16 +445,16 @@ def scan_directory_suffix(
     hi = cd_end - buf_offset
     if lo >= hi or hi > len(buf) or lo < 0:
         return None
-    window = bytes(buf[lo:hi])
+    buf = bytes(buf)
     sig = CENTRAL_SIG.to_bytes(4, "little")
-    pos = window.find(sig)
+    pos = buf.find(sig, lo, hi)
     for _ in range(max_tries):
         if pos < 0:
             return None
         try:
-            return CentralDirectory(window[pos:], base_offset=base_offset)
+            return CentralDirectory(buf, base_offset=base_offset, start=pos, end=hi)
         except CorruptZip:
-            pos = window.find(sig, pos + 1)
+            pos = buf.find(sig, pos + 1, hi)
     return None
 
 
