@@ -145,7 +145,7 @@ async def part1(quick: bool) -> list[Row]:
             ideal, cd_size = ideal_bytes(data, policy.tail_size)
             asset = gh.add_asset(release, f"jar{n}.jar", data)
             url = gh.download_url(asset)
-            md = await read_metadata(session, url, policy)
+            md = await read_metadata(session, url, policy, with_entry_sizes=True)
             ours = gh.stats(asset)
             gh.reset_stats()
             await owner_plan(session, url)
@@ -232,7 +232,7 @@ async def end_to_end(quick: bool) -> None:
             url = gh.download_url(asset)
             ideal, _ = ideal_bytes(data, policy.tail_size)
             gh.reset_stats()
-            md = await read_metadata(session, url, policy)
+            md = await read_metadata(session, url, policy, with_entry_sizes=True)
             indexer = gh.stats(asset)
             gh.reset_stats()
             verdict = await scan_file(ctx, FileToScan(url, asset.size, asset.digest, None, md.entry_sizes))
@@ -309,7 +309,8 @@ async def part2(seconds: float, concurrency: int, which: str, urls: list[str], h
     done = 0
     async with aiohttp.ClientSession(connector=connector) as session:
         for url in urls:  # warm-up: connections, imports, caches
-            await (read_metadata(session, url, policy) if which == "ours" else owner_plan(session, url))
+            await (read_metadata(session, url, policy, with_entry_sizes=True) if which == "ours"
+                   else owner_plan(session, url))
         stop = time.perf_counter() + seconds
         cpu0, t0 = time.process_time(), time.perf_counter()
 
@@ -319,7 +320,7 @@ async def part2(seconds: float, concurrency: int, which: str, urls: list[str], h
             while time.perf_counter() < stop:
                 url = urls[i % len(urls)]
                 if which == "ours":
-                    await read_metadata(session, url, policy)
+                    await read_metadata(session, url, policy, with_entry_sizes=True)
                 else:
                     await owner_plan(session, url)
                 done += 1

@@ -126,7 +126,8 @@ async def scan_pass(chunks: list[bytes], sizes, parse, hashing) -> tuple[float, 
 async def handed_sizes(data: bytes) -> bytes:
     """What the indexer puts in ``FileRef.entry_sizes`` for this jar (its own read path)."""
     md = await read_source(MemorySource(data), DownloadPolicy(allowed_hosts=frozenset(), max_cd_size=64 * MiB,
-                                                             max_fetch_bytes=256 * MiB))
+                                                             max_fetch_bytes=256 * MiB),
+                           with_entry_sizes=True)
     return md.entry_sizes
 
 

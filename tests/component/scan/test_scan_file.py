@@ -69,7 +69,7 @@ async def test_clean_file_has_launcher_hashes_and_is_clean_in_one_request(gh, ma
     rel = release(gh, ("clean.jar", data))
     f = target(gh, rel, "clean.jar")
     if handed_sizes:  # what the indexer's read of the same jar puts in the event
-        md = await read_source(MemorySource(data), DownloadPolicy(allowed_hosts=frozenset()))
+        md = await read_source(MemorySource(data), DownloadPolicy(allowed_hosts=frozenset()), with_entry_sizes=True)
         assert bool(md.entry_sizes) == descriptors
         f = dataclasses.replace(f, entry_sizes=md.entry_sizes)
     verdict = await scan_file(await make_ctx(), f)
@@ -85,7 +85,7 @@ async def test_clean_file_has_launcher_hashes_and_is_clean_in_one_request(gh, ma
 
 async def test_handed_sizes_that_do_not_match_the_bytes_are_a_finding_not_a_miss(gh, make_ctx):
     good = kit.clean_mod_jar(data_descriptors=True)
-    md = await read_source(MemorySource(good), DownloadPolicy(allowed_hosts=frozenset()))
+    md = await read_source(MemorySource(good), DownloadPolicy(allowed_hosts=frozenset()), with_entry_sizes=True)
     # The CDN now serves other bytes (a fractureiser jar) than the indexer read.
     rel = release(gh, ("swapped.jar", BAD))
     f = dataclasses.replace(target(gh, rel, "swapped.jar"), entry_sizes=md.entry_sizes)

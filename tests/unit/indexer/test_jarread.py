@@ -6,7 +6,9 @@ The jars are built in the test; ``MemorySource`` counts requests exactly as HTTP
 
 from __future__ import annotations
 
+import io
 import os
+import zipfile
 import warnings
 
 import pytest
@@ -151,3 +153,17 @@ def test_a_damaged_jar_ends_as_a_record_or_a_typed_error_in_bounded_memory(patch
     finally:
         tracemalloc.stop()
     assert peak < 8 * 1024 * 1024
+
+
+async def test_entry_sizes_are_packed_only_when_asked_for():
+    from indexium_jar.zip import entrysizes
+
+    data = jars.fabric_jar("streamed", extra_entries=50, data_descriptors=True)
+    probe = await read_source(MemorySource(data), POLICY)
+    indexed = await read_source(MemorySource(data), POLICY, with_entry_sizes=True)
+    assert probe.entry_sizes == b"" and probe.records == indexed.records
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        expected = {zi.header_offset: zi.compress_size for zi in zf.infolist() if zi.flag_bits & 0x08}
+    sizes = entrysizes.unpack(indexed.entry_sizes)
+    assert expected and sizes is not None and {o: sizes[o] for o in expected} == expected
+    assert all(o in expected for o in sizes)

@@ -60,6 +60,8 @@ class JarMetadata:
     redirects: int = 0  # hops followed to reach the file host (github.com -> CDN is one)
     # Compressed sizes of the entries with a data descriptor (indexium_jar.zip.entrysizes), for
     # the scan stage: it streams the file and would otherwise read the directory again.
+    # Packed only when asked for (``with_entry_sizes``): the indexer publishes them, a probe
+    # that only looks at the manifests does not.
     entry_sizes: bytes = b""
 
 
@@ -95,25 +97,37 @@ def read_plan(directory: CentralDirectory, complete: bool) -> tuple[list[str], l
 def wanted_entries(directory: CentralDirectory) -> tuple[list[str], list[str]]:
     """(required, optional): what parse_jar needs, and what may be read along (icon-like files)."""
     required, optional = entries_to_read(directory)
-    return required, optional + icon_guesses(directory.search(_IMAGE_SUFFIX_BYTES, _ICONISH_BYTES))
+    return required, optional + iconish_entries(directory)
+
+
+def iconish_entries(directory: CentralDirectory) -> list[str]:
+    """:func:`icon_guesses` found in the directory's bytes (no entry built for the other names)."""
+    return icon_guesses(directory.search(_IMAGE_SUFFIX_BYTES, _ICONISH_BYTES))
 
 
 async def read_metadata(session: aiohttp.ClientSession, url: str, policy: DownloadPolicy,
-                        table: VersionTable | None = None, *, max_requests: int = MAX_REQUESTS) -> JarMetadata:
+                        table: VersionTable | None = None, *, max_requests: int = MAX_REQUESTS,
+                        with_entry_sizes: bool = False) -> JarMetadata:
+    """``with_entry_sizes``: also pack :attr:`JarMetadata.entry_sizes` (for the scan stage)."""
     return await read_jar(await RemoteJar.open(session, url, policy, plan=read_plan), table,
-                          max_requests=max_requests)
+                          max_requests=max_requests, with_entry_sizes=with_entry_sizes)
 
 
 async def read_source(source: RangeSource, policy: DownloadPolicy, table: VersionTable | None = None,
-                      *, max_requests: int = MAX_REQUESTS) -> JarMetadata:
+                      *, max_requests: int = MAX_REQUESTS, with_entry_sizes: bool = False) -> JarMetadata:
     """The same over any range source (tests and benchmarks read local bytes)."""
     return await read_jar(await RemoteJar.from_source(source, policy, plan=read_plan), table,
-                          max_requests=max_requests)
+                          max_requests=max_requests, with_entry_sizes=with_entry_sizes)
 
 
-async def read_jar(jar: RemoteJar, table: VersionTable | None, *, max_requests: int) -> JarMetadata:
+async def read_jar(jar: RemoteJar, table: VersionTable | None, *, max_requests: int,
+                   with_entry_sizes: bool = False) -> JarMetadata:
     names = jar.directory  # looked up by name; a 20,000-entry jar is never listed whole
-    required, optional = wanted_entries(names)
+    required, optional = entries_to_read(names)
+    if required and jar.requests_for(required):
+        # Icon-like files only ever ride along on a request sent for the manifests; finding
+        # them searches the whole directory, so only when there is such a request.
+        optional += iconish_entries(names)
     files = await jar.read(required, also=optional) if required else {}
     result = parse_jar(files, names, table)
     warnings: list[str] = []
@@ -146,7 +160,7 @@ async def read_jar(jar: RemoteJar, table: VersionTable | None, *, max_requests: 
         warnings=warnings,
         nested_jars=list(result.nested_jars),
         needed_bytes=jar.needed_bytes,
-        entry_sizes=entrysizes.pack(names.descriptor_sizes()),
+        entry_sizes=entrysizes.pack(names.descriptor_sizes()) if with_entry_sizes else b"",
     )
 
 

@@ -162,7 +162,8 @@ class ReleaseIndexer:
             return bad
         async with self._jar_slots:
             try:
-                md = await read_metadata(self._session, asset.browser_download_url, self._policy, self._table)
+                md = await read_metadata(self._session, asset.browser_download_url, self._policy, self._table,
+                                         with_entry_sizes=True)
                 md.records = release_checks.records_without_nul(md.records)
                 return md
             except JarReadError as exc:
