@@ -655,6 +655,45 @@ def test_suffix_scan_only_returns_trailing_records(data, where):
         assert 1 <= len(got) and got[1:] == full[len(full) - len(got) + 1 :]
 
 
+def _same_directory(a: CentralDirectory, b: CentralDirectory) -> None:
+    assert a.entries() == b.entries() and len(a) == len(b)
+    assert a.descriptor_sizes() == b.descriptor_sizes()
+    for e in b.entries():
+        assert a.entry(e.name) == b.entry(e.name)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(archives(), st.floats(0, 1))
+def test_a_directory_that_takes_over_its_walked_suffix_is_the_directory_walked_whole(data, where):
+    start, end, base, _ = _cd_bounds(data)
+    assume(end > start)
+    cut = start + int((end - start) * where)
+    suffix = scan_directory_suffix(data[cut:], cut, start, end, base_offset=base)
+    whole = CentralDirectory(data, start=start, end=end, base_offset=base)
+    # suffix positions are in data[cut:]; a false first record (a signature inside a name
+    # or extra field) is never arrived at, and the rest is walked
+    _same_directory(CentralDirectory(data, start=start, end=end, base_offset=base, suffix=suffix, shift=cut), whole)
+
+
+def test_a_suffix_over_other_bytes_is_not_taken_over():
+    names = [f"com/x/C{i:04d}.class" for i in range(200)] + ["fabric.mod.json"]
+    data = zip_bytes([(n, b"x", STORED) for n in names])
+    start, end, _, _ = _cd_bounds(data)
+    other = data.replace(b"fabric.mod.json", b"fabric.mod.jsoX")  # same lengths, other name
+    cut = end - 3000
+    suffix = scan_directory_suffix(other[cut:], cut, start, end)
+    assert suffix is not None and suffix.entry("fabric.mod.jsoX") is not None
+    spliced = CentralDirectory(data, start=start, end=end, suffix=suffix, shift=cut)
+    _same_directory(spliced, CentralDirectory(data, start=start, end=end))
+    assert spliced.entry("fabric.mod.json") is not None and spliced.entry("fabric.mod.jsoX") is None
+    # and a damaged record before the suffix still fails the walk
+    bad = bytearray(data)
+    bad[start + 46 + len(names[0]) : start + 50 + len(names[0])] = b"XXXX"  # the second record's signature
+    suffix = scan_directory_suffix(bytes(bad[cut:]), cut, start, end)
+    with pytest.raises(CorruptZip):
+        CentralDirectory(bytes(bad), start=start, end=end, suffix=suffix, shift=cut)
+
+
 # --- prefix of a large entry (a signed jar's MANIFEST.MF) -----------------------------------
 
 

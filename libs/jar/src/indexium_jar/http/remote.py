@@ -337,16 +337,21 @@ class RemoteJar:
             raise FetchLimitExceeded(f"central directory of {info.cd_size} bytes exceeds the limit")
         start, end = info.cd_offset, info.cd_offset + info.cd_size
         missing = self._store.missing(start, end)
+        suffix, suffix_offset = None, 0
         if missing:
-            await self._fetch_directory(info, (missing[0][0], missing[-1][1]), plan)
+            suffix, suffix_offset = await self._fetch_directory(info, (missing[0][0], missing[-1][1]), plan)
         offset, buf = self._store.window(start)
-        return CentralDirectory(buf, base_offset=info.base_offset, start=start - offset, end=end - offset)
+        # The records the tail held were walked to plan this round: not walked again.
+        return CentralDirectory(buf, base_offset=info.base_offset, start=start - offset, end=end - offset,
+                                suffix=suffix, shift=suffix_offset - offset)
 
-    async def _fetch_directory(self, info: CentralDirectoryInfo, gap: Range, plan: ReadPlan | None) -> None:
-        """One round for the rest of the directory, plus the wanted entries it already names."""
+    async def _fetch_directory(self, info: CentralDirectoryInfo, gap: Range,
+                               plan: ReadPlan | None) -> tuple[CentralDirectory | None, int]:
+        """One round for the rest of the directory, plus the wanted entries it already names.
+        Returns the directory's last records read from the tail (and that window's offset)."""
         self._needed += gap[1] - gap[0]
         end = info.cd_offset + info.cd_size
-        known = None
+        known, offset = None, 0
         if end > 0:
             offset, buf = self._store.window(end - 1)
             known = scan_directory_suffix(buf, offset, info.cd_offset, end, base_offset=info.base_offset)
@@ -369,6 +374,7 @@ class RemoteJar:
                     else:
                         optional.extend(self._missing([self._span(entry)]))
         await self._fetch_round([gap, *self._missing(self._span(e) for e in required)], optional, required)
+        return known, offset
 
     def _plausible(self, entry: ZipEntry) -> bool:
         """A record from the directory's tail worth fetching ahead (checks as read() will)."""
