@@ -23,6 +23,16 @@ def test_adjacent_and_overlapping_spans_merge_into_one_window():
     assert store.window(23) == (23, b"")
 
 
+def test_chunks_are_held_as_their_bytes_joined():
+    store = SpanStore()
+    store.add(10, [b"ab", b"c"])
+    store.add(20, [b"x", b"yz"])
+    store.add(13, [b"de", b"fg", b"hijk"])  # touches the first, overlaps the second
+    assert store.spans() == [(10, 23)] and store.window(10) == (10, b"abcdefghijkyz")
+    store.add(30, [])
+    assert store.spans() == [(10, 23)]
+
+
 def test_missing_parts():
     store = SpanStore()
     store.add(10, b"a" * 10)
@@ -45,11 +55,12 @@ ops = st.lists(st.tuples(st.integers(0, 200), st.binary(min_size=1, max_size=40)
 
 
 @settings(max_examples=200, deadline=None)
-@given(ops, st.integers(0, 250), st.integers(0, 60))
-def test_store_agrees_with_a_plain_byte_map(adds, start, length):
+@given(ops, st.integers(0, 250), st.integers(0, 60), st.integers(1, 7))
+def test_store_agrees_with_a_plain_byte_map(adds, start, length, chunk):
     store, model = SpanStore(), {}
-    for offset, data in adds:
-        store.add(offset, data)
+    for n, (offset, data) in enumerate(adds):
+        # every other add as the chunks an HTTP body arrives in
+        store.add(offset, [data[i : i + chunk] for i in range(0, len(data), chunk)] if n % 2 else data)
         model.update({offset + i: b for i, b in enumerate(data)})
     spans = store.spans()
     assert all(a[1] < b[0] for a, b in itertools.pairwise(spans))  # sorted, not touching

@@ -76,8 +76,9 @@ class RangeSource(Protocol):
         """``(file_size, offset, data)`` with data covering the last ``length`` bytes."""
         ...
 
-    async def fetch(self, start: int, end: int) -> tuple[int, bytes]:
-        """``(offset, data)`` with data covering ``[start, end)``."""
+    async def fetch(self, start: int, end: int) -> tuple[int, bytes | list[bytes]]:
+        """``(offset, data)`` with data covering ``[start, end)``: bytes, or the consecutive
+        chunks they arrived in (joined once, by the span store)."""
         ...
 
 

@@ -63,7 +63,7 @@ class _Reply:
     status: int
     url: URL
     start: int = 0
-    data: bytes = b""
+    data: bytes | list[bytes] = b""  # a 206 body: its chunks, in order
     location: URL | None = None
     retry_after: float | None = None
 
@@ -101,16 +101,16 @@ class HttpRangeSource:
     async def fetch_tail(self, length: int) -> tuple[int, int, bytes]:
         start, data = await self._get(_Want(f"bytes=-{length}", suffix=length))
         assert self.size is not None
-        return self.size, start, data
+        return self.size, start, data if isinstance(data, bytes) else b"".join(data)
 
-    async def fetch(self, start: int, end: int) -> tuple[int, bytes]:
+    async def fetch(self, start: int, end: int) -> tuple[int, bytes | list[bytes]]:
         if self._whole is not None:
             return 0, self._whole
         return await self._get(_Want(f"bytes={start}-{end - 1}", start=start, end=end))
 
     # --- status handling ----------------------------------------------------------------
 
-    async def _get(self, want: _Want) -> tuple[int, bytes]:
+    async def _get(self, want: _Want) -> tuple[int, bytes | list[bytes]]:
         reply = await self._request(want)
         if reply.status in (404, 416):
             # Some servers answer a Range they dislike this way: ask once for the whole file.
@@ -203,14 +203,19 @@ class HttpRangeSource:
         declared = resp.content_length
         if declared is not None and declared != end - start:
             raise NetworkError("Content-Length differs from Content-Range")
-        try:
-            # Exactly the announced bytes, joined once (a central directory can be megabytes).
-            data = await resp.content.readexactly(end - start)
-        except asyncio.IncompleteReadError as short:
-            self.stats.bytes_fetched += len(short.partial)
-            raise NetworkError("body shorter than Content-Range") from None
-        self.stats.bytes_fetched += len(data)
-        return _Reply(206, url, start=start, data=data)
+        # Exactly the announced bytes, kept as the chunks they arrived in: the reader joins
+        # them once, together with the bytes it holds around them (a central directory of
+        # megabytes joins the tail that holds its last records).
+        chunks: list[bytes] = []
+        left = end - start
+        while left > 0:
+            chunk = await resp.content.read(left)
+            if not chunk:
+                raise NetworkError("body shorter than Content-Range")
+            chunks.append(chunk)
+            left -= len(chunk)
+            self.stats.bytes_fetched += len(chunk)
+        return _Reply(206, url, start=start, data=chunks)
 
     async def _read_whole(self, url: URL, resp: aiohttp.ClientResponse) -> _Reply:
         cap = self._policy.no_range_cap

@@ -19,10 +19,13 @@ class SpanStore:
         self._starts: list[int] = []
         self._data: list[bytes] = []
 
-    def add(self, start: int, data: bytes) -> None:
-        if not data:
+    def add(self, start: int, data: bytes | list[bytes]) -> None:
+        """Hold ``data`` (bytes, or consecutive chunks of them) at ``start``."""
+        chunks = data if isinstance(data, list) else [data]
+        length = sum(map(len, chunks))
+        if not length:
             return
-        end = start + len(data)
+        end = start + length
         # Spans [lo, hi) touch or overlap the new one.
         lo = bisect_right(self._starts, start) - 1
         if lo < 0 or self._starts[lo] + len(self._data[lo]) < start:
@@ -30,7 +33,7 @@ class SpanStore:
         hi = bisect_right(self._starts, end)
         if lo == hi:
             self._starts.insert(lo, start)
-            self._data.insert(lo, bytes(data))
+            self._data.insert(lo, bytes(chunks[0]) if len(chunks) == 1 else b"".join(chunks))
             return
         # Spans never overlap each other, so only the first can reach before ``start`` and
         # only the last past ``end``: the merge is one join (one copy; a 2 MB directory
@@ -40,7 +43,7 @@ class SpanStore:
         pieces = []
         if first_start < start:
             pieces.append(first[: start - first_start])
-        pieces.append(data)
+        pieces += chunks
         if last_start + len(last) > end:
             pieces.append(last[end - last_start :])
         self._starts[lo:hi] = [min(start, first_start)]
