@@ -384,6 +384,7 @@ def test_directory_lookups_agree_with_parsing_every_record(names):
         assert directory.entries() == everything
         for name in {*names, "fabric", "META-INF/jars", "nothing", "a" * 39, "examplemod/textures/gui/icon.png"}:
             assert directory.entry(name) == last.get(name)
+            assert directory.entry(name) == last.get(name) and (name in directory) == (name in last)  # asked again
         for prefix in ("META-INF/jar", "fabric", "a/", "assets/examplemod/textures/gui/ic", "a" * 39):
             assert directory.with_prefix(prefix) == [e for e in everything if e.name.startswith(prefix)]
         icons = directory.search(re.compile(rb"(?:icon|logo|pack)[\x20-\x2e\x30-\x7e]{0,200}?\.(?:png|jpe?g)", re.I))

@@ -251,7 +251,7 @@ class CentralDirectory:
     records are taken rather than walked again.
     """
 
-    __slots__ = ("_data", "_lo", "_hi", "_base", "_starts", "_index", "_all", "_streamed")
+    __slots__ = ("_data", "_lo", "_hi", "_base", "_starts", "_index", "_all", "_streamed", "_looked_up")
 
     def __init__(self, data: bytes, *, base_offset: int = 0, start: int = 0, end: int | None = None,
                  suffix: CentralDirectory | None = None, shift: int = 0) -> None:
@@ -262,6 +262,9 @@ class CentralDirectory:
         self._lo, self._hi = start, end
         self._base = base_offset
         self._all: list[ZipEntry] | None = None
+        # Answers of entry(): a reader asks for the same dozen names while planning,
+        # reading and parsing (the directory never changes).
+        self._looked_up: dict[str, ZipEntry | None] = {}
         self._starts: list[int] = []
         self._index: dict[bytes, int] = {}  # short raw name -> start of its last record
         self._streamed: list[int] = []  # starts of the records flagged with a data descriptor
@@ -321,6 +324,12 @@ class CentralDirectory:
 
     def entry(self, name: str) -> ZipEntry | None:
         """The last record named ``name``, or None."""
+        found = self._looked_up.get(name, _UNSEEN)
+        if found is _UNSEEN:
+            found = self._looked_up[name] = self._find(name)
+        return found
+
+    def _find(self, name: str) -> ZipEntry | None:
         found, found_at = None, -1
         for raw in _encodings(name):
             start = self._last_named(raw)
@@ -423,6 +432,9 @@ class CentralDirectory:
         # Nearly every name is ASCII, where UTF-8 and CP437 agree: that fast path inline.
         name = raw_name.decode("ascii") if raw_name.isascii() else _decode_name(raw_name, flags)
         return ZipEntry(name, method, flags, crc, csize, usize, offset + self._base, nlen)
+
+
+_UNSEEN = object()  # a name not looked up yet (None is an answer: no such entry)
 
 
 def _name_length(directory: bytes, record_start: int) -> int:
