@@ -9,7 +9,8 @@ served by FakeGitHub (github.com-style redirect to a CDN host with signed URLs a
 
 Part 1, per jar, on one in-process FakeGitHub, both readers in the same run:
 
-* ``ours``: the indexer's ``read_metadata`` (suffix read, directory, planned entry reads);
+* ``ours``: the indexer's ``read_metadata`` as the release job calls it (suffix read, directory,
+  planned entry reads, the scan's entry sizes packed: ``with_entry_sizes=True``);
 * ``owner``: the owner's plan: HEAD for the size, a 64 KiB + 22 B tail for the end record,
   the central directory, then the manifest: 4 requests, each following the redirect.
 
