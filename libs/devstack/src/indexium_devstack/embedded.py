@@ -33,10 +33,21 @@ def multi_host_dsn(servers, database: str = "postgres") -> str:
     return f"postgresql://postgres@{hosts}/{database}?target_session_attrs=read-write"
 
 
+# Ports this process has handed out: the kernel may offer a port again as soon as the probe
+# socket closes, before the server it was picked for has bound it (a slow start on a loaded
+# machine), so two servers of one test run could otherwise be given the same port.
+_HANDED_OUT: set[int] = set()
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+    """A port free now and never handed out before by this process."""
+    while True:
+        with socket.socket() as s:
+            s.bind((host, 0))
+            port = s.getsockname()[1]
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
