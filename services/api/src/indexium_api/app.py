@@ -21,6 +21,7 @@ from .cache import Cache
 from .invalidation import Invalidator
 from .metrics import ApiMetrics
 from .ratelimit import ClientKeys, RateLimiter
+from .search_index import LiveIndex
 from .settings import Settings
 from .state import API, Api
 
@@ -46,13 +47,25 @@ def create_app(settings: Settings) -> web.Application:
         res.on_close(pool.close)
         api.db = db.ReadDatabase(pool, settings, on_state=lambda up: metrics.db_up.set(1 if up else 0))
 
+    async def search_index(res: Resources) -> None:
+        # Before serving: the first searches come from the index, not a cold SQL path.
+        live = LiveIndex(api, refresh_s=settings.search_index_refresh_s,
+                         load_timeout_s=settings.search_index_load_timeout_s)
+        api.search_index = live
+        await live.start()
+        res.on_close(live.stop)
+
     async def invalidation(res: Resources) -> None:
         invalidator = Invalidator(api, settings.nats_url)
         app[INVALIDATOR] = invalidator
+        if api.search_index is not None:
+            api.search_index.following = invalidator.following
         await invalidator.start()
         res.on_close(invalidator.stop)
 
     app.cleanup_ctx.append(cleanup_ctx(database))
+    if settings.search_index:
+        app.cleanup_ctx.append(cleanup_ctx(search_index))
     app.cleanup_ctx.append(cleanup_ctx(invalidation))
     routes.setup(app)
     lookups.setup(app)

@@ -27,7 +27,7 @@ from nats.aio.msg import Msg
 from indexium_contracts import versions
 from indexium_platform import logs, natsutil
 
-from .respond import GLOBAL, mod_tag
+from .respond import GLOBAL, MOD_TAG_PREFIX, mod_tag
 from .state import Api
 
 log = logs.get(__name__)
@@ -81,7 +81,16 @@ class Invalidator:
         self.nc = nc
         # Events published before we subscribed were missed: whatever is cached is suspect.
         self.api.cache.invalidate_all()
+        self._index_changed(None)
         self.subscribed.set()
+
+    def following(self) -> bool:
+        """Whether events arrive now (the search index follows the catalogue only then)."""
+        return self.nc is not None and self.nc.is_connected and self.subscribed.is_set()
+
+    def _index_changed(self, slug: str | None) -> None:
+        if self.api.search_index is not None:
+            self.api.search_index.changed(slug)
 
     async def _run(self) -> None:
         while self.nc is None:
@@ -96,6 +105,7 @@ class Invalidator:
             if self.nc.stats["reconnects"] != reconnects:
                 reconnects = self.nc.stats["reconnects"]
                 self.api.cache.invalidate_all()
+                self._index_changed(None)
                 self.api.metrics.invalidations.labels("reconnect").inc()
                 log.info("cache_invalidated_after_reconnect")
             await asyncio.sleep(self.poll_s)
@@ -112,8 +122,12 @@ class Invalidator:
     def _invalidate(self, tags: tuple[str, ...] | None, reason: str) -> None:
         if tags is None:
             self.api.cache.invalidate_all()
+            self._index_changed(None)
         else:
             self.api.cache.invalidate(*tags)
+            for tag in tags:
+                if tag.startswith(MOD_TAG_PREFIX):
+                    self._index_changed(tag.removeprefix(MOD_TAG_PREFIX))
         # A catalogue change may bring the word a remembered typo (or "no correction") lacked.
         self.api.corrections.clear()
         self.api.metrics.invalidations.labels(reason).inc()

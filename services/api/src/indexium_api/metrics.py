@@ -23,6 +23,8 @@ class ApiMetrics:
         self.nats_connected = base.gauge("nats_connected", "1 while the invalidation subscription is connected.")
         self.search_seconds = base.histogram(
             "search_query_duration_seconds", "Database time of one uncached search.")
+        self.search_index_mods = base.gauge(
+            "search_index_mods", "Listed mods in this replica's search index (0: not loaded, search on SQL).")
         # outcome: ok | bad_state | refused | github_down (the web site's GitHub sign-in)
         self.site_sign_ins = base.counter("site_sign_ins_total", "Web-site sign-in callbacks by outcome.", ("outcome",))
         self._cache_children: dict[tuple[str, str], object] = {}

@@ -19,6 +19,7 @@ from aiohttp import web
 from indexium_db.queries import catalog as catalog_q
 from indexium_platform.web import ApiError
 
+from . import search_index
 from .cache import HIT, Unavailable
 from .state import API
 
@@ -44,8 +45,11 @@ def sizeof(value) -> int:
     return len(value.body) + 200 if isinstance(value, Cached) else 64  # (a cached count is an int)
 
 
+MOD_TAG_PREFIX = "mod:"
+
+
 def mod_tag(slug: str) -> str:
-    return f"mod:{slug}"
+    return MOD_TAG_PREFIX + slug
 
 
 def not_found(what: str) -> tuple[int, dict]:
@@ -129,7 +133,7 @@ async def browse_total(api, sq: catalog_q.SearchQuery) -> int | None:
 
     A browse total depends only on the filters, so every page and order of one filter, on
     every surface (/api/v1, /v2), shares one cached count."""
-    if sq.q is not None:
+    if sq.q is not None or search_index.indexed_now(api):  # (the index counts it itself)
         return None
     filters = dataclasses.replace(sq, limit=0, offset=0, sort=None)
     total, _ = await api.cache.get(("search-total", filters), (GLOBAL,), api.settings.cache_ttl_s,

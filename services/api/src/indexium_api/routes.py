@@ -12,7 +12,7 @@ from indexium_jar import gameversions
 from indexium_jar.model import Loader
 from indexium_platform.web import error_response
 
-from . import params, views
+from . import params, search_index, views
 from .respond import GLOBAL, Cached, browse_total, cached, mod_tag, no_mod, not_found, parsed_once
 from .state import API
 
@@ -50,7 +50,7 @@ async def search_mods(request: web.Request) -> web.Response:
     async def compute():
         total = await browse_total(api, sq)
         with api.metrics.search_seconds.time():
-            rows, total = await api.db.run(catalog_q.search, sq, total=total, corrections=api.corrections)
+            rows, total = await api.db.run(search_index.search, api, sq, total)
         return 200, views.search(rows, total, sq.limit, sq.offset)
 
     return await cached(request, ("search", sq), (GLOBAL,), compute)

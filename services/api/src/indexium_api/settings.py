@@ -32,6 +32,14 @@ class Settings(Common, frozen=True, kw_only=True):
     # new release is visible to launchers as soon as the API sees it.
     client_max_age_s: int = msgspec.field(default=0, name="INDEXIUM_API_CLIENT_MAX_AGE_SECONDS")
 
+    # Search from this replica's in-memory index (docs/api.md, search); off: PostgreSQL alone.
+    search_index: bool = msgspec.field(default=True, name="INDEXIUM_API_SEARCH_INDEX")
+    # A whole reload this often: downloads move, and the index's popularity order with them.
+    search_index_refresh_s: float = msgspec.field(default=600.0, name="INDEXIUM_API_SEARCH_INDEX_REFRESH_SECONDS")
+    # The start-up load waits this long at most; then the API serves without the index.
+    search_index_load_timeout_s: float = msgspec.field(default=120.0,
+                                                       name="INDEXIUM_API_SEARCH_INDEX_LOAD_TIMEOUT_SECONDS")
+
     # Database: fail fast instead of queueing behind a dead server.
     db_pool_size: int = msgspec.field(default=20, name="INDEXIUM_API_DB_POOL_SIZE")
     db_connect_timeout_s: float = msgspec.field(default=2.0, name="INDEXIUM_API_DB_CONNECT_TIMEOUT_SECONDS")
@@ -64,6 +72,8 @@ class Settings(Common, frozen=True, kw_only=True):
             raise ValueError("INDEXIUM_API_CACHE_* must not be negative (CACHE_MAX_MB at least 1)")
         if self.rate_limit_per_minute < 0 or self.db_pool_size < 1:
             raise ValueError("INDEXIUM_API_RATE_LIMIT_PER_MINUTE >= 0, INDEXIUM_API_DB_POOL_SIZE >= 1")
+        if self.search_index_refresh_s <= 0 or self.search_index_load_timeout_s <= 0:
+            raise ValueError("INDEXIUM_API_SEARCH_INDEX_*_SECONDS must be positive")
         clientaddr.check_networks("INDEXIUM_API_TRUSTED_PROXIES", self.trusted_proxies)
 
         if bool(self.github_client_id) != bool(self.github_client_secret):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from aiohttp import web
 
@@ -25,6 +26,7 @@ class Api:
     db: ReadDatabase | None = field(default=None)  # set by the pool's cleanup_ctx
     parsed_searches: dict = field(default_factory=dict)  # (surface, raw query string) -> parsed search
     corrections: Corrections = field(default_factory=Corrections)  # typo -> catalogue word, this process
+    search_index: Any = None  # search_index.LiveIndex when INDEXIUM_API_SEARCH_INDEX is on
 
 
 API = web.AppKey("api", Api)

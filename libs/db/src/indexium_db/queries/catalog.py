@@ -191,10 +191,11 @@ def _text_query(sq: SearchQuery, s: _Sql, fuzzy: bool, ranked: bool = True) -> t
         parts.append(f"to_tsquery('simple', {s.p(prefix)})")
     # The configurations often agree ('sodium' three times): OR only the distinct ones, so
     # matching and ranking test each alternative once.
-    # (By text: tsquery equality ignores the :* prefix flag.)
+    # (By text: tsquery equality ignores the :* prefix flag.) In text order: ts_rank of an OR
+    # depends on its operands' order, which DISTINCT alone leaves to the plan of the moment.
     cte = (f"WITH parts AS (SELECT DISTINCT p::text AS p FROM unnest(ARRAY[{', '.join(parts)}]) AS p"
            f" WHERE numnode(p) > 0),"
-           f" query AS (SELECT COALESCE((SELECT string_agg('(' || p || ')', ' | ') FROM parts),"
+           f" query AS (SELECT COALESCE((SELECT string_agg('(' || p || ')', ' | ' ORDER BY p) FROM parts),"
            f" '')::tsquery AS tsq)")
     match, rank = "m.search_vector @@ query.tsq", ""
     if not (ranked or fuzzy):

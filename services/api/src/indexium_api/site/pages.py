@@ -18,7 +18,7 @@ from indexium_jar import gameversions
 from indexium_jar.model import Loader
 from indexium_platform.web import ApiError
 
-from .. import params
+from .. import params, search_index
 from ..analytics import now
 from ..respond import GLOBAL, cached, mod_tag
 from ..routes import _SLUG
@@ -69,7 +69,7 @@ async def home(request: web.Request) -> web.Response:
     searched = bool(base) or page > 1
 
     async def compute():
-        rows, total = await api.db.run(catalog_q.search, sq, corrections=api.corrections)
+        rows, total = await api.db.run(search_index.search, api, sq)
         pages = max(1, -(-total // PAGE_SIZE))
         return cached_page(
             request.app, "home.html", sq=sq, hits=rows, total=total, page=page, pages=min(pages, MAX_PAGE),

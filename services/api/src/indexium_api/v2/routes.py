@@ -18,7 +18,7 @@ from indexium_db.queries.facets import PLUGIN_LOADERS
 from indexium_jar.model import Loader
 from indexium_platform.web import error_response
 
-from .. import params
+from .. import params, search_index
 from ..respond import GLOBAL, browse_total, cached, mod_tag, not_found, parsed_once
 from ..state import API
 from . import build, licenses
@@ -87,8 +87,8 @@ async def search(request: web.Request) -> web.Response:
         if sq.limit == 0 and total is not None:  # only the count is wanted
             return [], total, {}
         if sq.limit == 0:
-            return [], await catalog_q.count(conn, sq), {}
-        rows, total = await catalog_q.search(conn, sq, total=total, corrections=api.corrections)
+            return [], await search_index.count(conn, api, sq), {}
+        rows, total = await search_index.search(conn, api, sq, total)
         return rows, total, await modrinth_q.hit_extras(conn, [r["slug"] for r in rows])
 
     async def compute():

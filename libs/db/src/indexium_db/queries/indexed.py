@@ -1,0 +1,301 @@
+"""Search answered by the in-process candidate index (``indexium_db.searchindex``) and one
+PostgreSQL query; every search the index cannot take goes to ``catalog.search`` unchanged.
+
+The index says which listed mods match and how many (the total is exact as of the index);
+PostgreSQL then gets a bounded candidate set by id, applies the authoritative filters (``listed``
+and the facet conditions, so a mod hidden a moment ago never shows even while the index
+lags), computes catalog's rank expression over the candidates and returns the hit columns.
+
+Candidates of a relevance search: every match when there are at most RANK_ALL (the page is
+then exactly catalog's); else the CANDIDATES most popular matches, the CANDIDATES most popular
+matches whose name starts with the query (exact names among them) and the CANDIDATES most
+popular matches with every query word in the name or slug (weight A), so an exact, prefix or
+name match is never lost to popularity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import replace
+
+import asyncpg
+
+from .. import searchindex
+from ..searchindex import BitMap, Filters, Lexicon, SearchIndex, TokenLexemes
+from . import catalog
+from .facets import LOADERS, PLUGIN_LOADERS, SIDES, Facet
+
+# PostgreSQL ranks ~2.5 us per candidate over a ~0.3 ms query (bench/api, 20,000 mods).
+RANK_ALL = 100
+CANDIDATES = 30
+LOAD_TIMEOUT_S = 120.0
+# The columns the index holds per mod (searchindex.SearchIndex.build / upsert).
+_INDEX_COLUMNS = """m.id, m.slug, lower(m.name) AS lower_name, m.downloads, m.last_published_at, m.created_at,
+       tsvector_to_array(m.search_vector) AS lexemes,
+       tsvector_to_array(ts_filter(m.search_vector, '{a}')) AS heavy, m.file_facets, m.game_versions, m.loaders, m.categories,
+       m.environment, m.listed"""
+_ONE_LEXEME = re.compile(r"'((?:[^']|'')*)'")
+
+
+async def load(conn: asyncpg.Connection, timeout_s: float = LOAD_TIMEOUT_S) -> SearchIndex:
+    """Every listed mod, in popularity order (the ordinals' order). The index is built on a
+    worker thread: the event loop keeps serving meanwhile (a periodic reload)."""
+    async with conn.transaction():
+        # Longer than a request's statement timeout: this reads the whole catalogue.
+        await conn.execute(f"SET LOCAL statement_timeout = {int(timeout_s * 1000)}")
+        rows = await conn.fetch(f"SELECT {_INDEX_COLUMNS} FROM mods m WHERE m.listed"
+                                f" ORDER BY m.downloads DESC, m.slug", timeout=timeout_s)
+    index = await asyncio.to_thread(SearchIndex.build, rows)
+    # Browse pages in the index's order only where the database sorts text the same way.
+    collation = await conn.fetchval("SELECT datcollate FROM pg_database WHERE datname = current_database()")
+    index.ordered = collation in ("C", "POSIX")
+    return index
+
+
+async def reread(conn: asyncpg.Connection, index: SearchIndex, slugs: list[str]) -> None:
+    """Bring these mods up to date in the index (re-read; dropped when unlisted or gone)."""
+    rows = await conn.fetch(f"SELECT {_INDEX_COLUMNS} FROM mods m WHERE m.slug = ANY($1::text[])", slugs)
+    seen = set()
+    for row in rows:
+        index.upsert(row)
+        seen.add(row["slug"])
+    for slug in slugs:
+        if slug not in seen:
+            index.remove(slug)
+
+
+def _term(text: str) -> tuple[str, ...] | None:
+    """A tsquery's text as one term: () when empty (a stopword), its lexemes when it is one
+    lexeme or a phrase of adjacent ones; None for anything else."""
+    if text == "":
+        return ()
+    lexemes = []
+    for piece in text.split(" <-> "):
+        m = _ONE_LEXEME.fullmatch(piece)
+        if m is None:
+            return None
+        lexemes.append(m.group(1).replace("''", "'"))
+    return tuple(lexemes)
+
+
+async def learn(conn: asyncpg.Connection, lexicon: Lexicon, words: searchindex.Words) -> None:
+    """Ask PostgreSQL, in one query, what each token and word not yet in ``lexicon`` is in the
+    configurations catalog._text_query uses (and the prefix part's 'simple'), and remember it."""
+    tokens, prefix_words = lexicon.unknown(words)
+    if not tokens and not prefix_words:
+        return
+    rows = await conn.fetch(
+        """SELECT true AS token, t.w, websearch_to_tsquery('english', t.w)::text AS english,
+                  websearch_to_tsquery('russian', t.w)::text AS russian,
+                  websearch_to_tsquery('simple', t.w)::text AS simple
+           FROM unnest($1::text[]) AS t(w)
+           UNION ALL
+           SELECT false, w.w, NULL, NULL, to_tsquery('simple', quote_literal(w.w))::text
+           FROM unnest($2::text[]) AS w(w)""",
+        tokens, prefix_words)
+    for r in rows:
+        if r["token"]:
+            lexicon.put(r["w"], TokenLexemes(_term(r["english"]), _term(r["russian"]), _term(r["simple"])))
+        else:
+            term = _term(r["simple"])
+            lexicon.put(None, None, r["w"], term[0] if term is not None and len(term) == 1 else None)
+
+
+async def prewarm(conn: asyncpg.Connection, lexicon: Lexicon, index: SearchIndex) -> None:
+    """Learn the words of every listed name at once: what people type most."""
+    names = " ".join(e.name for e in index.entries if e is not None)
+    tokens = [t for t in dict.fromkeys(names.split()) if searchindex.plain_words(t) is not None]
+    budget = lexicon.max_words // 2
+    await learn(conn, lexicon, searchindex.Words([searchindex.lexicon_key(t) for t in tokens[:budget]],
+                                                 list(dict.fromkeys(searchindex._WORDS.findall(names)))[:budget]))
+
+
+def _facet_keys(f: Facet) -> tuple[str, ...] | None:
+    """The index keys whose union is facets._positive's condition ("*": every mod), or None
+    for a field the index does not hold."""
+    v = f.value
+    if f.field == "categories":
+        return (f"lo:{v}",) if v in LOADERS else (f"cat:{v}",)
+    if f.field == "versions":
+        return (f"gv:{v}",)
+    if f.field == "project_type":
+        return ("*",) if v == "mod" else tuple(f"lo:{x}" for x in PLUGIN_LOADERS) if v == "plugin" else ()
+    if f.field in SIDES:
+        return tuple(f"env:{e}" for e in SIDES[f.field].get(v, ()))
+    return None
+
+
+def filters_of(sq: catalog.SearchQuery) -> Filters | None:
+    """catalog._filters as index key groups, or None when a filter is not in the index."""
+    if sq.author:
+        return None
+    groups: list[tuple[tuple[str, ...], bool]] = []
+    if sq.game_versions and sq.loaders:
+        groups.append((tuple(f"ff:{lo}|{gv}" for lo in sq.loaders for gv in sq.game_versions), False))
+    elif sq.game_versions:
+        groups.append((tuple(f"gv:{gv}" for gv in sq.game_versions), False))
+    elif sq.loaders:
+        groups.append((tuple(f"lo:{lo}" for lo in sq.loaders), False))
+    if sq.environment:
+        groups.append(((f"env:{sq.environment}", "env:both"), False))
+    for category in sq.categories:
+        groups.append(((f"cat:{category}",), False))
+    for group in sq.facets:
+        if not group:
+            continue
+        if len(group) == 1 and group[0].op == "!=":
+            keys = _facet_keys(group[0])
+            if keys is None:
+                return None
+            groups.append((keys, True))
+            continue
+        keys = []
+        for f in group:
+            k = _facet_keys(f) if f.op in (":", "=") else None
+            if k is None:
+                return None
+            keys += k
+        groups.append((tuple(keys), False))
+    return Filters(tuple(groups))
+
+
+def _hit_page_sql(sq: catalog.SearchQuery, sort: str) -> tuple[str, list]:
+    """The hit columns of the given ids that still pass the filters, in ``sort`` order."""
+    s = catalog._Sql()
+    ids = s.p(None, "::uuid[]")
+    where = " AND ".join([f"m.id = ANY({ids})", *catalog._filters(sq, s)])
+    return f"SELECT {catalog._HIT_COLUMNS} FROM mods m WHERE {where} ORDER BY {catalog._ORDER[sort]}", s.args
+
+
+def _counted_page_sql(sq: catalog.SearchQuery, sort: str) -> tuple[str, list]:
+    """A page of the given ids that match, in a sort other than relevance, with their count."""
+    s = catalog._Sql()
+    ids = s.p(None, "::uuid[]")
+    cte, match, _ = catalog._text_query(sq, s, fuzzy=False, ranked=False)
+    where = " AND ".join([f"m.id = ANY({ids})", *catalog._filters(sq, s), match])
+    sql = f"""{cte}, h AS (
+    SELECT m.id, count(*) OVER () AS total FROM mods m CROSS JOIN query WHERE {where}
+    ORDER BY {catalog._ORDER[sort]} LIMIT {s.p(sq.limit)} OFFSET {s.p(sq.offset)})
+SELECT {catalog._HIT_COLUMNS}, h.total FROM h JOIN mods m ON m.id = h.id ORDER BY {catalog._ORDER[sort]}"""
+    return sql, s.args
+
+
+def _ranked_sql(sq: catalog.SearchQuery, fuzzy: bool = False, counted: bool = False) -> tuple[str, list]:
+    """catalog's relevance page over the given candidate ids: its tsquery (built by the same
+    SQL, so ts_rank sees the same tree), its match re-checked, its rank; ``counted``: with the
+    count of candidates that pass (the total when they are every match)."""
+    s = catalog._Sql()
+    ids = s.p(None, "::uuid[]")
+    cte, match, rank = catalog._text_query(sq, s, fuzzy)
+    total = ", count(*) OVER () AS total" if counted or fuzzy else ""
+    where = " AND ".join([f"m.id = ANY({ids})", *catalog._filters(sq, s), match])
+    sql = f"""{cte}, h AS (
+    SELECT m.id, {rank} AS rank{total} FROM mods m CROSS JOIN query WHERE {where}
+    ORDER BY rank DESC, m.downloads DESC, m.slug LIMIT {s.p(sq.limit)} OFFSET {s.p(sq.offset)})
+SELECT {catalog._HIT_COLUMNS}{', h.total' if total else ''}
+FROM h JOIN mods m ON m.id = h.id
+ORDER BY {catalog._ORDER["relevance"]}"""
+    return sql, s.args
+
+
+def candidates(index: SearchIndex, matches: BitMap, parts, ql: str, need: int,
+               per_source: int = CANDIDATES) -> list[int]:
+    """The bounded candidates of a broad query (see the module doc)."""
+    n = max(need, per_source)
+    chosen = BitMap(index.first(matches, n))
+    chosen |= BitMap(index.first(index.name_prefixed(ql) & matches, n))
+    chosen |= BitMap(index.first(index.matches(parts, heavy=True) & matches, n))
+    return list(chosen)
+
+
+async def _text(conn, sq, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
+                rank_all: int, per_source: int) -> tuple[list, int] | None:
+    words = searchindex.plain_words(sq.q)
+    if words is None:
+        return None
+    await learn(conn, lexicon, words)
+    parts = searchindex.parts_of(words, lexicon, catalog.PREFIX_MIN_CHARS)
+    if parts is None:
+        return None
+    matches = index.matches(parts) & allowed if parts else BitMap()
+    if not matches:
+        return [], 0
+    sort = sq.effective_sort
+    if len(matches) <= rank_all:
+        # Every match goes to PostgreSQL: its page and its count are catalog's exactly.
+        sql, args = _ranked_sql(sq, counted=True) if sort == "relevance" else _counted_page_sql(sq, sort)
+        args[0] = index.ids(matches)
+        rows = await conn.fetch(sql, *args)
+        if rows:
+            return rows, rows[0]["total"]
+        return ([], 0) if sq.offset == 0 else None
+    if not all(p.exact for p in parts):
+        return None  # a broad phrase: the index knows no positions to count it by
+    if sort != "relevance":
+        ids = index.page(matches, sort, sq.offset, sq.limit)
+        return None if ids is None else (await _hit_rows(conn, sq, sort, ids), len(matches))
+    ql = " ".join(sq.q.lower().split())
+    chosen = candidates(index, matches, parts, ql, sq.offset + sq.limit, per_source)
+    sql, args = _ranked_sql(sq)
+    args[0] = index.ids(chosen)
+    return await conn.fetch(sql, *args), len(matches)
+
+
+async def _hit_rows(conn, sq, sort: str, ids: list) -> list:
+    if not ids:
+        return []
+    sql, args = _hit_page_sql(sq, sort)
+    args[0] = ids
+    return await conn.fetch(sql, *args)
+
+
+def takes(sq: catalog.SearchQuery) -> bool:
+    """Whether the index can answer this search (its filters, its sort, its page)."""
+    if sq.effective_sort == "active_servers" or filters_of(sq) is None:
+        return False
+    return not (sq.q and sq.effective_sort == "relevance" and sq.offset + sq.limit > catalog.BROAD_CANDIDATES)
+
+
+async def search(
+    conn: asyncpg.Connection, sq: catalog.SearchQuery, *, index: SearchIndex | None, lexicon: Lexicon | None,
+    total: int | None = None, corrections: catalog.Corrections | None = None,
+    rank_all: int = RANK_ALL, per_source: int = CANDIDATES,
+) -> tuple[list[asyncpg.Record], int]:
+    """catalog.search's answer, from the index where it can (``index`` None: catalog.search)."""
+    if index is None or lexicon is None or not takes(sq):
+        return await catalog.search(conn, sq, total=total, corrections=corrections)
+    allowed = index.filtered(filters_of(sq))
+    if not sq.q:
+        sort = sq.effective_sort if sq.effective_sort != "relevance" else "downloads"
+        ids = index.page(allowed, sort, sq.offset, sq.limit)
+        if ids is None:  # an order the index does not keep: catalog's page, the index's total
+            return await catalog.search(conn, sq, total=len(allowed), corrections=corrections)
+        return await _hit_rows(conn, sq, sort, ids), len(allowed)
+    found = await _text(conn, sq, index, lexicon, allowed, rank_all, per_source)
+    if found is None:
+        return await catalog.search(conn, sq, total=total, corrections=corrections)
+    rows, n = found
+    if n >= catalog.FUZZY_BELOW or len(sq.q.strip()) < catalog.FUZZY_MIN_CHARS:
+        return rows, n
+    # Nothing matched: catalog.search's typo steps, the corrected query again from the index.
+    async with conn.transaction():
+        await conn.execute(f"SET LOCAL pg_trgm.similarity_threshold = {catalog.CORRECTION_SIMILARITY}; "
+                           f"SET LOCAL pg_trgm.word_similarity_threshold = {catalog.FUZZY_WORD_SIMILARITY}")
+        corrected = await catalog._corrected(conn, sq.q, corrections)
+        if corrected is not None:
+            fixed = replace(sq, q=corrected)
+            again = await _text(conn, fixed, index, lexicon, allowed, rank_all, per_source)
+            rows, n = again if again is not None else await catalog._run(
+                conn, fixed, fuzzy=False, broad=(catalog.BROAD_MATCHES, catalog.BROAD_CANDIDATES))
+            if n:
+                return rows, n
+        return await catalog._run(conn, sq, fuzzy=True)
+
+
+async def count(conn: asyncpg.Connection, sq: catalog.SearchQuery, *, index: SearchIndex | None) -> int:
+    """catalog.count, from the index where it holds the filters."""
+    filters = filters_of(sq) if index is not None else None
+    if filters is None:
+        return await catalog.count(conn, sq)
+    return len(index.filtered(filters))

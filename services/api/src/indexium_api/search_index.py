@@ -1,0 +1,157 @@
+"""This replica's search index (``indexium_db.searchindex``): loaded before the API serves,
+following catalogue events, reloaded whole periodically. Search runs on it only while it is
+known fresh; otherwise (not loaded, no event subscription, an event's mods being re-read)
+search is PostgreSQL's alone, so the index never causes an error or a stale answer.
+
+* An event for a mod re-reads that mod's row (its removal when no longer listed); until the
+  re-read has landed, searches take the SQL path.
+* An event without a mod, an undecodable one, or a reconnect (events may have been missed)
+  reloads the whole index in the background, the old index answering meanwhile; when the new
+  one is in, the cache is invalidated once more (answers computed meanwhile may miss the change).
+* Every ``refresh_s`` a full reload (downloads move, and ordinals keep popularity order).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+
+from indexium_db.queries import catalog as catalog_q, indexed
+from indexium_db.searchindex import Lexicon, SearchIndex
+from indexium_platform import logs
+
+log = logs.get(__name__)
+RETRY_S = 5.0  # a load that failed (PostgreSQL away) is tried again this soon
+
+
+class LiveIndex:
+    def __init__(self, api, *, refresh_s: float, load_timeout_s: float):
+        self.api = api
+        self.refresh_s, self.load_timeout_s = refresh_s, load_timeout_s
+        self.index: SearchIndex | None = None
+        self.lexicon = Lexicon()
+        # Set by the app once the invalidation subscription exists: True while events arrive.
+        self.following: Callable[[], bool] = lambda: False
+        self._pending: dict[str, int] = {}  # slug -> generation of its latest event
+        self._generation = 0
+        self._touched_during_reload: set[str] | None = None
+        self._reload_again = False
+        self._reloading: asyncio.Task | None = None
+        self._rereading: asyncio.Task | None = None
+        self._refresher: asyncio.Task | None = None
+
+    def current(self) -> SearchIndex | None:
+        """The index if search may use it now, else None."""
+        if self.index is None or self._pending or not self.following():
+            return None
+        return self.index
+
+    # --- lifecycle ----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Load once before serving (PostgreSQL away: serve without it and keep trying)."""
+        try:
+            await self._load()
+        except Exception as exc:
+            log.warning("search_index_load_failed", error=type(exc).__name__)
+        self._refresher = asyncio.create_task(self._refresh_loop(), name="api-search-index")
+
+    async def stop(self) -> None:
+        for task in (self._refresher, self._reloading, self._rereading):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    async def _load(self) -> None:
+        started = time.monotonic()
+        index = await asyncio.wait_for(self.api.db.run(indexed.load), self.load_timeout_s)
+        await self.api.db.run(indexed.prewarm, self.lexicon, index)
+        self.index = index
+        self.api.metrics.search_index_mods.set(len(index))
+        log.info("search_index_loaded", mods=len(index), seconds=round(time.monotonic() - started, 2))
+
+    async def _refresh_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.refresh_s if self.index is not None else RETRY_S)
+            await self.reload(invalidate=False)
+
+    async def reload(self, *, invalidate: bool) -> None:
+        """A whole new index, swapped in when complete; mods changed meanwhile are re-read into it."""
+        if self._reloading is not None:
+            self._reload_again = True
+            return
+        self._reloading = asyncio.current_task()
+        try:
+            while True:
+                self._reload_again = False
+                self._touched_during_reload = set()
+                try:
+                    await self._load()
+                except Exception as exc:
+                    log.warning("search_index_load_failed", error=type(exc).__name__)
+                touched, self._touched_during_reload = self._touched_during_reload, None
+                for slug in touched:
+                    self._mark(slug)
+                if invalidate:
+                    self.api.cache.invalidate_all()
+                if not self._reload_again:
+                    break
+        finally:
+            self._reloading = None
+
+    # --- following events ---------------------------------------------------------------
+
+    def changed(self, slug: str | None) -> None:
+        """A catalogue event: one mod (``slug``) or anything (None)."""
+        if slug is None:
+            if self._reloading is not None:
+                self._reload_again = True
+            else:
+                asyncio.get_running_loop().create_task(self.reload(invalidate=True))
+            return
+        if self._touched_during_reload is not None:
+            self._touched_during_reload.add(slug)
+        self._mark(slug)
+
+    def _mark(self, slug: str) -> None:
+        self._generation += 1
+        self._pending[slug] = self._generation
+        if self._rereading is None or self._rereading.done():
+            self._rereading = asyncio.get_running_loop().create_task(self._reread_loop())
+
+    async def _reread_loop(self) -> None:
+        while self._pending:
+            batch = dict(self._pending)
+            index = self.index
+            try:
+                if index is not None:
+                    await self.api.db.run(indexed.reread, index, sorted(batch))
+            except Exception as exc:  # PostgreSQL away: search stays on the SQL path meanwhile
+                log.warning("search_index_reread_failed", error=type(exc).__name__)
+                await asyncio.sleep(1.0)
+                continue
+            for slug, generation in batch.items():
+                if self._pending.get(slug) == generation:  # no newer event meanwhile
+                    del self._pending[slug]
+            if index is not None:
+                self.api.metrics.search_index_mods.set(len(index))
+
+
+async def search(conn, api, sq: catalog_q.SearchQuery, total: int | None = None):
+    """One search as every surface runs it: the index when it is current, else catalog's SQL."""
+    live = api.search_index
+    index = live.current() if live is not None else None
+    return await indexed.search(conn, sq, index=index, lexicon=live.lexicon if live is not None else None,
+                                total=total, corrections=api.corrections)
+
+
+async def count(conn, api, sq: catalog_q.SearchQuery) -> int:
+    live = api.search_index
+    return await indexed.count(conn, sq, index=live.current() if live is not None else None)
+
+
+def indexed_now(api) -> bool:
+    return api.search_index is not None and api.search_index.current() is not None

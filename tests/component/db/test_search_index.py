@@ -1,0 +1,196 @@
+"""The in-process search index against catalog's SQL path on the same catalogue: the same hits
+in the same order and the same totals, for text queries, facets and browse orders; following
+changes mod by mod; and the trades of a broad query's bounded candidates pinned."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from indexium_db.pool import connect
+from indexium_db.queries import catalog as catalog_q, facets as facets_q, indexed, mods as mods_q
+from indexium_db.queries import versions as versions_q
+from indexium_db.searchindex import Lexicon, plain_words
+
+T0 = datetime(2025, 1, 1, tzinfo=UTC)
+ADJ = ["Better", "Simple", "Magic", "Iron", "Cozy", "Lazy", "Dark", "Tiny"]
+NOUN = ["Furnaces", "Chests", "Lanterns", "Storage", "Biomes", "Magic", "Rendering", "Maps"]
+OWNER = ["Olga's", "Ivan's", ""]
+SUMMARY = ["Adds new furnaces and smelting recipes", "Portable storage for players", "Faster chunk rendering",
+           "Мод добавляет новые сундуки", "Magic spells and wands", "The best of the rest"]
+PAIRS = [(["fabric"], ["1.20.1"]), (["forge"], ["1.19.2"]), (["neoforge", "forge"], ["1.21.1"]),
+         (["quilt", "fabric"], ["1.20.1", "1.20.4"])]
+WORDS = sorted({w for n in ADJ + NOUN for w in [n.lower()]} | {"olga's", "smelting", "сундук", "spells", "the",
+                                                               "rest", "sodium", "mod"})
+
+
+async def _catalogue(conn, n: int = 90, seed: int = 3) -> None:
+    """n mods of shared words; some unlisted; per-file facet pairs; ties in time and downloads."""
+    rng = random.Random(seed)
+    for i in range(n):
+        name = " ".join(x for x in (rng.choice(OWNER), rng.choice(ADJ), rng.choice(NOUN)) if x)
+        if i % 17 == 0:
+            name = rng.choice(NOUN)  # some one-word names: exact-name matches
+        await mods_q.upsert_author(conn, 10 + i, f"owner{i}")
+        card = mods_q.Card(name=name, summary=rng.choice(SUMMARY), description="", authors=[f"Author{i % 5}"],
+                         licenses=["MIT"], links={}, environment=rng.choice(["client", "server", "both"]))
+        mod = await mods_q.create(conn, github_repo_id=10 + i, repo_full_name=f"owner{i}/m{i}", owner_id=10 + i,
+                                owner_login=f"owner{i}", manifest_id=f"m{i:03d}", default_branch="main",
+                                categories=rng.sample(["utility", "magic", "storage", "library"], rng.randint(0, 2)),
+                                card=card)
+        files = rng.sample(PAIRS, rng.randint(1, 2))
+        status = "quarantined" if i % 11 == 5 else "public"
+        vid = await versions_q.upsert_version(
+            conn, mod_id=mod["id"], version_number="1.0", github_release_id=10 + i, tag_name="1.0", name="1.0",
+            changelog="", version_type="release", published_at=T0 + timedelta(days=rng.randint(0, 3)),
+            status=status, game_versions=sorted({g for f in files for g in f[1]}),
+            loaders=sorted({lo for f in files for lo in f[0]}))
+        await versions_q.replace_files(conn, vid, [versions_q.FileRow(
+            github_asset_id=100 + i * 3 + k, filename=f"m{i}-{k}.jar", url=f"https://x/m{i}-{k}.jar", size=1,
+            content_type=None, github_digest=None, sidecar_url=None, loaders=f[0], game_versions=f[1],
+            manifests=[], is_primary=k == 0, download_count=rng.choice([0, 5, 5, 40, 300, 7000]))
+            for k, f in enumerate(files)])
+        await mods_q.refresh_rollup(conn, mod["id"])
+        await conn.execute("UPDATE mods SET created_at = $2 WHERE id = $1", mod["id"],
+                           T0 + timedelta(hours=rng.randint(0, 5)))
+
+
+@pytest.fixture
+def catalogue(database_url):
+    """A connection on its own event loop (hypothesis drives plain functions) and the index."""
+    with asyncio.Runner() as runner:
+        conn = runner.run(connect(database_url))
+        runner.run(_catalogue(conn))
+        index = runner.run(indexed.load(conn))
+        yield runner, conn, index
+        runner.run(conn.close())
+
+
+def _both(catalogue, sq: catalog_q.SearchQuery, **kw):
+    runner, conn, index = catalogue
+
+    async def run():
+        # The SQL path ranking every match (no bounded candidates), and the index path.
+        sql = await catalog_q.search(conn, sq, corrections=catalog_q.Corrections(), broad_matches=10**9)
+        ours = await indexed.search(conn, sq, index=index, lexicon=Lexicon(), corrections=catalog_q.Corrections(),
+                                    **kw)
+        return sql, ours
+
+    (a, at), (b, bt) = runner.run(run())
+    return ([r["slug"] for r in a], at), ([r["slug"] for r in b], bt)
+
+
+def _query(words, last_cut, filters, sort, offset) -> catalog_q.SearchQuery:
+    q = " ".join(words)
+    if q and last_cut:
+        q = q[: max(1, len(q) - last_cut)]
+    gv, lo, env, cat, facets = filters
+    return catalog_q.SearchQuery(q or None, game_versions=gv, loaders=lo, environment=env, categories=cat,
+                                 facets=facets, sort=sort, offset=offset, limit=7)
+
+
+_F = facets_q.Facet
+FILTERS = st.tuples(
+    st.sampled_from([(), ("1.20.1",), ("1.19.2", "1.21.1")]),
+    st.sampled_from([(), ("fabric",), ("forge", "quilt")]),
+    st.sampled_from([None, "client", "server"]),
+    st.sampled_from([(), ("magic",), ("utility", "storage")]),
+    st.sampled_from([(), ((_F("categories", ":", "fabric"), _F("categories", ":", "magic")),),
+                     ((_F("client_side", ":", "required"),),), ((_F("categories", "!=", "storage"),),),
+                     ((_F("project_type", ":", "mod"),), (_F("versions", ":", "1.20.4"),))]),
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(words=st.lists(st.sampled_from(WORDS), min_size=0, max_size=3), last_cut=st.integers(0, 4),
+       filters=FILTERS, sort=st.sampled_from([None, None, "relevance", "updated", "newest", "downloads", "name"]),
+       offset=st.sampled_from([0, 0, 3, 30]))
+def test_the_index_finds_what_the_sql_path_finds(catalogue, words, last_cut, filters, sort, offset):
+    sq = _query(words, last_cut, filters, sort, offset)
+    sql, ours = _both(catalogue, sq)
+    assert ours == sql, sq
+
+
+def test_typical_queries_agree_and_take_the_index(catalogue):
+    taken = 0
+    for q in ["magic", "Magic", "iron chests", "furn", "lazy lant", "olga's magic", "Ivan's", "сундуки",
+              "smelting recipes", "the", "the rest", "author3", "m017", "iron c", "chestz", "magik storage"]:
+        for sort in (None, "downloads"):
+            sq = catalog_q.SearchQuery(q, sort=sort)
+            taken += plain_words(q) is not None and indexed.takes(sq)
+            sql, ours = _both(catalogue, sq)
+            assert ours == sql, q
+    assert taken == 32  # every one of them is the index's to answer
+
+
+def test_filters_the_index_lacks_fall_back_to_sql(catalogue):
+    for sq in [catalog_q.SearchQuery("magic", author="author1"), catalog_q.SearchQuery(None, sort="active_servers"),
+               catalog_q.SearchQuery("magic", facets=((_F("license", ":", "mit"),),)),
+               catalog_q.SearchQuery('"iron chests"'), catalog_q.SearchQuery("magic or iron"),
+               catalog_q.SearchQuery("magic -iron"), catalog_q.SearchQuery("iron-chests")]:
+        assert not indexed.takes(sq) or plain_words(sq.q or "x") is None
+        sql, ours = _both(catalogue, sq)
+        assert ours == sql, sq
+
+
+def test_a_broad_query_keeps_exact_name_prefix_and_name_matches_and_an_exact_total(catalogue):
+    runner, conn, index = catalogue
+    # The least downloaded listed mod is named Magic: only its name can bring it to the top.
+    slug = runner.run(conn.fetchval("SELECT slug FROM mods WHERE listed ORDER BY downloads, slug LIMIT 1"))
+    runner.run(conn.execute("UPDATE mods SET name = 'Magic' WHERE slug = $1", slug))
+    runner.run(indexed.reread(conn, index, [slug]))
+    sq = catalog_q.SearchQuery("magic", limit=5)
+    (_, total), _ = _both(catalogue, sq)
+    assert total > 10
+    # Bounded to very few candidates: the most popular match, plus the name prefixes and names.
+    (sql, _), (ours, ours_total) = _both(catalogue, sq, rank_all=2, per_source=1)
+    assert ours_total == total  # exact: counted by the index, not estimated
+    names = dict(runner.run(conn.fetch("SELECT slug, lower(name) FROM mods")))
+    assert ours[0] == slug == sql[0] and names[slug] == "magic"  # the exact name first, as before
+    assert any(names[s].startswith("magic ") for s in ours)
+
+
+def test_the_index_follows_a_mod_hidden_shown_and_changed(catalogue):
+    runner, conn, index = catalogue
+
+    async def run():
+        slug = await conn.fetchval("SELECT slug FROM mods WHERE listed AND lower(name) LIKE '%magic%' ORDER BY slug LIMIT 1")
+        sq = catalog_q.SearchQuery("magic")
+        lexicon = Lexicon()
+        before, n = await indexed.search(conn, sq, index=index, lexicon=lexicon)
+        assert slug in [r["slug"] for r in before]
+        # Hidden in the database, not yet re-read: PostgreSQL's own check already drops it.
+        await conn.execute("UPDATE mods SET listed = false WHERE slug = $1", slug)
+        lagging, _ = await indexed.search(conn, sq, index=index, lexicon=lexicon)
+        assert slug not in [r["slug"] for r in lagging]
+        await indexed.reread(conn, index, [slug])
+        after, n_after = await indexed.search(conn, sq, index=index, lexicon=lexicon)
+        assert slug not in [r["slug"] for r in after] and n_after == n - 1
+        # Shown again, renamed: found under its new name once re-read.
+        await conn.execute("UPDATE mods SET listed = true, name = 'Quokka Lights' WHERE slug = $1", slug)
+        await indexed.reread(conn, index, [slug])
+        found, total = await indexed.search(conn, catalog_q.SearchQuery("quokka"), index=index, lexicon=lexicon)
+        assert [r["slug"] for r in found] == [slug] and total == 1
+        sql_found, _ = await catalog_q.search(conn, catalog_q.SearchQuery("magic"), broad_matches=10**9)
+        ours, _ = await indexed.search(conn, sq, index=index, lexicon=lexicon)
+        assert [r["slug"] for r in ours] == [r["slug"] for r in sql_found]
+
+    runner.run(run())
+
+
+def test_without_an_index_search_is_the_sql_path(catalogue):
+    runner, conn, _ = catalogue
+
+    async def run():
+        sq = catalog_q.SearchQuery("iron chests")
+        a, at = await catalog_q.search(conn, sq)
+        b, bt = await indexed.search(conn, sq, index=None, lexicon=None)
+        return [r["slug"] for r in a], at, [r["slug"] for r in b], bt
+
+    a, at, b, bt = runner.run(run())
+    assert (a, at) == (b, bt) and at > 0
