@@ -180,14 +180,29 @@ def _search_query(params: dict):
                                offset=int(params.get("offset", 0)))
 
 
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 async def search_baseline(dsn: str, catalogue: data.Catalogue, http_ms: dict[str, list[float]]) -> list[str]:
-    """The plain FTS baseline over the same mix, and our search's own SQL (catalog_q.search on
-    one connection, as the API runs it) for a like-with-like ratio; target: our p95 <= 0.5x."""
-    from indexium_db.queries import catalog as catalog_q
+    """The plain FTS baseline over the same mix, and our search as the API runs it (the search
+    index loaded as a replica loads it, then indexed.search on one connection: the index and
+    its one PostgreSQL query) for a like-with-like ratio; target: our p95 <= 0.5x."""
+    from indexium_db.queries import catalog as catalog_q, indexed
+    from indexium_db.searchindex import Lexicon
 
     conn = await asyncpg.connect(dsn)
-    corrections = catalog_q.Corrections()
+    corrections, lexicon = catalog_q.Corrections(), Lexicon()
+    lines = []
     try:
+        rss, started, cpu = _rss_mb(), time.perf_counter(), time.process_time()
+        index = await indexed.load(conn)
+        await indexed.prewarm(conn, lexicon, index)
+        lines.append(f"  search index: {len(index)} mods loaded in {time.perf_counter() - started:.1f} s "
+                     f"({time.process_time() - cpu:.1f} s CPU), RSS +{_rss_mb() - rss:.0f} MB")
         base, ours = {}, {}
         for kind, items in queries(catalogue, random.Random(11)).items():
             base[kind], ours[kind] = [], []
@@ -197,17 +212,17 @@ async def search_baseline(dsn: str, catalogue: data.Catalogue, http_ms: dict[str
                 await conn.fetch(sql, *args)
                 base[kind].append((time.perf_counter() - started) * 1000)
                 started = time.perf_counter()
-                await catalog_q.search(conn, _search_query(params), corrections=corrections)
+                await indexed.search(conn, _search_query(params), index=index, lexicon=lexicon,
+                                     corrections=corrections)
                 ours[kind].append((time.perf_counter() - started) * 1000)
     finally:
         await conn.close()
     every = lambda d: [x for v in d.values() for x in v]  # noqa: E731
-    lines = []
     for kind in ["all searches", *base]:
         b = every(base) if kind == "all searches" else base[kind]
         o = every(ours) if kind == "all searches" else ours[kind]
         h = every(http_ms) if kind == "all searches" else http_ms[kind]
-        lines.append(f"  {kind:24} baseline p95 {pct(b, 95):6.1f} ms | ours SQL p95 {pct(o, 95):6.1f} ms"
+        lines.append(f"  {kind:24} baseline p95 {pct(b, 95):6.1f} ms | ours p95 {pct(o, 95):6.1f} ms"
                      f" ({pct(o, 95) / pct(b, 95):4.2f}x) | ours HTTP p95 {pct(h, 95):6.1f} ms"
                      f" ({pct(h, 95) / pct(b, 95):4.2f}x)")
     return lines
@@ -359,7 +374,8 @@ async def main(args) -> None:
                 for line in miss_lines:
                     say(line)
                 say("\nsearch vs the plain FTS baseline (websearch_to_tsquery('english') ... ORDER BY ts_rank "
-                    "DESC LIMIT 20), same mix; SQL timed from this process (target: ours p95 <= 0.5x):")
+                    "DESC LIMIT 20), same mix; both timed from this process, ours as the API runs it (its "
+                    "search index and one PostgreSQL query; target: ours p95 <= 0.5x):")
                 for line in await search_baseline(dsn, catalogue, http_ms):
                     say(line)
                 say("\nhash lookups and update checks (uncached):")

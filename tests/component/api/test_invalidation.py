@@ -35,7 +35,15 @@ async def search(client, q):
 async def test_a_new_release_is_searchable_on_every_replica_within_seconds(make_client, nats_url, seed):
     a, b = await replicas(make_client, nats_url)
     old = await seed.mod("steady", summary="a fresh idea")
-    await seed.version(old, "1.0", [FABRIC_120])
+    old_vid = await seed.version(old, "1.0", [FABRIC_120])
+    # As the indexer does, the release's event follows its commit: each replica's search index
+    # re-reads the mod (search answers from it once it has).
+    await publish(nats_url, events.VersionIndexed(mod_id=str(old["id"]), slug="steady", version_id=str(old_vid),
+                                                  version_number="1.0", visible=True))
+    for c in (a, b):
+        live = c.app[API].search_index
+        while "steady" not in live.index.by_slug or live.current() is None:
+            await asyncio.sleep(0.01)
     for c in (a, b):  # warm both caches, and the untouched mod's card
         assert await search(c, "fresh") == ("MISS", ["steady"])
         assert await search(c, "fresh") == ("HIT", ["steady"])

@@ -26,7 +26,8 @@ SUMMARY = ["Adds new furnaces and smelting recipes", "Portable storage for playe
 PAIRS = [(["fabric"], ["1.20.1"]), (["forge"], ["1.19.2"]), (["neoforge", "forge"], ["1.21.1"]),
          (["quilt", "fabric"], ["1.20.1", "1.20.4"])]
 WORDS = sorted({w for n in ADJ + NOUN for w in [n.lower()]} | {"olga's", "smelting", "сундук", "spells", "the",
-                                                               "rest", "sodium", "mod"})
+                                                               "rest", "sodium", "mod", "furnacs",
+                                                               "lantrns", "magik", "quokka", "irn", "bettr"})
 
 
 async def _catalogue(conn, n: int = 90, seed: int = 3) -> None:

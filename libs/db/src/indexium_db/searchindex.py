@@ -45,6 +45,20 @@ CONFIGS = ("english", "russian", "simple")
 _MAX_CHAR = "\U0010ffff"
 
 
+_TRGM_WORD = re.compile(r"[a-z0-9]+")
+ODD_NAME = "name:non-ascii"  # filter key: names whose trigrams only PostgreSQL can say
+
+
+def trigrams(text: str) -> set[str]:
+    """pg_trgm's trigrams of ASCII text: each run of letters and digits, lower-cased and padded
+    as '  word ', cut into every three characters."""
+    found = set()
+    for w in _TRGM_WORD.findall(text.lower()):
+        padded = f"  {w} "
+        found.update(padded[i:i + 3] for i in range(len(padded) - 2))
+    return found
+
+
 def lexicon_key(word: str) -> str:
     """What a word is remembered by: lower-cased when ASCII (every configuration lower-cases
     ASCII first), as typed otherwise (a database whose ctype is C leaves other letters alone)."""
@@ -203,17 +217,20 @@ class Entry:
     updated: int | None  # last_published_at, microseconds since the epoch
     created: int
     keys: tuple[str, ...]  # every posting key this mod is in (lexemes and filter keys)
+    changed: int  # mods.updated_at, microseconds since the epoch: what the catch-up compares
     heavy: tuple[str, ...]  # lexemes with weight A
 
 
 def _entry(row: Mapping) -> Entry:
     return Entry(row["id"], row["slug"], row["lower_name"], row["downloads"], _micros(row["last_published_at"]),
                  _micros(row["created_at"]) or 0, tuple(row["lexemes"]) + tuple(filter_keys(row)),
-                 tuple(row["heavy"]))
+                 _micros(row["updated_at"]) or 0, tuple(row["heavy"]))
 
 
 def filter_keys(row: Mapping) -> list[str]:
-    keys = [f"ff:{x}" for x in row["file_facets"]]
+    name = row["lower_name"]
+    keys = [ODD_NAME] if not name.isascii() else [f"tg:{t}" for t in trigrams(name)]
+    keys += [f"ff:{x}" for x in row["file_facets"]]
     keys += [f"gv:{x}" for x in row["game_versions"]]
     keys += [f"lo:{x}" for x in row["loaders"]]
     keys += [f"cat:{x}" for x in row["categories"]]
@@ -237,6 +254,7 @@ class SearchIndex:
         # sorts text as this process does (the C collation), else the SQL path pages browses.
         self._orders: dict[str, list[tuple]] = {"updated": [], "newest": [], "downloads": [], "name": []}
         self.ordered = True
+        self.words: frozenset[str] = frozenset()  # catalogue words for typo corrections (search_words)
 
     # --- building and following ---------------------------------------------------------
 
@@ -343,6 +361,18 @@ class SearchIndex:
     def __len__(self) -> int:
         return len(self.listed)
 
+    def stale(self, rows: Iterable[Mapping]) -> list[str]:
+        """Of (slug, updated_at, listed) rows, the slugs whose row changed since the index read it."""
+        out = []
+        for row in rows:
+            ordinal = self.by_slug.get(row["slug"])
+            if ordinal is None:
+                if row["listed"]:
+                    out.append(row["slug"])
+            elif self.entries[ordinal].changed != _micros(row["updated_at"]) or not row["listed"]:
+                out.append(row["slug"])
+        return out
+
     # --- answering -----------------------------------------------------------------------
 
     def _lexeme(self, table: dict[str, BitMap], lexeme: str) -> BitMap:
@@ -386,6 +416,33 @@ class SearchIndex:
         lo = bisect.bisect_left(self._names, (text,))
         hi = bisect.bisect_left(self._names, (text + _MAX_CHAR,), lo)
         return BitMap(o for _, o in self._names[lo:hi])
+
+    def similar_names(self, text: str, allowed: BitMap, threshold: float, most: int) -> BitMap | None:
+        """A superset of the allowed mods whose name ``text`` is at least ``threshold`` word-similar
+        to (pg_trgm's ``<%``), or None when ``text`` is not ASCII or more than ``most`` remain.
+
+        Word similarity is at most (trigrams shared) / (trigrams of ``text``), so a match shares
+        at least floor(threshold * m) of the query's m trigrams; such a name holds one of any
+        m - k + 1 of them (the rarest are taken), and the exact count is kept per threshold
+        step with bitmaps. Names that are not ASCII are always in (PostgreSQL decides)."""
+        if not text.isascii():
+            return None
+        query = trigrams(text)
+        m = len(query)
+        k = int(threshold * m)
+        odd = self.filters.get(ODD_NAME, BitMap()) & allowed
+        if k < 1:
+            return None  # too short to bound: every allowed mod might match
+        empty = BitMap()
+        sets = sorted((self.filters.get(f"tg:{t}", empty) & allowed for t in query), key=len)
+        base = BitMap.union(*sets[: m - k + 1])
+        at_least = [base] + [BitMap() for _ in range(k)]  # at_least[j]: shares >= j of the seen
+        for i, s in enumerate(sets):
+            s = s & base
+            for j in range(min(k, i + 1), 0, -1):
+                at_least[j] |= at_least[j - 1] & s
+        found = at_least[k] | odd
+        return found if len(found) <= most else None
 
     @staticmethod
     def first(bm: BitMap, n: int) -> list[int]:

@@ -50,7 +50,8 @@ def create_app(settings: Settings) -> web.Application:
     async def search_index(res: Resources) -> None:
         # Before serving: the first searches come from the index, not a cold SQL path.
         live = LiveIndex(api, refresh_s=settings.search_index_refresh_s,
-                         load_timeout_s=settings.search_index_load_timeout_s)
+                         load_timeout_s=settings.search_index_load_timeout_s,
+                         catch_up_s=settings.search_index_catch_up_s)
         api.search_index = live
         await live.start()
         res.on_close(live.stop)

@@ -8,6 +8,9 @@ search is PostgreSQL's alone, so the index never causes an error or a stale answ
 * An event without a mod, an undecodable one, or a reconnect (events may have been missed)
   reloads the whole index in the background, the old index answering meanwhile; when the new
   one is in, the cache is invalidated once more (answers computed meanwhile may miss the change).
+* Every ``catch_up_s`` the mods whose row was written lately (``mods.updated_at``) and differs
+  from the index's copy are re-read: core NATS delivery is at-most-once, and a dropped event
+  must not hide a mod for longer than a cached answer lives.
 * Every ``refresh_s`` a full reload (downloads move, and ordinals keep popularity order).
 """
 
@@ -24,12 +27,15 @@ from indexium_platform import logs
 
 log = logs.get(__name__)
 RETRY_S = 5.0  # a load that failed (PostgreSQL away) is tried again this soon
+# The catch-up looks this much further back than its interval: updated_at is a writer's
+# transaction start, and a transaction may commit that long after it began.
+CATCH_UP_MARGIN_S = 60.0
 
 
 class LiveIndex:
-    def __init__(self, api, *, refresh_s: float, load_timeout_s: float):
+    def __init__(self, api, *, refresh_s: float, load_timeout_s: float, catch_up_s: float):
         self.api = api
-        self.refresh_s, self.load_timeout_s = refresh_s, load_timeout_s
+        self.refresh_s, self.load_timeout_s, self.catch_up_s = refresh_s, load_timeout_s, catch_up_s
         self.index: SearchIndex | None = None
         self.lexicon = Lexicon()
         # Set by the app once the invalidation subscription exists: True while events arrive.
@@ -41,6 +47,7 @@ class LiveIndex:
         self._reloading: asyncio.Task | None = None
         self._rereading: asyncio.Task | None = None
         self._refresher: asyncio.Task | None = None
+        self._catching_up: asyncio.Task | None = None
 
     def current(self) -> SearchIndex | None:
         """The index if search may use it now, else None."""
@@ -57,9 +64,10 @@ class LiveIndex:
         except Exception as exc:
             log.warning("search_index_load_failed", error=type(exc).__name__)
         self._refresher = asyncio.create_task(self._refresh_loop(), name="api-search-index")
+        self._catching_up = asyncio.create_task(self._catch_up_loop(), name="api-search-index-catch-up")
 
     async def stop(self) -> None:
-        for task in (self._refresher, self._reloading, self._rereading):
+        for task in (self._refresher, self._catching_up, self._reloading, self._rereading):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -77,6 +85,28 @@ class LiveIndex:
         while True:
             await asyncio.sleep(self.refresh_s if self.index is not None else RETRY_S)
             await self.reload(invalidate=False)
+
+    async def _catch_up_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.catch_up_s)
+            await self.catch_up()
+
+    async def catch_up(self) -> int:
+        """Re-read the mods written lately that the index holds otherwise; how many."""
+        index = self.index
+        if index is None:
+            return 0
+        try:
+            slugs = await self.api.db.run(indexed.changed_since, index, self.catch_up_s + CATCH_UP_MARGIN_S)
+        except Exception as exc:
+            log.warning("search_index_catch_up_failed", error=type(exc).__name__)
+            return 0
+        if index is self.index:
+            for slug in slugs:
+                self._mark(slug)
+        if slugs:
+            log.info("search_index_caught_up", mods=len(slugs))
+        return len(slugs)
 
     async def reload(self, *, invalidate: bool) -> None:
         """A whole new index, swapped in when complete; mods changed meanwhile are re-read into it."""

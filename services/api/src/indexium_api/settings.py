@@ -36,6 +36,8 @@ class Settings(Common, frozen=True, kw_only=True):
     search_index: bool = msgspec.field(default=True, name="INDEXIUM_API_SEARCH_INDEX")
     # A whole reload this often: downloads move, and the index's popularity order with them.
     search_index_refresh_s: float = msgspec.field(default=600.0, name="INDEXIUM_API_SEARCH_INDEX_REFRESH_SECONDS")
+    # Mods written lately and not as the index holds them are re-read this often (a dropped event).
+    search_index_catch_up_s: float = msgspec.field(default=30.0, name="INDEXIUM_API_SEARCH_INDEX_CATCH_UP_SECONDS")
     # The start-up load waits this long at most; then the API serves without the index.
     search_index_load_timeout_s: float = msgspec.field(default=120.0,
                                                        name="INDEXIUM_API_SEARCH_INDEX_LOAD_TIMEOUT_SECONDS")
@@ -72,7 +74,7 @@ class Settings(Common, frozen=True, kw_only=True):
             raise ValueError("INDEXIUM_API_CACHE_* must not be negative (CACHE_MAX_MB at least 1)")
         if self.rate_limit_per_minute < 0 or self.db_pool_size < 1:
             raise ValueError("INDEXIUM_API_RATE_LIMIT_PER_MINUTE >= 0, INDEXIUM_API_DB_POOL_SIZE >= 1")
-        if self.search_index_refresh_s <= 0 or self.search_index_load_timeout_s <= 0:
+        if min(self.search_index_refresh_s, self.search_index_load_timeout_s, self.search_index_catch_up_s) <= 0:
             raise ValueError("INDEXIUM_API_SEARCH_INDEX_*_SECONDS must be positive")
         clientaddr.check_networks("INDEXIUM_API_TRUSTED_PROXIES", self.trusted_proxies)
 

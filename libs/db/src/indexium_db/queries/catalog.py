@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Container
 from dataclasses import dataclass, replace
 
 import asyncpg
@@ -402,23 +403,25 @@ async def count(conn: asyncpg.Connection, sq: SearchQuery) -> int:
     return await conn.fetchval(sql, *args)
 
 
-async def _corrected(conn: asyncpg.Connection, q: str, corrections: Corrections | None = None) -> str | None:
+async def _corrected(conn: asyncpg.Connection, q: str, corrections: Corrections | None = None,
+                     known: Container[str] = ()) -> str | None:
     """q with each word replaced by its most similar catalogue word; None if nothing changes.
 
     Most similar: by trigram similarity (>= CORRECTION_SIMILARITY), else by word similarity
     (>= FUZZY_WORD_SIMILARITY: "reux" is 0.6 of "redux", "coy" 0.5 of "cozy"), so a word the
     whole-word measure misses is still corrected and full text, not the name scan, answers.
     Both are nearest-first scans of search_words' GiST index. Callers set both thresholds.
+    ``known``: words known to be in search_words, each its own nearest word (no lookup).
     """
     words = _WORDS.findall(q.lower())[:MAX_QUERY_WORDS]
     best: dict[str, str] = {}
     unknown = []
     for w in words:
-        if len(w) < 3:
+        if len(w) < 3 or w in known:
             best[w] = w
             continue
-        known, fixed = corrections.get(w) if corrections is not None else (False, None)
-        if known:
+        remembered, fixed = corrections.get(w) if corrections is not None else (False, None)
+        if remembered:
             best[w] = fixed or w
         elif w not in unknown:
             unknown.append(w)

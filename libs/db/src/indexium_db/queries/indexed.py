@@ -30,11 +30,13 @@ from .facets import LOADERS, PLUGIN_LOADERS, SIDES, Facet
 RANK_ALL = 100
 CANDIDATES = 30
 LOAD_TIMEOUT_S = 120.0
+# A fuzzy pass over more name candidates than this is catalog's own scan.
+FUZZY_MOST = 2000
 # The columns the index holds per mod (searchindex.SearchIndex.build / upsert).
 _INDEX_COLUMNS = """m.id, m.slug, lower(m.name) AS lower_name, m.downloads, m.last_published_at, m.created_at,
        tsvector_to_array(m.search_vector) AS lexemes,
        tsvector_to_array(ts_filter(m.search_vector, '{a}')) AS heavy, m.file_facets, m.game_versions, m.loaders, m.categories,
-       m.environment, m.listed"""
+       m.environment, m.listed, m.updated_at"""
 _ONE_LEXEME = re.compile(r"'((?:[^']|'')*)'")
 
 
@@ -46,7 +48,10 @@ async def load(conn: asyncpg.Connection, timeout_s: float = LOAD_TIMEOUT_S) -> S
         await conn.execute(f"SET LOCAL statement_timeout = {int(timeout_s * 1000)}")
         rows = await conn.fetch(f"SELECT {_INDEX_COLUMNS} FROM mods m WHERE m.listed"
                                 f" ORDER BY m.downloads DESC, m.slug", timeout=timeout_s)
+        # search_words only grows: a word in it is its own correction (catalog._corrected).
+        words = await conn.fetch("SELECT word FROM search_words", timeout=timeout_s)
     index = await asyncio.to_thread(SearchIndex.build, rows)
+    index.words = frozenset(r[0] for r in words)
     # Browse pages in the index's order only where the database sorts text the same way.
     collation = await conn.fetchval("SELECT datcollate FROM pg_database WHERE datname = current_database()")
     index.ordered = collation in ("C", "POSIX")
@@ -63,6 +68,14 @@ async def reread(conn: asyncpg.Connection, index: SearchIndex, slugs: list[str])
     for slug in slugs:
         if slug not in seen:
             index.remove(slug)
+
+
+async def changed_since(conn: asyncpg.Connection, index: SearchIndex, seconds: float) -> list[str]:
+    """Slugs of mods whose row was written in the last ``seconds`` and differs from the index's
+    copy (a catch-up for events core NATS may have dropped)."""
+    rows = await conn.fetch("SELECT m.slug, m.updated_at, m.listed FROM mods m"
+                            " WHERE m.updated_at > now() - make_interval(secs => $1)", seconds)
+    return index.stale(rows)
 
 
 def _term(text: str) -> tuple[str, ...] | None:
@@ -168,11 +181,11 @@ def _hit_page_sql(sq: catalog.SearchQuery, sort: str) -> tuple[str, list]:
     return f"SELECT {catalog._HIT_COLUMNS} FROM mods m WHERE {where} ORDER BY {catalog._ORDER[sort]}", s.args
 
 
-def _counted_page_sql(sq: catalog.SearchQuery, sort: str) -> tuple[str, list]:
+def _counted_page_sql(sq: catalog.SearchQuery, sort: str, fuzzy: bool = False) -> tuple[str, list]:
     """A page of the given ids that match, in a sort other than relevance, with their count."""
     s = catalog._Sql()
     ids = s.p(None, "::uuid[]")
-    cte, match, _ = catalog._text_query(sq, s, fuzzy=False, ranked=False)
+    cte, match, _ = catalog._text_query(sq, s, fuzzy=fuzzy, ranked=False)
     where = " AND ".join([f"m.id = ANY({ids})", *catalog._filters(sq, s), match])
     sql = f"""{cte}, h AS (
     SELECT m.id, count(*) OVER () AS total FROM mods m CROSS JOIN query WHERE {where}
@@ -282,7 +295,7 @@ async def search(
     async with conn.transaction():
         await conn.execute(f"SET LOCAL pg_trgm.similarity_threshold = {catalog.CORRECTION_SIMILARITY}; "
                            f"SET LOCAL pg_trgm.word_similarity_threshold = {catalog.FUZZY_WORD_SIMILARITY}")
-        corrected = await catalog._corrected(conn, sq.q, corrections)
+        corrected = await catalog._corrected(conn, sq.q, corrections, known=index.words)
         if corrected is not None:
             fixed = replace(sq, q=corrected)
             again = await _text(conn, fixed, index, lexicon, allowed, rank_all, per_source)
@@ -290,7 +303,25 @@ async def search(
                 conn, fixed, fuzzy=False, broad=(catalog.BROAD_MATCHES, catalog.BROAD_CANDIDATES))
             if n:
                 return rows, n
+        return await _fuzzy(conn, sq, index, allowed)
+
+
+async def _fuzzy(conn, sq: catalog.SearchQuery, index: SearchIndex, allowed: BitMap) -> tuple[list, int]:
+    """catalog's last resort (names word-similar to the query) over the index's superset of
+    them, counted by PostgreSQL; catalog's own scan when the index cannot bound it."""
+    ql = " ".join(sq.q.lower().split())
+    names = index.similar_names(ql, allowed, catalog.FUZZY_WORD_SIMILARITY, FUZZY_MOST)
+    if names is None or not takes(sq):
         return await catalog._run(conn, sq, fuzzy=True)
+    if not names:
+        return [], 0
+    sort = sq.effective_sort
+    sql, args = _ranked_sql(sq, fuzzy=True) if sort == "relevance" else _counted_page_sql(sq, sort, fuzzy=True)
+    args[0] = index.ids(names)
+    rows = await conn.fetch(sql, *args)
+    if rows:
+        return rows, rows[0]["total"]
+    return ([], 0) if sq.offset == 0 else await catalog._run(conn, sq, fuzzy=True)
 
 
 async def count(conn: asyncpg.Connection, sq: catalog.SearchQuery, *, index: SearchIndex | None) -> int:

@@ -1,0 +1,160 @@
+"""The replica's search index through the API: it follows catalogue events (a new mod appears
+after its event, a hidden one never shows, not even before the index catches up), answers
+/api/v1 and /v2 as the SQL path does, and is not used when it cannot be known fresh."""
+
+import asyncio
+
+import nats
+
+from indexium_api.app import INVALIDATOR
+from indexium_api.state import API
+from indexium_contracts import versions as events
+from indexium_db.queries import mods as mods_q
+
+FABRIC_120 = (["fabric"], ["1.20.1"])
+FORGE_119 = (["forge"], ["1.19.2"])
+
+
+async def following(client):
+    """The client's live index once it is loaded and current (subscribed, nothing pending)."""
+    await asyncio.wait_for(client.app[INVALIDATOR].subscribed.wait(), 10)
+    live = client.app[API].search_index
+    for _ in range(1000):
+        if live.current() is not None:
+            return live
+        await asyncio.sleep(0.01)
+    raise AssertionError("the search index never became current")
+
+
+async def settled(live) -> None:
+    for _ in range(1000):
+        if live.current() is not None:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the search index never caught up")
+
+
+async def publish(nats_url, event, subject=events.INDEXED) -> None:
+    nc = await nats.connect(nats_url)
+    await nc.jetstream().publish(subject, events.encoder.encode(event))
+    await nc.drain()
+
+
+def indexed_event(mod, vid, slug):
+    return events.VersionIndexed(mod_id=str(mod["id"]), slug=slug, version_id=str(vid), version_number="1.0",
+                                 visible=True)
+
+
+async def body(client, path="/api/v1/mods", **params):
+    resp = await client.get(path, params=params)
+    assert resp.status == 200, await resp.text()
+    return await resp.json()
+
+
+async def hits(client, **params):
+    b = await body(client, **params)
+    return [h["slug"] for h in b["hits"]], b["total"]
+
+
+async def test_a_new_mod_is_found_from_the_index_after_its_event(make_client, nats_url, seed):
+    client = await make_client(NATS_URL=nats_url)
+    live = await following(client)
+    new = await seed.mod("quokka", name="Quokka Lanterns", summary="Lanterns for quokkas")
+    vid = await seed.version(new, "1.0", [FABRIC_120])
+    assert "quokka" not in live.index.by_slug  # no event yet: the index does not know it
+    await publish(nats_url, indexed_event(new, vid, "quokka"))
+    for _ in range(500):
+        if "quokka" in live.index.by_slug and live.current() is not None:
+            break
+        await asyncio.sleep(0.01)
+    assert live.current() is not None and "quokka" in live.index.by_slug
+    assert await hits(client, q="quokka lant") == (["quokka"], 1)
+    assert await hits(client, q="lanterns", game_version="1.20.1", loader="fabric") == (["quokka"], 1)
+    assert await hits(client, q="lanterns", game_version="1.19.2", loader="fabric") == ([], 0)
+
+
+async def test_a_hidden_mod_never_shows_even_before_the_index_catches_up(make_client, nats_url, seed):
+    m = await seed.mod("vanishing", name="Vanishing Lanterns")
+    vid = await seed.version(m, "1.0", [FABRIC_120])
+    other = await seed.mod("staying", name="Staying Lanterns")
+    await seed.version(other, "1.0", [FABRIC_120])
+    client = await make_client(NATS_URL=nats_url)
+    live = await following(client)
+    assert "vanishing" in live.index.by_slug
+    assert sorted((await hits(client, q="lanterns"))[0]) == ["staying", "vanishing"]
+    await seed.db.execute("UPDATE mod_versions SET hidden = true WHERE id = $1", vid)
+    await mods_q.refresh_rollup(seed.db, m["id"])
+    # No event yet: the index still holds it, PostgreSQL's own check in the one query drops it.
+    assert "vanishing" in live.index.by_slug and live.current() is not None
+    assert (await hits(client, q="lantern"))[0] == ["staying"]
+    await publish(nats_url, events.VersionHidden(mod_id=str(m["id"]), slug="vanishing", version_id=str(vid),
+                                                 version_number="1.0", reason="release deleted"),
+                  subject=events.HIDDEN)
+    for _ in range(500):
+        if "vanishing" not in live.index.by_slug:
+            break
+        await asyncio.sleep(0.01)
+    await settled(live)
+    assert "vanishing" not in live.index.by_slug
+    assert await hits(client, q="lanterns") == (["staying"], 1)
+    assert (await body(client))["total"] == 1  # the browse total is the index's too
+
+
+async def _catalogue(seed):
+    for i, (name, files, env, downloads) in enumerate([
+            ("Sodium", [FABRIC_120], "client", 900), ("Sodium Extra", [FABRIC_120, FORGE_119], "client", 50),
+            ("Iron Chests", [FORGE_119], "both", 400), ("Iron Furnaces", [FABRIC_120], "server", 30),
+            ("Olga's Iron Tools", [(["fabric", "quilt"], ["1.20.1", "1.20.4"])], "both", 5),
+            ("Хранилище", [FABRIC_120], "both", 1)]):
+        m = await seed.mod(f"mod{i}", name=name, summary=f"{name} for everyone", environment=env,
+                           categories=["storage"] if "Chests" in name else [])
+        await seed.version(m, "1.0", files, downloads=downloads, published=seed.T0 + seed.days(i % 3))
+
+
+QUERIES = [
+    {"q": "sodium"}, {"q": "sod"}, {"q": "iron"}, {"q": "iron", "sort": "downloads"}, {"q": "olga's iron"},
+    {"q": "iron", "game_version": "1.20.1", "loader": "fabric"}, {"q": "iron", "environment": "server"},
+    {"q": "хранилище"}, {"q": "sodim"}, {"q": "irn chests"}, {"game_version": "1.20.1"},
+    {"loader": "forge", "sort": "newest"}, {"sort": "name"}, {"category": "storage"}, {"offset": "2", "limit": "2"},
+]
+V2_QUERIES = [
+    {"query": "iron"}, {"query": "sodium", "facets": '[["categories:fabric"],["versions:1.20.1"]]'},
+    {"query": "iron", "facets": '[["client_side:required"]]'}, {"facets": '[["categories:forge"]]', "index": "newest"},
+    {"query": "iron", "facets": '[["project_type:mod"]]', "index": "downloads"}, {"limit": "0"},
+]
+
+
+async def test_the_index_answers_v1_and_v2_as_the_sql_path_does(make_client, nats_url, seed):
+    await _catalogue(seed)
+    indexed = await make_client(NATS_URL=nats_url)
+    await following(indexed)
+    plain = await make_client(NATS_URL=nats_url, INDEXIUM_API_SEARCH_INDEX="false")
+    assert plain.app[API].search_index is None
+    for params in QUERIES:
+        assert await body(indexed, **params) == await body(plain, **params), params
+    for params in V2_QUERIES:
+        assert await body(indexed, "/v2/search", **params) == await body(plain, "/v2/search", **params), params
+    assert (await body(indexed, q="iron"))["total"] == 3
+
+
+async def test_without_events_the_index_is_not_used(make_client, seed):
+    client = await make_client()  # NATS unreachable: nothing would tell the index of a change
+    live = client.app[API].search_index
+    assert live.index is not None and live.current() is None
+    m = await seed.mod("unannounced", name="Unannounced Lanterns")
+    await seed.version(m, "1.0", [FABRIC_120])
+    assert await hits(client, q="lanterns") == (["unannounced"], 1)  # the SQL path: always fresh
+
+
+async def test_a_dropped_event_is_caught_up_from_the_rows_written_lately(make_client, nats_url, seed):
+    client = await make_client(NATS_URL=nats_url)
+    live = await following(client)
+    m = await seed.mod("unheard", name="Unheard Lanterns")
+    await seed.version(m, "1.0", [FABRIC_120])  # committed, but its event never arrives
+    assert await hits(client, q="unheard") == ([], 0)  # the index does not know it yet
+    assert await live.catch_up() == 1
+    await settled(live)
+    assert "unheard" in live.index.by_slug
+    client.app[API].cache.invalidate_all()
+    assert await hits(client, q="unheard") == (["unheard"], 1)
+    assert await live.catch_up() == 0  # the index's copy is the row's now: nothing to re-read
