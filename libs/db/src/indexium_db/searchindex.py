@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -222,9 +223,12 @@ class Entry:
 
 
 def _entry(row: Mapping) -> Entry:
+    # Keys interned: one string per distinct lexeme or filter key, however many mods hold it
+    # (without, each row's own copies stay alive: most of the index's memory).
+    keys = tuple(map(sys.intern, [*row["lexemes"], *filter_keys(row)]))
     return Entry(row["id"], row["slug"], row["lower_name"], row["downloads"], _micros(row["last_published_at"]),
-                 _micros(row["created_at"]) or 0, tuple(row["lexemes"]) + tuple(filter_keys(row)),
-                 _micros(row["updated_at"]) or 0, tuple(row["heavy"]))
+                 _micros(row["created_at"]) or 0, keys, _micros(row["updated_at"]) or 0,
+                 tuple(map(sys.intern, row["heavy"])))
 
 
 def filter_keys(row: Mapping) -> list[str]:
@@ -261,31 +265,9 @@ class SearchIndex:
     @classmethod
     def build(cls, rows: Iterable[Mapping]) -> "SearchIndex":
         """From rows in popularity order (see module doc) with the columns of queries/indexed.py."""
-        index = cls()
-        postings: dict[str, list[int]] = defaultdict(list)
-        heavy: dict[str, list[int]] = defaultdict(list)
-        filters: dict[str, list[int]] = defaultdict(list)
-        for ordinal, row in enumerate(rows):
-            entry = _entry(row)
-            index.entries.append(entry)
-            index.by_slug[entry.slug] = ordinal
-            for lexeme in row["lexemes"]:
-                postings[lexeme].append(ordinal)
-            for lexeme in entry.heavy:
-                heavy[lexeme].append(ordinal)
-            for key in entry.keys[len(row["lexemes"]):]:
-                filters[key].append(ordinal)
-            for view, item in index._views(entry, ordinal):
-                view.append(item)
-        index.listed = BitMap(range(len(index.entries)))
-        index.postings = {k: BitMap(v) for k, v in postings.items()}
-        index.heavy = {k: BitMap(v) for k, v in heavy.items()}
-        index.filters = {k: BitMap(v) for k, v in filters.items()}
-        index._vocabulary = sorted(index.postings)
-        index._names.sort()
-        for order in index._orders.values():
-            order.sort()
-        return index
+        builder = Builder()
+        builder.add(rows)
+        return builder.finish()
 
     def upsert(self, row: Mapping) -> None:
         """A mod re-read after an event: replace what the index holds of it (a listed row) or drop it."""
@@ -308,7 +290,8 @@ class SearchIndex:
             self.entries[ordinal] = entry
         self.by_slug[entry.slug] = ordinal
         self.listed.add(ordinal)
-        for lexeme in row["lexemes"]:
+        n = len(row["lexemes"])
+        for lexeme in entry.keys[:n]:
             bm = self.postings.get(lexeme)
             if bm is None:
                 bm = self.postings[lexeme] = BitMap()
@@ -316,7 +299,7 @@ class SearchIndex:
             bm.add(ordinal)
         for lexeme in entry.heavy:
             self.heavy.setdefault(lexeme, BitMap()).add(ordinal)
-        for key in entry.keys[len(row["lexemes"]):]:
+        for key in entry.keys[n:]:
             self.filters.setdefault(key, BitMap()).add(ordinal)
         for view, item in self._views(entry, ordinal):
             bisect.insort(view, item)
@@ -461,3 +444,42 @@ class SearchIndex:
             keyed = sorted((self._order_key(sort, self.entries[o]), o) for o in allowed)
             return self.ids(o for _, o in keyed[offset:offset + limit])
         return self.ids(islice((o for _, o in order if o in allowed), offset, offset + limit))
+
+
+class Builder:
+    """A whole index built from rows in batches (so a load never holds the catalogue's rows at once)."""
+
+    def __init__(self) -> None:
+        self.index = SearchIndex()
+        self._postings: dict[str, list[int]] = defaultdict(list)
+        self._heavy: dict[str, list[int]] = defaultdict(list)
+        self._filters: dict[str, list[int]] = defaultdict(list)
+
+    def add(self, rows: Iterable[Mapping]) -> None:
+        index = self.index
+        for row in rows:
+            ordinal = len(index.entries)
+            entry = _entry(row)
+            index.entries.append(entry)
+            index.by_slug[entry.slug] = ordinal
+            n = len(row["lexemes"])
+            for lexeme in entry.keys[:n]:
+                self._postings[lexeme].append(ordinal)
+            for lexeme in entry.heavy:
+                self._heavy[lexeme].append(ordinal)
+            for key in entry.keys[n:]:
+                self._filters[key].append(ordinal)
+            for view, item in index._views(entry, ordinal):
+                view.append(item)
+
+    def finish(self) -> SearchIndex:
+        index = self.index
+        index.listed = BitMap(range(len(index.entries)))
+        index.postings = {k: BitMap(v) for k, v in self._postings.items()}
+        index.heavy = {k: BitMap(v) for k, v in self._heavy.items()}
+        index.filters = {k: BitMap(v) for k, v in self._filters.items()}
+        index._vocabulary = sorted(index.postings)
+        index._names.sort()
+        for order in index._orders.values():
+            order.sort()
+        return index

@@ -22,7 +22,7 @@ from dataclasses import replace
 import asyncpg
 
 from .. import searchindex
-from ..searchindex import BitMap, Filters, Lexicon, SearchIndex, TokenLexemes
+from ..searchindex import BitMap, Builder, Filters, Lexicon, SearchIndex, TokenLexemes
 from . import catalog
 from .facets import LOADERS, PLUGIN_LOADERS, SIDES, Facet
 
@@ -30,6 +30,7 @@ from .facets import LOADERS, PLUGIN_LOADERS, SIDES, Facet
 RANK_ALL = 100
 CANDIDATES = 30
 LOAD_TIMEOUT_S = 120.0
+LOAD_BATCH = 5000
 # A fuzzy pass over more name candidates than this is catalog's own scan.
 FUZZY_MOST = 2000
 # The columns the index holds per mod (searchindex.SearchIndex.build / upsert).
@@ -41,16 +42,20 @@ _ONE_LEXEME = re.compile(r"'((?:[^']|'')*)'")
 
 
 async def load(conn: asyncpg.Connection, timeout_s: float = LOAD_TIMEOUT_S) -> SearchIndex:
-    """Every listed mod, in popularity order (the ordinals' order). The index is built on a
-    worker thread: the event loop keeps serving meanwhile (a periodic reload)."""
+    """Every listed mod, in popularity order (the ordinals' order), read in batches through a
+    cursor; each batch is added on a worker thread, so the event loop keeps serving meanwhile
+    (a periodic reload) and the catalogue's rows are never all held at once."""
+    builder = Builder()
     async with conn.transaction():
         # Longer than a request's statement timeout: this reads the whole catalogue.
         await conn.execute(f"SET LOCAL statement_timeout = {int(timeout_s * 1000)}")
-        rows = await conn.fetch(f"SELECT {_INDEX_COLUMNS} FROM mods m WHERE m.listed"
-                                f" ORDER BY m.downloads DESC, m.slug", timeout=timeout_s)
+        cursor = await conn.cursor(f"SELECT {_INDEX_COLUMNS} FROM mods m WHERE m.listed"
+                                   f" ORDER BY m.downloads DESC, m.slug", timeout=timeout_s)
+        while rows := await cursor.fetch(LOAD_BATCH, timeout=timeout_s):
+            await asyncio.to_thread(builder.add, rows)
         # search_words only grows: a word in it is its own correction (catalog._corrected).
         words = await conn.fetch("SELECT word FROM search_words", timeout=timeout_s)
-    index = await asyncio.to_thread(SearchIndex.build, rows)
+    index = await asyncio.to_thread(builder.finish)
     index.words = frozenset(r[0] for r in words)
     # Browse pages in the index's order only where the database sorts text the same way.
     collation = await conn.fetchval("SELECT datcollate FROM pg_database WHERE datname = current_database()")
