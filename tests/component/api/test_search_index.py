@@ -158,3 +158,17 @@ async def test_a_dropped_event_is_caught_up_from_the_rows_written_lately(make_cl
     client.app[API].cache.invalidate_all()
     assert await hits(client, q="unheard") == (["unheard"], 1)
     assert await live.catch_up() == 0  # the index's copy is the row's now: nothing to re-read
+
+
+async def test_a_reconnect_catches_up_with_what_changed_meanwhile_and_invalidates(make_client, nats_url, seed):
+    client = await make_client(NATS_URL=nats_url)
+    live = await following(client)
+    m = await seed.mod("missed", name="Missed Lanterns")
+    await seed.version(m, "1.0", [FABRIC_120])  # while the subscription was away, say
+    assert await hits(client, q="missed") == ([], 0)  # and now that answer is cached
+    live.resync()  # what the invalidator does when the subscription comes (back) up
+    for _ in range(500):
+        if "missed" in live.index.by_slug and live.current() is not None:
+            break
+        await asyncio.sleep(0.01)
+    assert await hits(client, q="missed") == (["missed"], 1)  # re-read, and the cache dropped

@@ -81,12 +81,16 @@ class Invalidator:
         self.nc = nc
         # Events published before we subscribed were missed: whatever is cached is suspect.
         self.api.cache.invalidate_all()
-        self._index_changed(None)
+        self._index_resync()
         self.subscribed.set()
 
     def following(self) -> bool:
         """Whether events arrive now (the search index follows the catalogue only then)."""
         return self.nc is not None and self.nc.is_connected and self.subscribed.is_set()
+
+    def _index_resync(self) -> None:
+        if self.api.search_index is not None:
+            self.api.search_index.resync()
 
     def _index_changed(self, slug: str | None) -> None:
         if self.api.search_index is not None:
@@ -105,7 +109,7 @@ class Invalidator:
             if self.nc.stats["reconnects"] != reconnects:
                 reconnects = self.nc.stats["reconnects"]
                 self.api.cache.invalidate_all()
-                self._index_changed(None)
+                self._index_resync()
                 self.api.metrics.invalidations.labels("reconnect").inc()
                 log.info("cache_invalidated_after_reconnect")
             await asyncio.sleep(self.poll_s)
