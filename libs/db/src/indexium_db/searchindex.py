@@ -23,6 +23,7 @@ parser would (websearch operators, punctuation) is not for the index (``words`` 
 from __future__ import annotations
 
 import bisect
+import math
 import re
 import sys
 from collections import defaultdict
@@ -405,14 +406,14 @@ class SearchIndex:
         to (pg_trgm's ``<%``), or None when ``text`` is not ASCII or more than ``most`` remain.
 
         Word similarity is at most (trigrams shared) / (trigrams of ``text``), so a match shares
-        at least floor(threshold * m) of the query's m trigrams; such a name holds one of any
+        at least k = ceil(threshold * m) of the query's m trigrams; such a name holds one of any
         m - k + 1 of them (the rarest are taken), and the exact count is kept per threshold
         step with bitmaps. Names that are not ASCII are always in (PostgreSQL decides)."""
         if not text.isascii():
             return None
         query = trigrams(text)
         m = len(query)
-        k = int(threshold * m)
+        k = math.ceil(threshold * m - 1e-9)
         odd = self.filters.get(ODD_NAME, BitMap()) & allowed
         if k < 1:
             return None  # too short to bound: every allowed mod might match
