@@ -75,8 +75,18 @@ async def add_mod(conn, repo_id: int, manifest_id: str, summary: str):
 async def test_event_invalidates_both_processes(replicas, nats_url, database_url):
     conn = await connect(database_url)
     try:
-        await add_mod(conn, 1, "steady", "shiny things")
+        steady, steady_vid = await add_mod(conn, 1, "steady", "shiny things")
         async with aiohttp.ClientSession() as http:
+            # As the indexer does, the release's event follows its commit: each replica's search
+            # index re-reads the mod (search answers from it once it has).
+            nc = await nats.connect(nats_url)
+            await nc.jetstream().publish(events.INDEXED, events.encoder.encode(events.VersionIndexed(
+                mod_id=str(steady["id"]), slug="steady", version_id=str(steady_vid), version_number="1.0",
+                visible=True)))
+            await nc.drain()
+            for p in replicas:
+                await wait_until(lambda p=p: metric(http, p.url, "indexium_api_search_index_mods"), 1.0, timeout=10)
+
             async def search(url):
                 async with http.get(f"{url}/api/v1/mods", params={"q": "shiny"}) as resp:
                     assert resp.status == 200
