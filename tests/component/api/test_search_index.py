@@ -172,3 +172,21 @@ async def test_a_reconnect_catches_up_with_what_changed_meanwhile_and_invalidate
             break
         await asyncio.sleep(0.01)
     assert await hits(client, q="missed") == (["missed"], 1)  # re-read, and the cache dropped
+
+
+async def test_an_event_without_a_mod_reloads_the_whole_index(make_client, nats_url, seed):
+    client = await make_client(NATS_URL=nats_url)
+    live = await following(client)
+    old = live.index
+    m = await seed.mod("reloaded", name="Reloaded Lanterns")
+    await seed.version(m, "1.0", [FABRIC_120])
+    assert await hits(client, q="reloaded") == ([], 0)  # cached
+    nc = await nats.connect(nats_url)
+    await nc.publish(f"{events.SUBJECT_PREFIX}.unknown", b"\xc1 not msgpack")  # undecodable: anything changed
+    await nc.drain()
+    for _ in range(500):
+        if live.index is not old and live.current() is not None:
+            break
+        await asyncio.sleep(0.01)
+    assert live.index is not old and "reloaded" in live.index.by_slug
+    assert await hits(client, q="reloaded") == (["reloaded"], 1)  # and the cache was dropped again

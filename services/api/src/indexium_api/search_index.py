@@ -48,6 +48,7 @@ class LiveIndex:
         self._generation = 0
         self._touched_during_reload: set[str] | None = None
         self._reload_again = False
+        self._invalidate_after = False  # a reload asked for by an event invalidates the cache when in
         self._reloading: asyncio.Task | None = None
         self._rereading: asyncio.Task | None = None
         self._refresher: asyncio.Task | None = None
@@ -125,6 +126,7 @@ class LiveIndex:
 
     async def reload(self, *, invalidate: bool) -> None:
         """A whole new index, swapped in when complete; mods changed meanwhile are re-read into it."""
+        self._invalidate_after = self._invalidate_after or invalidate
         if self._reloading is not None:
             self._reload_again = True
             return
@@ -140,7 +142,8 @@ class LiveIndex:
                 touched, self._touched_during_reload = self._touched_during_reload, None
                 for slug in touched:
                     self._mark(slug)
-                if invalidate:
+                if self._invalidate_after:
+                    self._invalidate_after = False
                     self.api.cache.invalidate_all()
                 if not self._reload_again:
                     break
@@ -152,8 +155,8 @@ class LiveIndex:
     def changed(self, slug: str | None) -> None:
         """A catalogue event: one mod (``slug``) or anything (None)."""
         if slug is None:
-            if self._reloading is not None:
-                self._reload_again = True
+            if self._reloading is not None:  # (a periodic reload under way: once more, then invalidate)
+                self._reload_again = self._invalidate_after = True
             else:
                 asyncio.get_running_loop().create_task(self.reload(invalidate=True))
             return
