@@ -190,3 +190,21 @@ async def test_an_event_without_a_mod_reloads_the_whole_index(make_client, nats_
         await asyncio.sleep(0.01)
     assert live.index is not old and "reloaded" in live.index.by_slug
     assert await hits(client, q="reloaded") == (["reloaded"], 1)  # and the cache was dropped again
+
+
+async def test_a_start_up_load_past_its_limit_serves_from_sql_and_loads_in_the_background(make_client, nats_url,
+                                                                                          seed):
+    """The start-up load is bounded (a replica that does not listen fails its startup probe);
+    past the bound the API serves from PostgreSQL alone, and the index comes in afterwards, as
+    a background load, which nothing bounds."""
+    m = await seed.mod("slowpoke", name="Slowpoke Lanterns")
+    await seed.version(m, "1.0", [FABRIC_120])
+    client = await make_client(NATS_URL=nats_url, INDEXIUM_API_SEARCH_INDEX_LOAD_TIMEOUT_SECONDS="0.000001")
+    live = client.app[API].search_index
+    assert live.index is None  # the start-up load gave up
+    assert await hits(client, q="slowpoke") == (["slowpoke"], 1)  # answered by the SQL path
+    for _ in range(1500):  # the retry comes after search_index.RETRY_S (5 s)
+        if live.current() is not None:
+            break
+        await asyncio.sleep(0.01)
+    assert live.current() is not None and "slowpoke" in live.index.by_slug

@@ -66,7 +66,7 @@ class LiveIndex:
     async def start(self) -> None:
         """Load once before serving (PostgreSQL away: serve without it and keep trying)."""
         try:
-            await self._load()
+            await self._load(timeout=self.load_timeout_s)
         except Exception as exc:
             log.warning("search_index_load_failed", error=type(exc).__name__)
         self._refresher = asyncio.create_task(self._refresh_loop(), name="api-search-index")
@@ -79,9 +79,11 @@ class LiveIndex:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
 
-    async def _load(self) -> None:
+    async def _load(self, timeout: float | None = None) -> None:
+        """``timeout``: only the start-up load, which the API waits for before it serves, is
+        bounded (below the startup probe's window); a load in the background takes what it takes."""
         started = time.monotonic()
-        index = await asyncio.wait_for(self.api.db.run(indexed.load), self.load_timeout_s)
+        index = await asyncio.wait_for(self.api.db.run(indexed.load), timeout)
         await self.api.db.run(indexed.prewarm, self.lexicon, index)
         self.index, self._synced_at = index, started
         self.api.metrics.search_index_mods.set(len(index))

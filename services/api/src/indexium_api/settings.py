@@ -39,7 +39,7 @@ class Settings(Common, frozen=True, kw_only=True):
     # Mods written lately and not as the index holds them are re-read this often (a dropped event).
     search_index_catch_up_s: float = msgspec.field(default=30.0, name="INDEXIUM_API_SEARCH_INDEX_CATCH_UP_SECONDS")
     # The start-up load waits this long at most; then the API serves without the index.
-    search_index_load_timeout_s: float = msgspec.field(default=120.0,
+    search_index_load_timeout_s: float = msgspec.field(default=30.0,
                                                        name="INDEXIUM_API_SEARCH_INDEX_LOAD_TIMEOUT_SECONDS")
 
     # Database: fail fast instead of queueing behind a dead server.
