@@ -125,6 +125,32 @@ async def test_corrupt_gzip_and_trailing_data_are_400(client):
     assert resp.status == 400 and "after the end" in (await resp.json())["description"]
 
 
+async def _in_pieces(data: bytes, size: int = 400):
+    for i in range(0, len(data), size):
+        await asyncio.sleep(0.01)  # each piece its own read on the server: the body is not all there
+        yield data[i:i + size]
+
+
+async def test_a_body_arriving_in_pieces_is_read_as_one_arriving_whole(client, nats_url):
+    def fresh() -> bytes:  # a new server each time: the second send of a case must not be a 429
+        return samples.encode(samples.ping(uuid.uuid4()))
+
+    over = fresh()[:-1] + b" " * (64 * 1024 - len(fresh()) + 1) + b"}"
+    cases = [(fresh, JSON, 202, None), (lambda: gzip.compress(fresh()), GZIP, 202, None),
+             (lambda: gzip.compress(fresh())[:-8], GZIP, 400, "bad_gzip"),
+             (lambda: gzip.compress(fresh()) + b"garbage", GZIP, 400, "bad_gzip"),
+             (lambda: over, JSON, 413, "payload_too_large"),
+             (lambda: gzip.compress(over), GZIP, 413, "payload_too_large")]
+    for make, headers, status, code in cases:
+        for pieces in (False, True):
+            body = make()
+            resp = await client.post(URL, data=_in_pieces(body) if pieces else body, headers=headers)
+            assert resp.status == status, (pieces, status, await resp.text())
+            if code:
+                assert (await resp.json())["error"] == code
+    assert len(await stream_events(nats_url)) == 4  # both accepted cases, each both ways
+
+
 async def test_nested_or_unsupported_encodings_are_415(client):
     body = gzip.compress(gzip.compress(samples.encode(samples.ping())))
     for encoding in ("gzip, gzip", "br", "deflate", "zstd", "gzip,identity,gzip"):

@@ -133,3 +133,16 @@ def test_a_known_id_passes_when_its_wider_network_is_full_and_refusals_take_no_s
     assert cap.tracked == 2 * 64
     assert cap.admit(net.networks(v6(1, 0), None), first) == 0  # seen this hour
     assert cap.tracked == 2 * 64
+
+
+def test_what_the_table_keeps_is_hmac_sha256_under_the_hours_key():
+    import hashlib
+    import hmac
+    cap = NewServerCap(5, clock=Clock())
+    prefix = ClientNetwork(()).networks("198.51.100.7", None)
+    server = b"s" * 32
+    assert cap.admit(prefix, server) == 0
+    key = cap._key
+    assert set(cap._seen) == {hmac.digest(key, prefix[0], "sha256")}
+    assert cap._seen[hmac.digest(key, prefix[0], "sha256")] == {hmac.digest(key, server, "sha256")[:8]}
+    assert set(cap._counts) == {hmac.new(key, prefix[1], hashlib.sha256).digest()}

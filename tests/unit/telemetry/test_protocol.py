@@ -136,3 +136,47 @@ def test_the_ping_struct_forbids_unknown_fields_and_its_schema_is_exportable():
         "slug", "mod_id", "manifest_id", "version"}
     assert set(props) == {"protocol", "server_uuid", "mods", "game_version", "loader", "java_version",
                           "os", "arch", "core_count", "player_count", "online_mode"}
+
+
+def _strict_error(body: bytes) -> str:
+    from indexium_telemetry.protocol import PingV1
+    try:
+        msgspec.json.decode(body, type=PingV1)
+    except msgspec.ValidationError as exc:
+        return f"Invalid ping: {exc}"
+    raise AssertionError("PingV1 accepted it")
+
+
+@pytest.mark.parametrize("mods,extra", [
+    # A bad slug after good ones (the good ones are remembered as valid by then).
+    ([{"slug": "sodium"}, {"slug": "jei"}, {"slug": "Bad Slug"}], {}),
+    ([{"slug": "sodium"}] * 5 + [{"slug": "x"}], {}),
+    # A bad slug before a bad number: the first refused in the document is named, as before.
+    ([{"slug": "sodium"}, {"slug": "NOPE"}], {"core_count": 0}),
+    # A bad slug before an entry naming two ids, and before a nil server uuid.
+    ([{"slug": "ok-mod"}, {"slug": "-bad"}, {"slug": "sodium", "mod_id": str(uuid.uuid4())}], {}),
+    ([{"slug": "s" * 65}], {"server_uuid": "00000000-0000-0000-0000-000000000000"}),
+])
+def test_slugs_checked_after_decoding_are_refused_as_a_strict_decode_refuses_them(mods, extra):
+    body = samples.encode(samples.ping(mods=mods, **extra))
+    decode_ping(samples.encode(samples.ping(mods=[{"slug": "sodium"}, {"slug": "jei"}])))  # remembered
+    with pytest.raises(InvalidPing) as err:
+        decode_ping(body)
+    assert str(err.value) == _strict_error(body)
+    assert "slug" in str(err.value)
+
+
+def test_a_slug_refused_once_is_refused_every_time_and_a_valid_one_always_passes():
+    bad = samples.encode(samples.ping(mods=[{"slug": "UPPER"}]))
+    good = samples.encode(samples.ping(mods=[{"slug": "upper"}]))
+    for _ in range(3):
+        with pytest.raises(InvalidPing):
+            decode_ping(bad)
+        assert [m.slug for m in decode_ping(good).mods] == ["upper"]
+
+
+def test_a_decoded_ping_is_a_ping_v1_of_mod_entries():
+    from indexium_telemetry.protocol import ModEntry, PingV1
+    ping = decode_ping(samples.encode(samples.ping(mods=[{"slug": "sodium", "version": "1.0\n"}])))
+    assert isinstance(ping, PingV1) and all(isinstance(m, ModEntry) for m in ping.mods)
+    assert ping.mods[0].slug == "sodium" and ping.mods[0].version == "1.0"

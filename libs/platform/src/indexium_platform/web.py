@@ -118,10 +118,21 @@ async def read_request_body(request: web.Request, limit: int | None = None, *,
     inflater = inflate.Inflater(inflate.ENCODINGS[sent[0]], limit) if sent else None
     body = bytearray()
     timeout_s = request.app.get(BODY_TIMEOUT, DEFAULT_BODY_TIMEOUT_S)
+    content = request.content
     try:
+        if content.is_eof():
+            # All of it has arrived with the headers (a small body nearly always has): nothing
+            # to wait for, so neither a timer nor a chunk iterator.
+            whole = content.read_nowait()
+            if len(whole) > limit:
+                raise too_large
+            if inflater is None:
+                return whole
+            inflater.feed(whole)
+            return inflater.finish()
         # A client trickling its body must not hold the connection (and a handler) forever.
         async with asyncio.timeout(timeout_s):
-            async for chunk in request.content.iter_chunked(64 * 1024):
+            async for chunk in content.iter_chunked(64 * 1024):
                 body += chunk
                 if len(body) > limit:
                     raise too_large

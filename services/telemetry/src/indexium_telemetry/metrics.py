@@ -34,5 +34,6 @@ class TelemetryMetrics:
             "partitions_created_total", "Daily ping partitions created ahead.")
         self.partitions_dropped = base.counter(
             "partitions_dropped_total", "Daily ping partitions dropped by retention.")
-        for outcome in PING_OUTCOMES:  # export zeros so dashboards and alerts see every series
-            self.pings.labels(outcome)
+        # Each outcome's child, looked up once (labels() per ping costs a lock and a dict lookup);
+        # made here, so dashboards and alerts see every series from zero.
+        self.ping_outcome = {outcome: self.pings.labels(outcome) for outcome in PING_OUTCOMES}

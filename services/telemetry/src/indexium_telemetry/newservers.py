@@ -72,6 +72,9 @@ class NewServerCap:
         self._limit, self._clock = limit, clock
         self._hour = -1
         self._key = b""
+        # HMAC-SHA256 under the hour's key, with the key already absorbed: each digest copies it
+        # (hmac.digest(key, ...) looks the hash up and hashes the key again on every call).
+        self._mac = hmac.new(b"", digestmod=hashlib.sha256)
         self._seen: dict[bytes, set[bytes]] = {}  # narrowest network -> the ids it introduced
         self._counts: dict[bytes, int] = {}  # a wider network -> the ids its networks introduced
         self._tracked = 0
@@ -80,6 +83,12 @@ class NewServerCap:
         hour = int(now // HOUR)
         if hour != self._hour:
             self._hour, self._key, self._seen, self._counts, self._tracked = hour, os.urandom(32), {}, {}, 0
+            self._mac = hmac.new(self._key, digestmod=hashlib.sha256)
+
+    def _digest(self, data: bytes) -> bytes:
+        mac = self._mac.copy()
+        mac.update(data)
+        return mac.digest()
 
     def admit(self, networks: tuple[bytes, ...] | None, server_hash: bytes) -> int:
         """0 if this server may ping; else the seconds until the hour ends (the Retry-After)."""
@@ -87,16 +96,16 @@ class NewServerCap:
             return 0
         now = self._clock()
         self._rotate(now)
-        key = self._key
-        net = hmac.digest(key, networks[0], "sha256")
-        server = hmac.digest(key, server_hash, "sha256")[:8]
+        digest = self._digest
+        net = digest(networks[0])
+        server = digest(server_hash)[:8]
         ids = self._seen.get(net)
         if ids is not None and server in ids:
             return 0
         if (ids is not None and len(ids) >= self._limit) or self._tracked >= MAX_TRACKED:
             return self._until_next_hour(now)
         counts = self._counts
-        wider = [(hmac.digest(key, n, "sha256"), self._limit * multiple)
+        wider = [(digest(n), self._limit * multiple)
                  for n, (_, multiple) in zip(networks[1:], LEVELS.get(networks[0][0], ())[1:])]
         if any(counts.get(w, 0) >= cap for w, cap in wider):
             return self._until_next_hour(now)

@@ -58,37 +58,37 @@ async def submit(request: web.Request) -> web.Response:
     try:
         body = await read_ping_body(request, settings.max_body_bytes)
     except ApiError as exc:
-        metrics.pings.labels(_OUTCOME_BY_CODE.get(exc.code, "invalid")).inc()
+        metrics.ping_outcome[_OUTCOME_BY_CODE.get(exc.code, "invalid")].inc()
         raise
     try:
         ping = decode_ping(body)
     except InvalidPing as exc:
-        metrics.pings.labels("invalid").inc()
+        metrics.ping_outcome["invalid"].inc()
         raise ApiError(400, "invalid_ping", str(exc)) from None
 
     catalogue = app[CATALOGUE]
     if not catalogue.loaded:
-        metrics.pings.labels("unavailable").inc()
+        metrics.ping_outcome["unavailable"].inc()
         raise _unavailable("The mod catalogue")
     mods, unknown = catalogue.resolve_all(ping.mods)
     metrics.unknown_mods.inc(unknown)
     if not mods:
         # Nothing we could count: not queued, and the server's window stays open.
-        metrics.pings.labels("ignored").inc()
+        metrics.ping_outcome["ignored"].inc()
         return json_response({"status": "ignored", "counted": 0, "unknown": unknown})
 
     try:
         received_at, server_hash = await app[SALT].hash_now(ping.server_uuid)
     except Exception as exc:
         metrics.salt_errors.inc()
-        metrics.pings.labels("unavailable").inc()
+        metrics.ping_outcome["unavailable"].inc()
         log.warning("salt_unavailable", error=str(exc) or type(exc).__name__)
         raise _unavailable("Telemetry") from None
 
     wait = app[NEW_SERVERS].admit(
         app[NETWORK].networks(request.remote, request.headers.get("X-Forwarded-For")), server_hash)
     if wait:
-        metrics.pings.labels("new_server_capped").inc()
+        metrics.ping_outcome["new_server_capped"].inc()
         raise ApiError(429, "rate_limited",
                        f"Too many new servers from one network this hour (at most "
                        f"{settings.new_servers_per_prefix_hour}); servers already seen are not affected.",
@@ -98,12 +98,12 @@ async def submit(request: web.Request) -> web.Response:
     try:
         key = await limiter.acquire(server_hash, received_at)
     except RateLimited as exc:
-        metrics.pings.labels("rate_limited").inc()
+        metrics.ping_outcome["rate_limited"].inc()
         raise ApiError(429, "rate_limited",
                        f"One ping per server every {settings.rate_limit_s} seconds.",
                        headers={"Retry-After": str(exc.retry_after_s)}) from None
     except Exception as exc:
-        metrics.pings.labels("unavailable").inc()
+        metrics.ping_outcome["unavailable"].inc()
         log.warning("rate_limit_unavailable", error=str(exc) or type(exc).__name__)
         raise _unavailable("Telemetry") from None
 
@@ -123,10 +123,10 @@ async def submit(request: web.Request) -> web.Response:
         # Never 202 what JetStream did not store; reopen the window so the retry is not a 429.
         with contextlib.suppress(Exception):
             await asyncio.shield(limiter.release(key))
-        metrics.pings.labels("unavailable").inc()
+        metrics.ping_outcome["unavailable"].inc()
         log.warning("publish_failed", error=str(exc) or type(exc).__name__)
         raise _unavailable("The queue") from None
-    metrics.pings.labels("accepted").inc()
+    metrics.ping_outcome["accepted"].inc()
     metrics.counted_mods.inc(len(mods))
     return json_response({"status": "accepted", "counted": len(mods), "unknown": unknown,
                           "next_ping_in_s": RECOMMENDED_INTERVAL_S}, status=202)
