@@ -24,6 +24,7 @@ from . import routes
 from .aggregator import Aggregator
 from .buckets import bind_or_create
 from .catalogue import ModCatalogue
+from .jspub import JetStreamPublisher
 from .loops import Periodic
 from .metrics import TelemetryMetrics
 from .newservers import ClientNetwork, NewServerCap
@@ -74,12 +75,15 @@ def create_app(settings: Settings, *, clock: Clock = utc_now) -> web.Application
             kv = settings.kv_replicas
             salt = DailySalt(await bind_or_create(js, telemetry.SALTS, replicas=kv), clock,
                              timeout_s=settings.publish_timeout_s)
-            app[routes.JS], app[routes.SALT] = js, salt
-            # The rate-limit bucket's requests time out on their own after the publish timeout.
+            publisher = JetStreamPublisher(nc, settings.publish_timeout_s)
+            await publisher.start()
+            app[routes.JS], app[routes.PUBLISHER], app[routes.SALT] = js, publisher, salt
+            # The rate-limit bucket's own requests (a key already there) time out on their own
+            # after the publish timeout too.
             limit_js = nc.jetstream(timeout=settings.publish_timeout_s)
             app[routes.LIMITER] = RateLimiter(
-                await bind_or_create(limit_js, telemetry.RATE_LIMIT, replicas=kv), settings.rate_limit_s,
-                timeout_s=settings.publish_timeout_s)
+                await bind_or_create(limit_js, telemetry.RATE_LIMIT, replicas=kv), telemetry.RATE_LIMIT.name,
+                settings.rate_limit_s, publisher=publisher, timeout_s=settings.publish_timeout_s)
 
             async def reload_catalogue() -> None:
                 tmetrics.catalogue_mods.set(await catalogue.reload(pool))

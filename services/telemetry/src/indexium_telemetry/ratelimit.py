@@ -5,6 +5,11 @@ entry's own TTL closes the window, so nothing has to clean up. JetStream orders 
 creates, so of two replicas racing for the same server exactly one wins. Why NATS
 and not a PostgreSQL row: the accept path then depends on NATS alone (it publishes
 there anyway), needs no cleanup job and no vacuum of short-lived rows.
+
+The create is the message KeyValue.create sends (on the key's subject, expecting no message
+there yet, with the window as its TTL), published through the process's JetStreamPublisher.
+A key already there is asked again through KeyValue.create itself: it tells a key purged by
+``release`` (a tombstone: the window is open again) from one still held.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from datetime import datetime
 import nats.js.errors
 from nats.js.kv import KeyValue
 
+from .jspub import JetStreamPublisher
+
 _VALUE = struct.Struct(">d")  # acceptance time, epoch seconds
 
 
@@ -27,17 +34,26 @@ class RateLimited(Exception):
 
 
 class RateLimiter:
-    def __init__(self, kv: KeyValue, window_s: int, *, timeout_s: float = 2.0):
+    def __init__(self, kv: KeyValue, bucket: str, window_s: int, *, publisher: JetStreamPublisher,
+                 timeout_s: float = 2.0):
         self._kv, self._window, self._timeout = kv, window_s, timeout_s
+        self._publisher, self._subject = publisher, f"$KV.{bucket}."
+        self._create_headers = {"Nats-Expected-Last-Subject-Sequence": "0", "Nats-TTL": str(int(window_s))}
 
     async def acquire(self, server_hash: bytes, now: datetime) -> str:
         """Open this server's window or raise RateLimited; returns the key (see ``release``)."""
         key = server_hash.hex()
+        value = _VALUE.pack(now.timestamp())
         try:
-            # No asyncio.wait_for here (on Python 3.11 it wraps the call in one more task, per
-            # ping): the bucket's JetStream context carries the timeout (``app`` binds it with
-            # INDEXIUM_TELEMETRY_PUBLISH_TIMEOUT_SECONDS) and the create is one NATS request.
-            await self._kv.create(key, _VALUE.pack(now.timestamp()), msg_ttl=self._window)
+            # The publisher's timeout is INDEXIUM_TELEMETRY_PUBLISH_TIMEOUT_SECONDS (``app``).
+            await self._publisher.publish(self._subject + key, value, dict(self._create_headers))
+            return key
+        except nats.js.errors.APIError as exc:
+            # 10071 / 10164: a message is there already (what KeyValue.create looks for too).
+            if exc.err_code not in (10071, 10164):
+                raise
+        try:
+            await self._kv.create(key, value, msg_ttl=self._window)  # held, or purged: reopened
             return key
         except nats.js.errors.KeyWrongLastSequenceError:
             raise RateLimited(await self._retry_after(key, now)) from None

@@ -21,6 +21,7 @@ from indexium_platform.web import ApiError, json_response
 
 from .body import read_ping_body
 from .catalogue import ModCatalogue
+from .jspub import JetStreamPublisher
 from .metrics import TelemetryMetrics
 from .newservers import ClientNetwork, NewServerCap
 from .protocol import InvalidPing, decode_ping, java_major
@@ -35,6 +36,7 @@ RECOMMENDED_INTERVAL_S = 1800
 SETTINGS = web.AppKey("settings", Settings)
 METRICS = web.AppKey("telemetry_metrics", TelemetryMetrics)
 JS = web.AppKey("js", JetStreamContext)
+PUBLISHER = web.AppKey("publisher", JetStreamPublisher)
 SALT = web.AppKey("salt", DailySalt)
 LIMITER = web.AppKey("limiter", RateLimiter)
 CATALOGUE = web.AppKey("catalogue", ModCatalogue)
@@ -116,9 +118,9 @@ async def submit(request: web.Request) -> web.Response:
         core_count=ping.core_count, player_count=ping.player_count, online_mode=ping.online_mode,
     )
     try:
-        await app[JS].publish(telemetry.PING, telemetry.encoder.encode(event),
-                              timeout=settings.publish_timeout_s,
-                              headers={"Nats-Msg-Id": ping_id.hex})
+        # Its own PubAck, within INDEXIUM_TELEMETRY_PUBLISH_TIMEOUT_SECONDS, before the 202.
+        await app[PUBLISHER].publish(telemetry.PING, telemetry.encoder.encode(event),
+                                     {"Nats-Msg-Id": ping_id.hex})
     except Exception as exc:
         # Never 202 what JetStream did not store; reopen the window so the retry is not a 429.
         with contextlib.suppress(Exception):
