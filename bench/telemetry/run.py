@@ -8,7 +8,9 @@ publish with PubAck) and one bare aiohttp process (reads the body, answers 202) 
 started side by side on the same machine, NATS and PostgreSQL; the same load generator
 posts the same plain-JSON pings (20 mods each, every one from a new server so every ping
 is *accepted*) to each in turn for ``--seconds``. The ratio's target is >= 0.3 (the
-row in docs/telemetry.md and bench/README.md).
+row in docs/telemetry.md and bench/README.md). Beside it: each process's CPU per accepted
+ping (utime + stime) and their ratio ("by CPU"), which other work on the machine moves much
+less than the wall ratio, and the embedded NATS server's CPU per accepted ping.
 
 Aggregation: ``--pings`` ping rows for one UTC day, across ``--mods`` mods, loaded with
 COPY, then ``aggregate_day`` (distinct servers + breakdowns, the hourly job's unit of
@@ -183,9 +185,12 @@ async def bench_http(infra: Infra, args) -> None:
         half = len(bodies) // 2
         bare_rate, bare_st, bare_cpu = await load(f"http://127.0.0.1:{bare_port}/api/v1/analytics/submit",
                                                   bodies[:half], args.seconds, args.concurrency, bare.pid)
+        nats_pid = infra.nats.proc.pid if infra.nats else None  # an external NATS: not ours to read
+        nats_started = cpu_seconds(nats_pid) if nats_pid else 0.0
         tel_rate, tel_st, tel_cpu = await load(f"{telemetry.url}/api/v1/analytics/submit",
                                                bodies[half:], args.seconds, args.concurrency,
                                                telemetry.proc.pid)
+        nats_cpu = (cpu_seconds(nats_pid) - nats_started) / max(1, tel_st.get(202, 0)) * 1e6 if nats_pid else None
     finally:
         telemetry.stop(10)
         bare.terminate()
@@ -197,6 +202,9 @@ async def bench_http(infra: Infra, args) -> None:
     print(f"  bare aiohttp handler : {bare_rate:8.0f} accepted/s  {bare_cpu:6.0f} µs CPU/ping  {bare_st}")
     print(f"  telemetry (http role): {tel_rate:8.0f} accepted/s  {tel_cpu:6.0f} µs CPU/ping  {tel_st}")
     print(f"  ratio                : {tel_rate / bare_rate:8.2f}  (by CPU {bare_cpu / tel_cpu:.2f}; target >= 0.30)")
+    if nats_cpu is not None:
+        # Beside it on the same cores: the two JetStream writes of every accepted ping.
+        print(f"  NATS server          :                 {nats_cpu:6.0f} µs CPU/ping (embedded; during the telemetry run)")
 
 
 # ---- aggregation ---------------------------------------------------------------------------
