@@ -69,6 +69,8 @@ async def test_the_rate_limit_key_is_what_key_value_create_writes_and_a_released
     key = await limiter.acquire(server, now)
     entry = await kv.get(key)
     assert key == server.hex() and struct.unpack(">d", entry.value) == (now.timestamp(),)
+    stored = await nc.jetstream().get_msg(f"KV_{telemetry.RATE_LIMIT.name}", entry.revision)
+    assert stored.headers["Nats-TTL"] == "900"  # the window is the entry's own TTL
     with pytest.raises(RateLimited) as held:
         await limiter.acquire(server, now)
     assert held.value.retry_after_s == 900
