@@ -126,3 +126,33 @@ async def test_errors_other_than_unavailable_propagate_and_are_not_cached():
     with pytest.raises(ValueError):
         await cache.get("k", (), 60, boom)
     assert len(cache) == 0
+
+
+async def test_fresh_answers_hits_only_while_the_entry_is_valid_and_young():
+    clock, src = Clock(), Source()
+    cache = make(clock)
+    assert cache.fresh("k", ("global", "mod:a")) is None  # nothing yet
+    await cache.get("k", ("global", "mod:a"), 60, src)
+    assert cache.fresh("k", ("global", "mod:a")) == "v1"
+    assert cache.fresh("k", ("global", "mod:a")) == "v1"  # found valid before: still valid
+    cache.invalidate("mod:b")  # another tag: checked again, still valid
+    assert cache.fresh("k", ("global", "mod:a")) == "v1"
+    cache.invalidate("mod:a")
+    assert cache.fresh("k", ("global", "mod:a")) is None
+    await cache.get("k", ("global", "mod:a"), 60, src)
+    assert cache.fresh("k", ("global", "mod:a")) == "v1"
+    cache.invalidate_all()
+    assert cache.fresh("k", ("global", "mod:a")) is None
+    await cache.get("k", ("global", "mod:a"), 60, src)
+    clock.now += 60  # past the TTL: stale is get()'s business, never fresh()'s
+    assert cache.fresh("k", ("global", "mod:a")) is None
+
+
+async def test_an_entry_computed_across_an_invalidation_is_never_fresh():
+    cache, src = make(Clock()), Source(delay=0.05)
+    slow = asyncio.create_task(cache.get("k", ("t",), 60, src))
+    await asyncio.sleep(0.01)
+    cache.invalidate("t")
+    await slow  # stored with the generations from before the invalidation
+    assert cache.fresh("k", ("t",)) is None
+    assert cache.fresh("k", ("t",)) is None

@@ -63,3 +63,21 @@ def test_a_whole_mod_hidden_or_shown_invalidates_its_card_and_every_listing():
     data = versions.encoder.encode(event)
     assert invalidation.tags_for(data) == ("mod_changed.v1", ("global", "mod:lumen"))
     assert versions.decoder.decode(data) == event
+
+
+def test_cached_headers_are_built_once_and_each_response_gets_its_own_copy():
+    from aiohttp import web
+
+    from indexium_api.respond import make
+
+    value = make(200, {"hits": []})
+    headers = value.headers("HIT", "public, max-age=0, must-revalidate")
+    assert dict(headers) == {"Content-Type": "application/json", "ETag": value.etag,
+                             "Cache-Control": "public, max-age=0, must-revalidate", "X-Cache": "HIT"}
+    assert value.headers("HIT", "public, max-age=0, must-revalidate") is headers
+    assert value.headers("STALE", "public, max-age=0, must-revalidate")["X-Cache"] == "STALE"
+    assert value.headers("HIT", "public, max-age=3600")["Cache-Control"] == "public, max-age=3600"
+    response = web.Response(status=200, body=value.body, headers=headers)
+    response.headers["X-Request-Id"] = "a"
+    assert "X-Request-Id" not in headers and response.content_type == "application/json"
+    assert make(200, {"hits": []}) == value  # the memo takes no part in equality

@@ -3,6 +3,7 @@ Histogram export for the same observations."""
 
 from __future__ import annotations
 
+import pytest
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -47,3 +48,20 @@ def test_a_method_the_client_made_up_is_counted_as_other():
     methods = {dict(labels)["method"]: value for (name, labels), value in samples(ours.render()[0]).items()
                if name == "indexium_svc_http_requests_total"}
     assert methods == {"other": 51, "GET": 1, "PATCH": 1}
+
+
+def test_plain_counter_matches_a_counter():
+    ours = ServiceMetrics("svc")
+    reference = CollectorRegistry()
+    counter = Counter("indexium_svc_cache_requests_total", "x", ["route", "result"], registry=reference)
+    plain = ours.plain_counter("cache_requests_total", "x", ("route", "result"))
+    hit = plain.labels("/a", "hit")
+    assert plain.labels("/a", "hit") is hit  # one child per label values
+    for route, result, n in [("/a", "hit", 3), ("/a", "miss", 1), ("/b/{slug}", "hit", 2)]:
+        for _ in range(n):
+            (hit if (route, result) == ("/a", "hit") else plain.labels(route, result)).inc()
+            counter.labels(route, result).inc()
+    ours_samples = {k: v for k, v in samples(ours.render()[0]).items() if k[0].startswith("indexium_svc_cache")}
+    assert ours_samples == samples(generate_latest(reference))
+    with pytest.raises(ValueError):
+        plain.labels("/a")

@@ -69,6 +69,45 @@ class RequestMetrics(Collector):
         yield latency
 
 
+class Count:
+    """One labelled series of :class:`PlainCounter`: ``inc()`` is an addition, no lock."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def inc(self, amount: int = 1) -> None:
+        self.value += amount
+
+
+class PlainCounter(Collector):
+    """``<name>_total{labels}``, exported as a prometheus_client Counter would export it, for
+    counters on the request path: a child is a plain number (:class:`Count`), where a Counter's
+    child takes a lock and checks its arguments on every ``inc()``. Counted and scraped on the
+    event loop's thread, like :class:`RequestMetrics`."""
+
+    def __init__(self, name: str, doc: str, labels: tuple[str, ...]) -> None:
+        self._name, self._doc, self._labels = name, doc, list(labels)
+        self._created = time.time()
+        self._series: dict[tuple[str, ...], Count] = {}
+
+    def labels(self, *values: str) -> Count:
+        """The child for these label values, created once: callers keep it."""
+        child = self._series.get(values)
+        if child is None:
+            if len(values) != len(self._labels):
+                raise ValueError(f"{self._name}: expected labels {self._labels}, got {values}")
+            child = self._series[values] = Count()
+        return child
+
+    def collect(self):
+        family = CounterMetricFamily(self._name, self._doc, labels=self._labels)
+        for values, child in tuple(self._series.items()):
+            family.add_metric(list(values), child.value, created=self._created)
+        yield family
+
+
 def _le(bound: float) -> str:
     return "+Inf" if bound == float("inf") else repr(float(bound))
 
@@ -92,6 +131,13 @@ class ServiceMetrics:
 
     def counter(self, suffix: str, doc: str, labels: tuple[str, ...] = ()) -> Counter:
         return Counter(self.name(suffix), doc, list(labels), registry=self.registry)
+
+    def plain_counter(self, suffix: str, doc: str, labels: tuple[str, ...]) -> PlainCounter:
+        """A labelled counter for the request path (:class:`PlainCounter`); ``suffix`` without
+        ``_total``, as for :meth:`counter`."""
+        counter = PlainCounter(self.name(suffix.removesuffix("_total")), doc, labels)
+        self.registry.register(counter)
+        return counter
 
     def gauge(self, suffix: str, doc: str, labels: tuple[str, ...] = ()) -> Gauge:
         return Gauge(self.name(suffix), doc, list(labels), registry=self.registry)

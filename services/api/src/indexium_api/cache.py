@@ -30,10 +30,11 @@ class Unavailable(Exception):
 
 
 class Entry:
-    __slots__ = ("value", "stamp", "ttl", "gens", "size")
+    __slots__ = ("value", "stamp", "ttl", "gens", "size", "checked")
 
     def __init__(self, value: Any, stamp: float, ttl: float, gens: tuple, size: int):
         self.value, self.stamp, self.ttl, self.gens, self.size = value, stamp, ttl, gens, size
+        self.checked = -1  # the cache's invalidation count when gens were last found current
 
 
 class _Flight:
@@ -58,6 +59,8 @@ class Cache:
         self._entries: OrderedDict[Any, Entry] = OrderedDict()
         self._gens: dict[str, int] = {}
         self._epoch = 0
+        # Bumped by every invalidation: an entry found valid at this count is still valid.
+        self._invalidations = 0
         self._inflight: dict[Any, _Flight] = {}
         self._bytes = 0
 
@@ -66,11 +69,13 @@ class Cache:
     def invalidate(self, *tags: str) -> None:
         for tag in tags:
             self._gens[tag] = self._gens.get(tag, 0) + 1
+        self._invalidations += 1
 
     def invalidate_all(self) -> None:
         """Everything is invalid (events may have been missed). Entries stay as stale-if-error."""
         self._epoch += 1
         self._gens.clear()
+        self._invalidations += 1
 
     def _current(self, tags: tuple[str, ...]) -> tuple:
         gens = self._gens
@@ -80,10 +85,16 @@ class Cache:
 
     def fresh(self, key: Any, tags: tuple[str, ...]) -> Any:
         """The value of a valid entry younger than its TTL (what :meth:`get` answers as HIT),
-        else None. Not a coroutine: a hit, the hottest path there is, awaits nothing."""
+        else None. Not a coroutine: a hit, the hottest path there is, awaits nothing. Its
+        generations are compared only when something was invalidated since they were last
+        found current (a key comes with the same tags every time)."""
         entry = self._entries.get(key)
-        if entry is None or self._clock() - entry.stamp >= entry.ttl or entry.gens != self._current(tags):
+        if entry is None or self._clock() - entry.stamp >= entry.ttl:
             return None
+        if entry.checked != self._invalidations:
+            if entry.gens != self._current(tags):
+                return None
+            entry.checked = self._invalidations
         self._entries.move_to_end(key)
         return entry.value
 

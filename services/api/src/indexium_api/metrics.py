@@ -1,12 +1,12 @@
 """API metrics (all prefixed indexium_api_). Labels are route templates and fixed codes only."""
 
-from indexium_platform.metrics import ServiceMetrics
+from indexium_platform.metrics import Count, ServiceMetrics
 
 
 class ApiMetrics:
     def __init__(self, base: ServiceMetrics):
         # result: hit | miss | stale | coalesced (a miss that awaited another request's query)
-        self.cache_requests = base.counter(
+        self.cache_requests = base.plain_counter(
             "cache_requests_total", "Cached routes' lookups by route template and result.", ("route", "result"))
         self.cache_entries = base.gauge("cache_entries", "Responses held in this replica's cache.")
         self.cache_bytes = base.gauge("cache_bytes", "Bytes of response bodies held in the cache.")
@@ -27,11 +27,13 @@ class ApiMetrics:
             "search_index_mods", "Listed mods in this replica's search index (0: not loaded, search on SQL).")
         # outcome: ok | bad_state | refused | github_down (the web site's GitHub sign-in)
         self.site_sign_ins = base.counter("site_sign_ins_total", "Web-site sign-in callbacks by outcome.", ("outcome",))
-        self._cache_children: dict[tuple[str, str], object] = {}
+        self._cache_children: dict[tuple[object, str], Count] = {}
 
-    def cache_result(self, route: str, result: str):
-        """The labelled child, looked up once per (route, result): this is on every cache hit."""
-        child = self._cache_children.get((route, result))
+    def cache_result(self, resource, result: str) -> Count:
+        """The child for a matched route's resource (None: unmatched) and a result, labelled
+        with the route template; found by the resource itself, as this is on every cache hit."""
+        child = self._cache_children.get((resource, result))
         if child is None:
-            child = self._cache_children[(route, result)] = self.cache_requests.labels(route, result)
+            route = resource.canonical if resource is not None else "unmatched"
+            child = self._cache_children[(resource, result)] = self.cache_requests.labels(route, result)
         return child

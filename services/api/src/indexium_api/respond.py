@@ -11,10 +11,11 @@ import dataclasses
 import hashlib
 from collections.abc import Awaitable, Callable
 from typing import Any
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import msgspec
 from aiohttp import web
+from multidict import CIMultiDict
 
 from indexium_db.queries import catalog as catalog_q
 from indexium_platform.web import ApiError
@@ -34,6 +35,20 @@ class Cached:
     body: bytes
     etag: str
     content_type: str = "application/json"
+    # (X-Cache, Cache-Control) -> the answer's headers, built once: a hit copies them.
+    _headers: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def headers(self, x_cache: str, cache_control: str) -> CIMultiDict:
+        """The headers of a 200 answer with this body (the caller's copy is the response's)."""
+        by_cache = self._headers.get(x_cache)
+        if by_cache is None:
+            by_cache = self._headers[x_cache] = {}
+        headers = by_cache.get(cache_control)
+        if headers is None:
+            headers = by_cache[cache_control] = CIMultiDict({
+                "Content-Type": self.content_type, "ETag": self.etag, "Cache-Control": cache_control,
+                "X-Cache": x_cache})
+        return headers
 
 
 def make(status: int, payload: object) -> Cached:
@@ -42,7 +57,8 @@ def make(status: int, payload: object) -> Cached:
 
 
 def sizeof(value) -> int:
-    return len(value.body) + 200 if isinstance(value, Cached) else 64  # (a cached count is an int)
+    # The body, the entry and the headers a hit copies (a cached count is an int).
+    return len(value.body) + 1024 if isinstance(value, Cached) else 64
 
 
 MOD_TAG_PREFIX = "mod:"
@@ -68,11 +84,6 @@ def etag_matches(header: str | None, etag: str) -> bool:
     if header == "*":
         return True
     return any(t.strip().removeprefix("W/") == etag for t in header.split(","))
-
-
-def client_cache_control(request: web.Request) -> str:
-    max_age = request.app[API].settings.client_max_age_s
-    return f"public, max-age={max_age}" if max_age > 0 else "public, max-age=0, must-revalidate"
 
 
 def unavailable(request: web.Request) -> ApiError:
@@ -104,18 +115,17 @@ async def cached(
             value, result = await api.cache.get(key, tags, api.settings.cache_ttl_s if ttl is None else ttl, build)
         except Unavailable:
             raise unavailable(request) from None
-    route = request.match_info.route.resource
-    api.metrics.cache_result(route.canonical if route else "unmatched", result).inc()
+    api.metrics.cache_result(request.match_info.route.resource, result).inc()
     if value.status >= 400:
         # Kept in our own cache (a flood of lookups for a missing mod costs one query), but
         # never in browsers or CDNs: the mod can appear any second (docs/api.md, errors).
         headers = {"Cache-Control": "no-store", "X-Cache": _X_CACHE[result]}
         return web.Response(status=value.status, body=value.body, content_type=value.content_type, headers=headers)
-    headers = {"ETag": value.etag, "Cache-Control": cache_control or client_cache_control(request),
-               "X-Cache": _X_CACHE[result]}
+    cache_control = cache_control or api.client_cache_control
     if etag_matches(request.headers.get("If-None-Match"), value.etag):
-        return web.Response(status=304, headers=headers)
-    return web.Response(status=value.status, body=value.body, content_type=value.content_type, headers=headers)
+        return web.Response(status=304, headers={"ETag": value.etag, "Cache-Control": cache_control,
+                                                 "X-Cache": _X_CACHE[result]})
+    return web.Response(status=value.status, body=value.body, headers=value.headers(_X_CACHE[result], cache_control))
 
 
 async def query(request: web.Request, fn, *args, **kwargs):

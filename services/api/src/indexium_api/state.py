@@ -27,6 +27,12 @@ class Api:
     parsed_searches: dict = field(default_factory=dict)  # (surface, raw query string) -> parsed search
     corrections: Corrections = field(default_factory=Corrections)  # typo -> catalogue word, this process
     search_index: Any = None  # search_index.LiveIndex when INDEXIUM_API_SEARCH_INDEX is on
+    client_cache_control: str = field(init=False)  # Cache-Control of cached answers (respond.py)
+
+    def __post_init__(self) -> None:
+        max_age = self.settings.client_max_age_s
+        self.client_cache_control = (f"public, max-age={max_age}" if max_age > 0
+                                     else "public, max-age=0, must-revalidate")
 
 
 API = web.AppKey("api", Api)
