@@ -135,6 +135,28 @@ async def test_cors_is_open(client):
     assert "POST" in preflight.headers["Access-Control-Allow-Methods"]
 
 
+async def test_cors_and_no_store_without_a_rate_limit(make_client, seed):
+    client = await make_client(INDEXIUM_API_RATE_LIMIT_PER_MINUTE="0")
+    m = await seed.mod("open")
+    await seed.version(m, "1.0", [FABRIC_120])
+    ids = set()
+    for expected in ("MISS", "HIT", "HIT"):
+        resp = await client.get("/api/v1/mods/open")
+        assert resp.status == 200 and resp.headers["X-Cache"] == expected
+        assert resp.headers["Access-Control-Allow-Origin"] == "*"
+        assert "X-Request-Id" in resp.headers["Access-Control-Expose-Headers"]
+        assert resp.headers["Content-Type"] == "application/json" and "X-RateLimit-Limit" not in resp.headers
+        ids.add(resp.headers["X-Request-Id"])
+    assert len(ids) == 3  # a hit's headers are copied from the entry's, never shared
+    not_modified = await client.get("/api/v1/mods/open", headers={"If-None-Match": resp.headers["ETag"]})
+    assert not_modified.status == 304 and not_modified.headers["X-Cache"] == "HIT"
+    assert not_modified.headers["Access-Control-Allow-Origin"] == "*"
+    error = await client.get("/api/v1/mods", params={"limit": "500"})
+    assert error.status == 400 and error.headers["Cache-Control"] == "no-store"
+    assert error.headers["Access-Control-Allow-Origin"] == "*"
+    assert "Access-Control-Allow-Origin" not in (await client.get("/healthz")).headers  # not public
+
+
 async def test_openapi_document_is_served(client):
     for path in ("/openapi.json", "/api/v1/openapi.json"):
         resp = await client.get(path)

@@ -72,3 +72,45 @@ async def test_request_id_is_bound_while_handling_and_hooks_see_every_response()
         assert refused.status == 405 and (await refused.json())["error"] == "method_not_allowed"
     assert hooked == [200, 429, 302, 404, 204, 405]
     assert len(seen_ids) == 3 and seen_ids[0] == "rid-1" and all(seen_ids)
+
+
+async def test_the_error_page_hook_sees_exceptions_before_the_edge_answers_them():
+    from indexium_platform.web import ERROR_PAGE, ApiError
+
+    app = base_app("edge", ServiceMetrics("edge"))
+    offered = []
+
+    async def page(request: web.Request) -> web.Response:
+        failure = request.query["fail"]
+        if failure == "api":
+            raise ApiError(409, "conflict", "no")
+        if failure == "redirect":
+            raise web.HTTPFound("/elsewhere")
+        if failure == "db":
+            raise ConnectionRefusedError("database")
+        raise RuntimeError("bug")
+
+    def error_page(request: web.Request, exc: Exception) -> web.Response | None:
+        offered.append(type(exc).__name__)
+        if request.path != "/page" or isinstance(exc, (web.HTTPFound, RuntimeError)):
+            return None  # left to the edge
+        return web.Response(status=503 if isinstance(exc, OSError) else exc.status, text="a page")
+
+    app.router.add_get("/page", page)
+    app.router.add_get("/api", page)
+    app[ERROR_PAGE] = error_page
+    async with TestClient(TestServer(app)) as client:
+        resp = await client.get("/page", params={"fail": "api"})
+        assert resp.status == 409 and await resp.text() == "a page" and "X-Request-Id" in resp.headers
+        resp = await client.get("/page", params={"fail": "db"})
+        assert resp.status == 503 and await resp.text() == "a page"
+        resp = await client.get("/page", params={"fail": "redirect"}, allow_redirects=False)
+        assert resp.status == 302
+        resp = await client.get("/page", params={"fail": "bug"})
+        assert resp.status == 500 and (await resp.json())["error"] == "internal_error"
+        resp = await client.get("/api", params={"fail": "api"})
+        assert resp.status == 409 and (await resp.json())["error"] == "conflict"
+        resp = await client.get("/nowhere")  # the router's 404 is offered too
+        assert resp.status == 404 and (await resp.json())["error"] == "not_found"
+        assert (await client.get("/healthz")).status == 200  # nothing raised: nothing offered
+    assert offered == ["ApiError", "ConnectionRefusedError", "HTTPFound", "RuntimeError", "ApiError", "HTTPNotFound"]

@@ -37,6 +37,11 @@ RESPONSE_HOOK = web.AppKey("response_hook", Callable[[web.Request, web.StreamRes
 # None to answer the 405. A hook here rather than a middleware of its own: every middleware
 # layer costs every request, and only OPTIONS requests need this.
 PREFLIGHT = web.AppKey("preflight", Callable[[web.Request, web.HTTPMethodNotAllowed], "web.StreamResponse | None"])
+# Optional: offered every exception a handler (or the router) raises, before the edge
+# middleware answers it, as a middleware inside the edge would see it: a response to send
+# instead, or None to leave the exception to the edge (the API's web site answers errors on
+# its pages with pages). A hook rather than a middleware, which would cost every request.
+ERROR_PAGE = web.AppKey("error_page", Callable[[web.Request, Exception], "web.StreamResponse | None"])
 
 log = logs.get(__name__)
 request_line = logs.canonical(__name__)
@@ -196,7 +201,12 @@ async def _edge_middleware(request: web.Request, handler):
     status = 500
     try:
         try:
-            response = await handler(request)
+            try:
+                response = await handler(request)
+            except Exception as exc:
+                error_page = app.get(ERROR_PAGE)
+                if error_page is None or (response := error_page(request, exc)) is None:
+                    raise
         except ApiError as exc:
             response = error_response(exc.status, exc.code, exc.description, exc.headers)
             if exc.close_connection:

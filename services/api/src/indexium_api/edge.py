@@ -8,6 +8,7 @@ for the read methods and the two read-only POST lookups.
 from __future__ import annotations
 
 from aiohttp import web
+from multidict import CIMultiDict
 
 from indexium_platform.web import PREFLIGHT, RESPONSE_HOOK, ApiError
 
@@ -18,6 +19,7 @@ from .views import BASE
 RATE = web.RequestKey("rate", Verdict)  # read again when the response is prepared
 PUBLIC_PREFIXES = (BASE + "/", "/openapi.json", "/v2/", "/updates/")  # /v2: the Modrinth-compatible surface
 EXPOSED = "ETag, Retry-After, X-Cache, X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
+CORS = CIMultiDict({"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": EXPOSED})
 
 
 def _public(path: str) -> bool:
@@ -57,22 +59,31 @@ def preflight(request: web.Request, refused: web.HTTPMethodNotAllowed) -> web.Re
 
 
 def decorate(request: web.Request, response: web.StreamResponse) -> None:
+    """CORS, and no-store on errors, for every public response (the rate limit is off)."""
     if not _public(request.path):
         return
     headers = response.headers
-    headers["Access-Control-Allow-Origin"] = "*"
-    headers["Access-Control-Expose-Headers"] = EXPOSED
-    verdict = request.get(RATE)
-    if verdict is not None:
-        headers["X-RateLimit-Limit"] = str(verdict.limit)
-        headers["X-RateLimit-Remaining"] = str(verdict.remaining)
-        headers["X-RateLimit-Reset"] = str(verdict.reset_s)
+    headers.update(CORS)
     if response.status >= 400 and "Cache-Control" not in headers:
         headers["Cache-Control"] = "no-store"
 
 
+def decorate_limited(request: web.Request, response: web.StreamResponse) -> None:
+    """:func:`decorate`, and the X-RateLimit-* headers of a request that was counted."""
+    decorate(request, response)
+    verdict = request.get(RATE)
+    if verdict is not None:
+        headers = response.headers
+        headers["X-RateLimit-Limit"] = str(verdict.limit)
+        headers["X-RateLimit-Remaining"] = str(verdict.remaining)
+        headers["X-RateLimit-Reset"] = str(verdict.reset_s)
+
+
 def setup(app: web.Application) -> None:
     app[PREFLIGHT] = preflight  # answered by the platform's edge middleware: no middleware of our own
-    if app[API].limiter is not None:  # no middleware at all when the limit is off
+    limited = app[API].limiter is not None
+    if limited:  # no middleware at all when the limit is off
         app.middlewares.append(rate_limit)
-    app[RESPONSE_HOOK] = decorate  # by the platform's edge middleware: no signal per response
+    # By the platform's edge middleware: no signal per response; without a limit, no look-up
+    # of a verdict that is never there (a missing request key costs a raised KeyError).
+    app[RESPONSE_HOOK] = decorate_limited if limited else decorate

@@ -18,7 +18,7 @@ from aiohttp import web
 
 from indexium_db.pool import create_pool
 from indexium_platform import logs
-from indexium_platform.web import ApiError
+from indexium_platform.web import ERROR_PAGE, ApiError
 
 from . import dashboard, oauth, pages, render, review
 from .state import SITE, Site
@@ -42,29 +42,29 @@ def _is_site(request: web.Request) -> bool:
     return "text/html" in request.headers.get("Accept", "")
 
 
-@web.middleware
-async def html_errors(request: web.Request, handler):
-    """Errors on the site's pages are pages, not the API's JSON envelope (never a bare 500)."""
+def error_page(request: web.Request, exc: Exception) -> web.StreamResponse | None:
+    """Errors on the site's pages are pages, not the API's JSON envelope (never a bare 500):
+    the platform's edge middleware offers it every exception (ERROR_PAGE); None leaves the
+    exception to the edge (redirects, every error of a non-site path, unexpected errors)."""
     if not _is_site(request):
-        return await handler(request)
-    try:
-        return await handler(request)
-    except ApiError as exc:
+        return None
+    if isinstance(exc, ApiError):
         response = render.error_page(request, exc.status, _TITLES.get(exc.status, "Something went wrong"),
                                      exc.description)
         for k, v in (exc.headers or {}).items():
             response.headers[k] = v
         return response
-    except web.HTTPException as exc:
+    if isinstance(exc, web.HTTPException):
         if exc.status < 400:
-            raise
+            return None
         text = {404: "There is nothing at this address. It may have moved, or the link may be wrong.",
                 405: "This page cannot be used that way."}.get(exc.status, exc.reason)
         return render.error_page(request, exc.status, _TITLES.get(exc.status, "Something went wrong"), text)
-    except (OSError, asyncio.TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+    if isinstance(exc, (OSError, asyncio.TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)):
         log.warning("site_database_unavailable", error=type(exc).__name__)
         return render.error_page(request, 503, _TITLES[503], "Indexium cannot reach its database right now. "
                                  "Please retry in a moment.")
+    return None
 
 
 def setup(app: web.Application) -> None:
@@ -95,4 +95,4 @@ def setup(app: web.Application) -> None:
     review.setup(app)
     static = resources.files("indexium_api.site") / "static"
     app.router.add_static(STATIC_PREFIX, str(static), name="site-static", append_version=False)
-    app.middlewares.append(html_errors)
+    app[ERROR_PAGE] = error_page  # answered by the platform's edge middleware: no middleware of our own
