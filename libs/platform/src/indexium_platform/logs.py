@@ -63,6 +63,7 @@ class _FastJson:
         self.stream = stream
         self._second = -1
         self._prefix = ""
+        self._prefix_bytes = b""
         self._pending: list[bytes] = []
         self._scheduled = False
 
@@ -72,8 +73,17 @@ class _FastJson:
         second = int(now)
         if second != self._second:
             self._prefix = datetime.datetime.fromtimestamp(second, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.")
+            self._prefix_bytes = self._prefix.encode()
             self._second = second
         return f"{self._prefix}{int((now - second) * 1_000_000):06d}Z"
+
+    def timestamp_end(self) -> bytes:
+        """:meth:`timestamp` as bytes, closing the line: ``...Z"}`` and the newline."""
+        now = time.time()
+        second = int(now)
+        if second != self._second:
+            self.timestamp()
+        return b'%s%06dZ"}\n' % (self._prefix_bytes, int((now - second) * 1_000_000))
 
     def write(self, fields: dict) -> None:
         self.write_line(encode_line(fields) + b"\n")
@@ -182,7 +192,6 @@ def _bound_context() -> dict:
 
 
 _PREFIX_LEN = len(structlog.contextvars.STRUCTLOG_KEY_PREFIX)
-_KEY_PARTS: dict[str, bytes] = {}  # context variable name -> b',"key":'
 
 
 def _context_json() -> bytes:
@@ -192,22 +201,39 @@ def _context_json() -> bytes:
     if registry is None:
         context = {k: v for k, v in _bound_context().items() if k not in _OWN_KEYS}
         return b"," + encode_line(context)[1:-1] if context else b""
+    known = _known_vars(registry)
     parts = []
-    for name, var in tuple(registry.items()):
+    for var, key, last in known:
         value = var.get(Ellipsis)
         if value is Ellipsis:
             continue
-        key = _KEY_PARTS.get(name)
-        if key is None:
-            short = name[_PREFIX_LEN:]
-            key = _KEY_PARTS[name] = b"" if short in _OWN_KEYS else b"," + _json.encode(short) + b":"
-        if key:
-            parts.append(key)
-            try:
-                parts.append(_json.encode(value))
-            except UnicodeEncodeError:
-                parts.append(_json.encode(_escaped(value)))
+        if value is last[0]:  # the same string as on the line before (a service name): its member
+            parts.append(last[1])
+            continue
+        try:
+            member = key + _json.encode(value)
+        except UnicodeEncodeError:
+            member = key + _json.encode(_escaped(value))
+        if type(value) is str:  # immutable: safe to reuse while the variable holds this object
+            last[0], last[1] = value, member
+        parts.append(member)
     return b"".join(parts)
+
+
+# structlog's registry of context variables only grows (one variable per key ever bound):
+# (variable, b',"key":', [last value, its member]) for each, rebuilt when it has grown.
+_KNOWN: list = [0, ()]
+
+
+def _known_vars(registry: dict) -> tuple:
+    if _KNOWN[0] != len(registry):
+        known = []
+        for name, var in tuple(registry.items()):
+            short = name[_PREFIX_LEN:]
+            if short not in _OWN_KEYS:
+                known.append((var, b"," + _json.encode(short) + b":", [Ellipsis, b""]))
+        _KNOWN[0], _KNOWN[1] = len(registry), tuple(known)
+    return _KNOWN[1]
 
 
 def context_var(key: str) -> contextvars.ContextVar | None:
@@ -263,7 +289,7 @@ class Canonical:
                 encode_line({"method": method, "route": route, "status": status})[:-1] + b',"duration_ms":')
         fast.write_line(b"".join((
             head, _json.encode(duration_ms), self._tail, _context_json(),
-            b',"level":"info","timestamp":"', fast.timestamp().encode(), b'"}\n')))
+            b',"level":"info","timestamp":"', fast.timestamp_end())))
 
 
 def canonical(name: str) -> Canonical:
