@@ -156,3 +156,23 @@ async def test_an_entry_computed_across_an_invalidation_is_never_fresh():
     await slow  # stored with the generations from before the invalidation
     assert cache.fresh("k", ("t",)) is None
     assert cache.fresh("k", ("t",)) is None
+
+
+def test_a_key_is_hashed_once_and_finds_what_its_plain_tuple_finds():
+    from indexium_api.cache import Key
+
+    class Part:
+        hashed = 0
+
+        def __hash__(self):
+            Part.hashed += 1
+            return 7
+
+    part = Part()
+    key = Key("search", part)
+    assert Part.hashed == 1 and key == ("search", part) and hash(key) == hash(("search", part))
+    entries = {key: "a"}
+    for _ in range(3):
+        assert entries[key] == "a"
+    assert Part.hashed == 2  # only the plain tuple above was hashed again
+    assert entries[("search", part)] == "a" and {("search", part): "b"}[key] == "b"

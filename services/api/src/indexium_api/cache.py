@@ -25,6 +25,21 @@ from typing import Any
 HIT, MISS, STALE, COALESCED = "hit", "miss", "stale", "coalesced"
 
 
+class Key(tuple):
+    """A cache key hashed once, for keys a hot path keeps and looks up again and again (a
+    search's, remembered with its parsed parameters): a plain tuple rehashes its items on
+    every look-up, a frozen dataclass item all of its fields. Equal to, and hashed as, the
+    plain tuple of its parts, so either finds the other's entry."""
+
+    def __new__(cls, *parts: Any) -> Key:
+        key = super().__new__(cls, parts)
+        key.hash = tuple.__hash__(key)
+        return key
+
+    def __hash__(self) -> int:
+        return self.hash
+
+
 class Unavailable(Exception):
     """The source of truth cannot answer now; a cached answer may stand in."""
 

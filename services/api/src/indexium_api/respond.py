@@ -155,7 +155,8 @@ PARSED_SEARCHES_MAX = 10_000
 
 
 def parsed_once(request: web.Request, surface: str, parse: Callable[[web.Request], Any]) -> Any:
-    """A search's parsed parameters, parsed once per raw query string and surface.
+    """A search's parsed parameters (with its cache key, for the searches), parsed once per
+    raw query string and surface.
 
     Hot queries arrive as the same raw query string again and again; parsing them (facet
     JSON, version lists) is most of a cache hit's own work. The raw string is the key: two

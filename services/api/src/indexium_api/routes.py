@@ -13,6 +13,7 @@ from indexium_jar.model import Loader
 from indexium_platform.web import error_response
 
 from . import params, search_index, views
+from .cache import Key
 from .respond import GLOBAL, Cached, browse_total, cached, mod_tag, no_mod, not_found, parsed_once
 from .state import API
 
@@ -43,9 +44,14 @@ def _search_query(request: web.Request) -> catalog_q.SearchQuery:
     )
 
 
+def _search(request: web.Request) -> tuple[catalog_q.SearchQuery, Key]:
+    sq = _search_query(request)
+    return sq, Key("search", sq)
+
+
 async def search_mods(request: web.Request) -> web.Response:
     api = request.app[API]
-    sq = parsed_once(request, "v1", _search_query)
+    sq, key = parsed_once(request, "v1", _search)
 
     async def compute():
         total = await browse_total(api, sq)
@@ -53,7 +59,7 @@ async def search_mods(request: web.Request) -> web.Response:
             rows, total = await api.db.run(search_index.search, api, sq, total)
         return 200, views.search(rows, total, sq.limit, sq.offset)
 
-    return await cached(request, ("search", sq), (GLOBAL,), compute)
+    return await cached(request, key, (GLOBAL,), compute)
 
 
 async def get_mod(request: web.Request) -> web.Response:

@@ -19,6 +19,7 @@ from indexium_jar.model import Loader
 from indexium_platform.web import error_response
 
 from .. import params, search_index
+from ..cache import Key
 from ..respond import GLOBAL, browse_total, cached, mod_tag, not_found, parsed_once
 from ..state import API
 from . import build, licenses
@@ -78,9 +79,14 @@ def _search_query(request: web.Request) -> catalog_q.SearchQuery:
     )
 
 
+def _search(request: web.Request) -> tuple[catalog_q.SearchQuery, Key]:
+    sq = _search_query(request)
+    return sq, Key("v2-search", sq)
+
+
 async def search(request: web.Request) -> web.Response:
     api = request.app[API]
-    sq = parsed_once(request, "v2", _search_query)
+    sq, key = parsed_once(request, "v2", _search)
     here = origin(request)
 
     async def query(conn, total):
@@ -98,7 +104,7 @@ async def search(request: web.Request) -> web.Response:
         hits = [build.hit(here, r, extras[r["slug"]]) for r in rows if r["slug"] in extras]
         return 200, SearchResults(hits=hits, offset=sq.offset, limit=sq.limit, total_hits=total)
 
-    return await cached(request, ("v2-search", sq), (GLOBAL,), compute)
+    return await cached(request, key, (GLOBAL,), compute)
 
 
 async def get_project(request: web.Request) -> web.Response:
