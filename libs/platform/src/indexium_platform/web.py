@@ -250,7 +250,8 @@ async def _edge_middleware(request: web.Request, handler):
         app[METRICS].requests.observe(template, request.method, status, elapsed)
         if template not in _QUIET_ROUTES:
             # The canonical line: no client address, ever (telemetry's privacy promise).
-            request_line.request(request.method, template, status, round(elapsed * 1000, 2))
+            # Milliseconds to 2 decimals: integer rounding, a fraction of round(x, 2)'s cost.
+            request_line.request(request.method, template, status, int(elapsed * 100_000 + 0.5) / 100)
         if _REQUEST_ID is not None:
             _REQUEST_ID.reset(bound)
         else:
