@@ -135,6 +135,23 @@ async def test_cors_is_open(client):
     assert "POST" in preflight.headers["Access-Control-Allow-Methods"]
 
 
+async def test_search_hits_are_answered_and_counted_like_every_cached_route(client, seed):
+    m = await seed.mod("counted")
+    await seed.version(m, "1.0", [FABRIC_120])
+    for path, params in (("/api/v1/mods", {"q": "counted"}), ("/v2/search", {"query": "counted"})):
+        first = await client.get(path, params=params)
+        again = await client.get(path, params=params)
+        assert (first.headers["X-Cache"], again.headers["X-Cache"]) == ("MISS", "HIT")
+        assert await first.read() == await again.read() and first.headers["ETag"] == again.headers["ETag"]
+        assert again.headers["Cache-Control"] == first.headers["Cache-Control"]
+        not_modified = await client.get(path, params=params, headers={"If-None-Match": again.headers["ETag"]})
+        assert not_modified.status == 304 and not_modified.headers["X-Cache"] == "HIT"
+    text = await (await client.get("/metrics")).text()
+    for route in ("/api/v1/mods", "/v2/search"):
+        assert f'indexium_api_cache_requests_total{{result="hit",route="{route}"}} 2.0' in text
+        assert f'indexium_api_cache_requests_total{{result="miss",route="{route}"}} 1.0' in text
+
+
 async def test_cors_and_no_store_without_a_rate_limit(make_client, seed):
     client = await make_client(INDEXIUM_API_RATE_LIMIT_PER_MINUTE="0")
     m = await seed.mod("open")

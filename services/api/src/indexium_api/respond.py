@@ -94,6 +94,16 @@ def unavailable(request: web.Request) -> ApiError:
                     headers={"Retry-After": str(api.settings.retry_after_s)})
 
 
+def hit(request: web.Request, key: tuple, tags: tuple[str, ...], cache_control: str | None = None) -> web.Response | None:
+    """The answer from a fresh cache entry, or None: what :func:`cached` answers first.
+
+    Not a coroutine: a handler that builds its miss path per request (closures over the
+    parsed query) asks this first, so a hit builds nothing and awaits nothing."""
+    api = request.app[API]
+    value = api.cache.fresh(key, tags)
+    return None if value is None else _answer(request, api, value, HIT, cache_control)
+
+
 async def cached(
     request: web.Request,
     key: tuple,
@@ -105,16 +115,20 @@ async def cached(
     api = request.app[API]
     value = api.cache.fresh(key, tags)
     if value is not None:
-        result = HIT
-    else:
-        async def build() -> Cached:
-            result = await compute()
-            return result if isinstance(result, Cached) else make(*result)
+        return _answer(request, api, value, HIT, cache_control)
 
-        try:
-            value, result = await api.cache.get(key, tags, api.settings.cache_ttl_s if ttl is None else ttl, build)
-        except Unavailable:
-            raise unavailable(request) from None
+    async def build() -> Cached:
+        result = await compute()
+        return result if isinstance(result, Cached) else make(*result)
+
+    try:
+        value, result = await api.cache.get(key, tags, api.settings.cache_ttl_s if ttl is None else ttl, build)
+    except Unavailable:
+        raise unavailable(request) from None
+    return _answer(request, api, value, result, cache_control)
+
+
+def _answer(request: web.Request, api, value: Cached, result: str, cache_control: str | None) -> web.Response:
     api.metrics.cache_result(request.match_info.route.resource, result).inc()
     if value.status >= 400:
         # Kept in our own cache (a flood of lookups for a missing mod costs one query), but

@@ -14,7 +14,7 @@ from indexium_platform.web import error_response
 
 from . import params, search_index, views
 from .cache import Key
-from .respond import GLOBAL, Cached, browse_total, cached, mod_tag, no_mod, not_found, parsed_once
+from .respond import GLOBAL, Cached, browse_total, cached, hit, mod_tag, no_mod, not_found, parsed_once
 from .state import API
 
 BASE = views.BASE
@@ -50,8 +50,10 @@ def _search(request: web.Request) -> tuple[catalog_q.SearchQuery, Key]:
 
 
 async def search_mods(request: web.Request) -> web.Response:
-    api = request.app[API]
     sq, key = parsed_once(request, "v1", _search)
+    if (answer := hit(request, key, (GLOBAL,))) is not None:
+        return answer
+    api = request.app[API]
 
     async def compute():
         total = await browse_total(api, sq)

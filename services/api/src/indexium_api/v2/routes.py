@@ -20,7 +20,7 @@ from indexium_platform.web import error_response
 
 from .. import params, search_index
 from ..cache import Key
-from ..respond import GLOBAL, browse_total, cached, mod_tag, not_found, parsed_once
+from ..respond import GLOBAL, browse_total, cached, hit, mod_tag, not_found, parsed_once
 from ..state import API
 from . import build, licenses
 from . import params as v2params
@@ -85,8 +85,10 @@ def _search(request: web.Request) -> tuple[catalog_q.SearchQuery, Key]:
 
 
 async def search(request: web.Request) -> web.Response:
-    api = request.app[API]
     sq, key = parsed_once(request, "v2", _search)
+    if (answer := hit(request, key, (GLOBAL,))) is not None:
+        return answer
+    api = request.app[API]
     here = origin(request)
 
     async def query(conn, total):
