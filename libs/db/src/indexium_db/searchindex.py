@@ -34,13 +34,13 @@ from itertools import islice
 
 from pyroaring import BitMap
 
+from .querytext import MAX_QUERY_WORDS, WORDS
+
 # A query token the index can take: letters and digits, perhaps with apostrophes inside
 # ("olga's", which websearch reads as the phrase 'olga' <-> 's'), with nothing PostgreSQL's
 # websearch parser reads as an operator (quotes, "or", a leading "-").
 _TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
-_WORDS = re.compile(r"[^\W_]+")  # catalog._WORDS: the prefix part's words
 _WEBSEARCH_OPERATORS = frozenset({"or"})
-MAX_WORDS = 12  # catalog.MAX_QUERY_WORDS: the prefix part takes no more
 MAX_TOKEN_CHARS = 100
 # Configurations of one query part, in catalog._text_query's order, then the prefix part.
 CONFIGS = ("english", "russian", "simple")
@@ -83,8 +83,8 @@ def plain_words(q: str) -> Words | None:
     for t in tokens:
         if len(t) > MAX_TOKEN_CHARS or not _TOKEN.fullmatch(t) or t.lower() in _WEBSEARCH_OPERATORS:
             return None
-    words = _WORDS.findall(q.lower())
-    if len(words) > MAX_WORDS:
+    words = WORDS.findall(q.lower())
+    if len(words) > MAX_QUERY_WORDS:
         return None
     return Words([lexicon_key(t) for t in tokens], words)
 

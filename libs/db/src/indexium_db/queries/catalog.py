@@ -8,13 +8,13 @@ of one generic plan full of ``$n IS NULL OR ...``. Values always travel as param
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Container
 from dataclasses import dataclass, replace
 
 import asyncpg
 
 from . import facets as facets_q
+from ..querytext import MAX_QUERY_WORDS, PREFIX_MIN_CHARS, WORDS as _WORDS, normalized
 from .telemetry import ACTIVE_SERVERS_DAY, ACTIVE_SERVERS_EXPR, ACTIVE_SERVERS_JOIN
 from .websearch import defuse
 
@@ -36,8 +36,6 @@ FUZZY_WORD_SIMILARITY = 0.5
 # A query word is replaced by the most similar catalogue word at least this similar
 # ("sodim" ~ "sodium" is 0.44, "furaces" ~ "furnaces" 0.55).
 CORRECTION_SIMILARITY = 0.4
-MAX_QUERY_WORDS = 12
-PREFIX_MIN_CHARS = 3
 # Ranking every match costs a heap visit per match (count and ts_rank alike): ~8,000 matches
 # of "magic" in the 100,000-mod bench cost ~25 ms. A relevance search matching more listed
 # mods than BROAD_MATCHES ranks a bounded candidate set instead: the BROAD_CANDIDATES most
@@ -49,7 +47,6 @@ BROAD_MATCHES = 2000
 BROAD_CANDIDATES = 100
 # Corrections remembered per process (word -> catalogue word, or None for no correction).
 CORRECTIONS_MAX = 10_000
-_WORDS = re.compile(r"[^\W_]+")
 
 
 def _as_tuple(value) -> tuple[str, ...]:
@@ -201,7 +198,7 @@ def _text_query(sq: SearchQuery, s: _Sql, fuzzy: bool, ranked: bool = True) -> t
     match, rank = "m.search_vector @@ query.tsq", ""
     if not (ranked or fuzzy):
         return cte, match, rank  # (every parameter added must be used: its type is inferred)
-    ql = s.p(" ".join(sq.q.lower().split()), "::text")
+    ql = s.p(normalized(sq.q), "::text")
     rank = (f"ts_rank(m.search_vector, query.tsq, 32)"  # rank/(rank+1): frequency saturates
             f" + CASE WHEN lower(m.name) = {ql} THEN 1.0 WHEN starts_with(lower(m.name), {ql}) THEN 0.5"
             f" ELSE 0 END + ln(1 + m.downloads::float8) / 100")
@@ -270,7 +267,7 @@ def _broad_sql(sq: SearchQuery, tsq: str, candidates: int) -> tuple[str, list]:
     is the query's tsquery as text, a parameter, so the plan walks the popularity index."""
     s = _Sql()
     t = s.p(tsq, "::tsquery")  # one parameter, not a CTE: a CTE scan joined to the walk loses its LIMIT
-    ql = s.p(" ".join(sq.q.lower().split()), "::text")
+    ql = s.p(normalized(sq.q), "::text")
     n = s.p(candidates)
     popular_filters = " AND ".join(_filters(sq, s))
     named_filters = " AND ".join(_filters(sq, s))
@@ -285,7 +282,7 @@ def _broad_sql(sq: SearchQuery, tsq: str, candidates: int) -> tuple[str, list]:
      WHERE c.search_vector @@ {t} LIMIT {n})
     UNION
     (SELECT m.id FROM mods m
-     WHERE {named_filters} AND lower(m.name) LIKE {s.p(_like_prefix(" ".join(sq.q.lower().split())))}
+     WHERE {named_filters} AND lower(m.name) LIKE {s.p(_like_prefix(normalized(sq.q)))}
        AND m.search_vector @@ {t}
      ORDER BY m.downloads DESC, m.slug LIMIT {n})),
 h AS (
@@ -372,6 +369,13 @@ async def _run(
     return rows, await conn.fetchval(sql, *args)
 
 
+async def typo_thresholds(conn: asyncpg.Connection) -> None:
+    """pg_trgm's thresholds for the typo steps (corrections, the fuzzy name pass), for the
+    transaction under way only."""
+    await conn.execute(f"SET LOCAL pg_trgm.similarity_threshold = {CORRECTION_SIMILARITY}; "
+                       f"SET LOCAL pg_trgm.word_similarity_threshold = {FUZZY_WORD_SIMILARITY}")
+
+
 async def search(
     conn: asyncpg.Connection, sq: SearchQuery, *, total: int | None = None,
     corrections: Corrections | None = None, broad_matches: int = BROAD_MATCHES,
@@ -387,8 +391,7 @@ async def search(
     # ("furaces" -> "furnaces") and search again; failing that, trigram word similarity
     # on names (the slower scan).
     async with conn.transaction():
-        await conn.execute(f"SET LOCAL pg_trgm.similarity_threshold = {CORRECTION_SIMILARITY}; "
-                           f"SET LOCAL pg_trgm.word_similarity_threshold = {FUZZY_WORD_SIMILARITY}")
+        await typo_thresholds(conn)
         corrected = await _corrected(conn, sq.q, corrections)
         if corrected is not None:
             rows, found = await _run(conn, replace(sq, q=corrected), fuzzy=False, broad=broad)

@@ -22,6 +22,7 @@ from dataclasses import replace
 import asyncpg
 
 from .. import searchindex
+from ..querytext import PREFIX_MIN_CHARS, WORDS, normalized
 from ..searchindex import BitMap, Builder, Filters, Lexicon, SearchIndex, TokenLexemes
 from . import catalog
 from .facets import LOADERS, PLUGIN_LOADERS, SIDES, Facet
@@ -126,7 +127,7 @@ async def prewarm(conn: asyncpg.Connection, lexicon: Lexicon, index: SearchIndex
     tokens = [t for t in dict.fromkeys(names.split()) if searchindex.plain_words(t) is not None]
     budget = lexicon.max_words // 2
     await learn(conn, lexicon, searchindex.Words([searchindex.lexicon_key(t) for t in tokens[:budget]],
-                                                 list(dict.fromkeys(searchindex._WORDS.findall(names)))[:budget]))
+                                                 list(dict.fromkeys(WORDS.findall(names)))[:budget]))
 
 
 def _facet_keys(f: Facet) -> tuple[str, ...] | None:
@@ -240,7 +241,7 @@ async def _text(conn, sq, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
     if words is None:
         return None
     await learn(conn, lexicon, words)
-    parts = searchindex.parts_of(words, lexicon, catalog.PREFIX_MIN_CHARS)
+    parts = searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS)
     if parts is None:
         return None
     matches = index.matches(parts) & allowed if parts else BitMap()
@@ -260,7 +261,7 @@ async def _text(conn, sq, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
     if sort != "relevance":
         ids = index.page(matches, sort, sq.offset, sq.limit)
         return None if ids is None else (await _hit_rows(conn, sq, sort, ids), len(matches))
-    ql = " ".join(sq.q.lower().split())
+    ql = normalized(sq.q)
     chosen = candidates(index, matches, parts, ql, sq.offset + sq.limit, per_source)
     sql, args = _ranked_sql(sq)
     args[0] = index.ids(chosen)
@@ -305,8 +306,7 @@ async def search(
         return rows, n
     # Nothing matched: catalog.search's typo steps, the corrected query again from the index.
     async with conn.transaction():
-        await conn.execute(f"SET LOCAL pg_trgm.similarity_threshold = {catalog.CORRECTION_SIMILARITY}; "
-                           f"SET LOCAL pg_trgm.word_similarity_threshold = {catalog.FUZZY_WORD_SIMILARITY}")
+        await catalog.typo_thresholds(conn)
         corrected = await catalog._corrected(conn, sq.q, corrections, known=index.words)
         if corrected is not None:
             fixed = replace(sq, q=corrected)
@@ -321,7 +321,7 @@ async def search(
 async def _fuzzy(conn, sq: catalog.SearchQuery, index: SearchIndex, allowed: BitMap) -> tuple[list, int]:
     """catalog's last resort (names word-similar to the query) over the index's superset of
     them, counted by PostgreSQL; catalog's own scan when the index cannot bound it."""
-    ql = " ".join(sq.q.lower().split())
+    ql = normalized(sq.q)
     names = index.similar_names(ql, allowed, catalog.FUZZY_WORD_SIMILARITY, FUZZY_MOST)
     if names is None or not takes(sq):
         return await catalog._run(conn, sq, fuzzy=True)
