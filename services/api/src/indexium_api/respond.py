@@ -112,10 +112,10 @@ async def cached(
     ttl: float | None = None,
     cache_control: str | None = None,
 ) -> web.Response:
+    answer = hit(request, key, tags, cache_control)
+    if answer is not None:
+        return answer
     api = request.app[API]
-    value = api.cache.fresh(key, tags)
-    if value is not None:
-        return _answer(request, api, value, HIT, cache_control)
 
     async def build() -> Cached:
         result = await compute()
