@@ -276,11 +276,19 @@ async def _hit_rows(conn, sq, sort: str, ids: list) -> list:
     return await conn.fetch(sql, *args)
 
 
+def _taken(sq: catalog.SearchQuery) -> Filters | None:
+    """The search's filters as index keys if the index can answer it (its filters, its sort,
+    its page), else None."""
+    if sq.effective_sort == "active_servers":
+        return None
+    if sq.q and sq.effective_sort == "relevance" and sq.offset + sq.limit > catalog.BROAD_CANDIDATES:
+        return None
+    return filters_of(sq)
+
+
 def takes(sq: catalog.SearchQuery) -> bool:
     """Whether the index can answer this search (its filters, its sort, its page)."""
-    if sq.effective_sort == "active_servers" or filters_of(sq) is None:
-        return False
-    return not (sq.q and sq.effective_sort == "relevance" and sq.offset + sq.limit > catalog.BROAD_CANDIDATES)
+    return _taken(sq) is not None
 
 
 async def search(
@@ -289,9 +297,10 @@ async def search(
     rank_all: int = RANK_ALL, per_source: int = CANDIDATES,
 ) -> tuple[list[asyncpg.Record], int]:
     """catalog.search's answer, from the index where it can (``index`` None: catalog.search)."""
-    if index is None or lexicon is None or not takes(sq):
+    filters = _taken(sq) if index is not None and lexicon is not None else None
+    if filters is None:
         return await catalog.search(conn, sq, total=total, corrections=corrections)
-    allowed = index.filtered(filters_of(sq))
+    allowed = index.filtered(filters)
     if not sq.q:
         sort = sq.effective_sort if sq.effective_sort != "relevance" else "downloads"
         ids = index.page(allowed, sort, sq.offset, sq.limit)
