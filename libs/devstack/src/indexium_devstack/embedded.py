@@ -65,8 +65,11 @@ def wait_for_port(port: int, proc: subprocess.Popen, what: str, timeout: float =
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"{what} exited with code {proc.returncode} while starting")
-        with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.2):
-            return
+        with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.2) as conn:
+            # A connect to an unbound port in the ephemeral range can meet itself (TCP
+            # simultaneous open: source port == destination port); that is not the server.
+            if conn.getsockname() != conn.getpeername():
+                return
         time.sleep(0.02)
     raise TimeoutError(f"{what} did not listen on {host}:{port} within {timeout}s")
 
@@ -168,6 +171,7 @@ class EmbeddedPostgres:
                  log_file: Path | None = None, settings: dict[str, str] | None = None,
                  standby_of: "EmbeddedPostgres | None" = None):
         self.data_dir = Path(data_dir)
+        self._fixed_port = port is not None  # a port the caller chose is never swapped
         self.port = port or free_port()
         self.durable = durable  # tests turn fsync off for speed; make run keeps it on
         self.log_file = log_file or self.data_dir.parent / "postgres.log"
@@ -220,27 +224,68 @@ class EmbeddedPostgres:
             opts += ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
         for name, value in self.settings.items():  # later -c options override earlier ones
             opts += ["-c", f"{name}={value}"]
-        log = open(self.log_file, "ab")
-        if self.user:
-            shutil.chown(self.log_file, self.user, self.user)
-        self.proc = subprocess.Popen(
-            [str(_pg_bin() / "postgres"), "-D", str(self.data_dir), "-p", str(self.port),
-             "-h", "127.0.0.1", "-k", str(self.data_dir), *opts],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True, **self._run_as(),
-        )
-        wait_for_port(self.port, self.proc, "postgres", timeout=60)
-        self._wait_accepting()
-        return self
+        started_before = self.proc is not None
+        for attempt in range(self.BIND_ATTEMPTS):
+            log_start = self.log_file.stat().st_size if self.log_file.exists() else 0
+            log = open(self.log_file, "ab")
+            if self.user:
+                shutil.chown(self.log_file, self.user, self.user)
+            self.proc = subprocess.Popen(
+                [str(_pg_bin() / "postgres"), "-D", str(self.data_dir), "-p", str(self.port),
+                 "-h", "127.0.0.1", "-k", str(self.data_dir), *opts],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True, **self._run_as(),
+            )
+            log.close()  # the child has its own descriptor
+            try:
+                wait_for_port(self.port, self.proc, "postgres", timeout=60)
+                self._wait_accepting()
+                return self
+            except (RuntimeError, TimeoutError) as e:
+                told = self._log_since(log_start)
+                _stop(self.proc, 5)
+                # Another process took the port between our probe and postgres's bind (a port
+                # picked by some other process of this machine): start again on another port.
+                if "could not bind" in told or "Address already in use" in told:
+                    # Never on a restart: clients already hold the first port in their DSNs.
+                    if attempt + 1 < self.BIND_ATTEMPTS and not self._fixed_port and not started_before:
+                        self.port = free_port()
+                        continue
+                raise type(e)(f"{e} (port {self.port}; {self._holder()}); its log said:\n{told[-4000:]}") from e
+        raise AssertionError("unreachable")
+
+    BIND_ATTEMPTS = 3
+
+    def _log_since(self, offset: int) -> str:
+        try:
+            with open(self.log_file, "rb") as f:
+                f.seek(offset)
+                return f.read().decode(errors="replace")
+        except OSError as e:
+            return f"(log unreadable: {e})"
+
+    def _holder(self) -> str:
+        """Who listens on our port, for an error message (ss is in iproute2)."""
+        try:
+            r = subprocess.run(["ss", "-Hltnp", f"sport = :{self.port}"], capture_output=True,
+                               text=True, timeout=5)
+        except (OSError, subprocess.SubprocessError) as e:
+            return f"ss failed: {e}"
+        return f"listening there: {r.stdout.strip() or 'nothing'}"
 
     def _wait_accepting(self, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
+        said = b""
         while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError(f"postgres exited with code {self.proc.returncode} while starting")
             r = subprocess.run([str(_pg_bin() / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)],
                                capture_output=True)
             if r.returncode == 0:
                 return
+            said = r.stdout + r.stderr
             time.sleep(0.05)
-        raise TimeoutError("postgres did not accept connections in time")
+        raise TimeoutError(f"postgres did not accept connections in {timeout:.0f}s "
+                           f"(pg_isready: {said.decode(errors='replace').strip()})")
 
     def create_database(self, name: str, template: str | None = None) -> str:
         tmpl = f" TEMPLATE {template}" if template else ""
