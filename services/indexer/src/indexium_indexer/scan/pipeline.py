@@ -4,7 +4,7 @@ The event loop only moves bytes. Hashing (sha1+sha256+sha512) runs in one worker
 thread and the archive walk in another, each fed by its own :class:`ChunkPipe`: the
 loop hands every chunk to both and never waits for a chunk's hash, so the hashing
 thread goes from one chunk to the next without a round trip through the loop. Both
-spend much of their time in C code that releases the GIL (hashlib, zlib), so they
+spend much of their time in C code that releases the GIL (hashlib, ISA-L inflate), so they
 overlap. At most :data:`PIPE_CHUNKS` chunks are queued for each: memory is bounded
 whatever the file's size.
 """

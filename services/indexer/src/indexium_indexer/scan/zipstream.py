@@ -31,6 +31,8 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 
+from isal import isal_zlib
+
 from indexium_jar.zip.entrysizes import EntrySizes
 from indexium_jar.zip.records import (
     CENTRAL_BODY,
@@ -210,11 +212,11 @@ class Entry:
             if csize > limit:
                 raise LimitExceeded("entry_too_large", f"{self.name}: larger than {limit} bytes")
             return buf[start : start + csize]
-        d = zlib.decompressobj(-zlib.MAX_WBITS)
+        d = isal_zlib.decompressobj(-zlib.MAX_WBITS)
         try:
             # Out of the window without a copy; bounded whatever the ratio.
             out = d.decompress(memoryview(buf)[start : start + csize], limit + 1)
-        except zlib.error:
+        except isal_zlib.error:
             raise CorruptArchive(f"invalid deflate data in {self.name!r}") from None
         if len(out) > limit:
             raise LimitExceeded("entry_too_large", f"{self.name}: larger than {limit} bytes")
@@ -374,7 +376,7 @@ class ZipWalk:
 
     def _inflate(self, entry: Entry) -> Iterator[bytes]:
         r, budget = self._r, self._budget
-        d = zlib.decompressobj(-zlib.MAX_WBITS)
+        d = isal_zlib.decompressobj(-zlib.MAX_WBITS)
         limit = entry.csize
         piece_size = FIRST_PIECE
         while not d.eof:
@@ -393,7 +395,7 @@ class ZipWalk:
             piece = memoryview(buf)[start:end]
             try:
                 out = d.decompress(piece, OUT_CHUNK)
-            except zlib.error:
+            except isal_zlib.error:
                 raise CorruptArchive(f"invalid deflate data in {entry.name!r}") from None
             # At the end of the stream CPython may leave the rest in unconsumed_tail too.
             used = len(piece) - len(d.unused_data) if d.eof else len(piece) - len(d.unconsumed_tail)
