@@ -37,19 +37,42 @@ from dataclasses import dataclass
 from .bytecode import MethodFacts, analyze
 from .classfile import ClassFile, MemberRef, Method
 
-RULESET_VERSION = 1
+RULESET_VERSION = 2  # 2: define_class through defineClass0/defineClass1 reaches the rule (the prefilter skipped it)
 DEFAULT_THRESHOLD = 6
 
 FACTORS = {"static_init": 3, "mod_initializer": 3, "called_from_init": 2, "method": 1}
 
-# Exact constant-pool Utf8 entries (tag 1, u2 length, bytes) that any rule needs. A class
-# without one of them cannot name what the rules look for, so it is not parsed at all.
-_NEEDLE_NAMES = (
-    "java/lang/Runtime", "java/lang/ProcessBuilder", "java/net/URLClassLoader", "java/net/URL",
-    "java/net/Socket", "java/net/http/HttpClient", "java/lang/reflect/Method", "forName", "loadClass",
-    "defineClass", "defineHiddenClass", "defineAnonymousClass", "[Ljava/net/URL;", "java.net.URLClassLoader",
-    "java.lang.Runtime", "java.lang.ProcessBuilder",
-)
+_DEFINE_NAMES = {"defineClass", "defineHiddenClass", "defineAnonymousClass", "defineClass0", "defineClass1"}
+
+# What each rule needs in the constant pool: a class can match a rule only if its pool holds
+# one of the rule's markers as an exact Utf8 entry (tag 1, u2 length, the bytes). Every fact a
+# rule reads comes from the pool: a call's owner and name (Methodref -> Class/NameAndType ->
+# Utf8, also through method handles), a type (Class -> Utf8), a string (String -> Utf8), a
+# class loaded by name (only through a call named forName/loadClass). So a class holding none
+# of any rule's markers cannot match any rule, and the walk skips it unparsed (has_needles).
+# A rule that starts reading something new must declare it here (tests/unit/scan/test_prefilter.py).
+RULE_MARKERS: dict[str, tuple[str, ...]] = {
+    "fractureiser_stage0": ("java/lang/reflect/Method",),  # Method.invoke (and forName/loadClass, URL)
+    "url_classloader": ("java/net/URLClassLoader", "java.net.URLClassLoader", "forName", "loadClass"),
+    "runtime_exec": ("java/lang/Runtime",),
+    "process_builder": ("java/lang/ProcessBuilder", "java.lang.ProcessBuilder", "java.lang.Runtime",
+                        "forName", "loadClass"),
+    "reflective_invoke": ("forName", "loadClass"),
+    "dynamic_class_load": ("forName", "loadClass"),
+    "define_class": tuple(sorted(_DEFINE_NAMES)),
+    "network": ("java/net/URL", "java/net/Socket", "java/net/http/HttpClient"),
+}
+
+_HOT_OWNERS = {"java/lang/Runtime", "java/lang/ProcessBuilder", "java/net/URLClassLoader", "java/net/URL",
+               "java/net/Socket", "java/net/http/HttpClient", "java/lang/reflect/Method"}
+_HOT_NAMES = {"forName", "loadClass", *_DEFINE_NAMES}
+_HOT_TYPES = {"java/lang/ProcessBuilder", "java/net/URLClassLoader", "java/net/Socket", "java/net/URL",
+              "[Ljava/net/URL;"}
+_HOT_STRINGS = {"java.net.URLClassLoader", "java.lang.ProcessBuilder", "java.lang.Runtime"}
+
+# The entries searched for: every rule's markers, and every constant hot_methods looks up.
+_NEEDLE_NAMES = tuple(sorted({m for markers in RULE_MARKERS.values() for m in markers}
+                             | _HOT_OWNERS | _HOT_NAMES | _HOT_TYPES | _HOT_STRINGS))
 NEEDLES = tuple(b"\x01" + len(n).to_bytes(2, "big") + n.encode() for n in _NEEDLE_NAMES)
 _NEEDLE_RE = re.compile(  # one pass, alternatives grouped by length: ~10x faster than any(n in data)
     b"\x01\x00(?:" + b"|".join(
@@ -78,7 +101,6 @@ _PLUGIN_METHODS = {"onEnable", "onLoad"}
 
 _DEFINE_OWNERS = {"java/lang/ClassLoader", "java/security/SecureClassLoader", "java/net/URLClassLoader",
                   "java/lang/invoke/MethodHandles$Lookup", "sun/misc/Unsafe", "jdk/internal/misc/Unsafe"}
-_DEFINE_NAMES = {"defineClass", "defineHiddenClass", "defineAnonymousClass", "defineClass0", "defineClass1"}
 _URL_TYPES = {"java/net/URL", "[Ljava/net/URL;", "java/net/URLClassLoader"}
 _NETWORK_CALLS = {("java/net/URL", "openConnection"), ("java/net/URL", "openStream"),
                   ("java/net/http/HttpClient", "send"), ("java/net/http/HttpClient", "sendAsync")}
@@ -118,14 +140,6 @@ def initializer_methods(cls: ClassFile) -> set[str]:
                            or m.name == "<init>"):  # the loader instantiates the entrypoint class
             out.add(m.signature)
     return out
-
-
-_HOT_OWNERS = {"java/lang/Runtime", "java/lang/ProcessBuilder", "java/net/URLClassLoader", "java/net/URL",
-               "java/net/Socket", "java/net/http/HttpClient", "java/lang/reflect/Method"}
-_HOT_NAMES = {"forName", "loadClass", "defineClass", "defineHiddenClass", "defineAnonymousClass"}
-_HOT_TYPES = {"java/lang/ProcessBuilder", "java/net/URLClassLoader", "java/net/Socket", "java/net/URL",
-              "[Ljava/net/URL;"}
-_HOT_STRINGS = {"java.net.URLClassLoader", "java.lang.ProcessBuilder", "java.lang.Runtime"}
 
 
 def hot_methods(cls: ClassFile, data: bytes) -> list[Method]:
