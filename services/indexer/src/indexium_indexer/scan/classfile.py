@@ -59,7 +59,7 @@ class Method:
     """A method; its name and descriptor are decoded only when asked for."""
 
     __slots__ = ("access", "_pool", "_name_index", "_desc_index", "_name", "_descriptor", "code", "handlers",
-                 "annotations")
+                 "annotations", "code_at")
 
     @property
     def name_index(self) -> int:
@@ -75,6 +75,7 @@ class Method:
         self._name: str | None = None
         self._descriptor: str | None = None
         self.code = code  # the Code attribute's bytecode; None for abstract/native methods
+        self.code_at = -1  # where ``code`` starts in the class file's bytes (set by the parser)
         self.handlers = handlers  # handler_pc of every exception-table entry
         self.annotations = annotations  # annotation type descriptors, visible and invisible
 
@@ -329,9 +330,10 @@ def _parse(data: bytes) -> ClassFile:
     (n_methods,) = _U2.unpack_from(data, pos)
     pos += 2
     methods = []
+    append, method_at = methods.append, _method
     for _ in range(n_methods):
-        method, pos = _method(data, pos, pool)
-        methods.append(method)
+        method, pos = method_at(data, pos, pool)
+        append(method)
 
     annotations: list[str] = []
     bootstrap: list[tuple[int, tuple[int, ...]]] = []
@@ -367,24 +369,41 @@ def _skip_attributes(data: bytes, pos: int, count: int) -> int:
 
 def _method(data: bytes, pos: int, pool: ConstantPool) -> tuple[Method, int]:
     # The hottest loop of the parse (every method of every class that names a rule's API):
-    # attributes walked inline, names compared through the pool's per-class cache.
+    # attributes walked inline, names compared through the pool's per-class cache, the Code
+    # attribute's common case (no exception table) read here without a call.
     access, name_index, desc_index, n_attrs = _MEMBER.unpack_from(data, pos)
     pos += 8
     method = Method(access, pool, name_index, desc_index)
-    annotations: list[str] = []
-    size, unpack, attribute_name = len(data), _ATTR.unpack_from, pool.attribute_name
+    annotations: list[str] | None = None
+    size, unpack, u4 = len(data), _ATTR.unpack_from, _U4.unpack_from
+    names = pool._attr_names
+    if names is None:
+        names = pool._attr_names = {}
     for _ in range(n_attrs):
         attr_index, length = unpack(data, pos)
         body = pos + 6
         pos = body + length
         if pos > size:
             raise ClassFormatError("attribute runs past the end of the file")
-        attr_name = attribute_name(attr_index)
+        attr_name = names.get(attr_index)
+        if attr_name is None:
+            attr_name = pool.attribute_name(attr_index)
         if not attr_name:
             continue
         if attr_name == "Code":
-            method.code, method.handlers = _code(data, body, pos)
+            (code_length,) = u4(data, body + 4)  # after max_stack, max_locals
+            start = body + 8
+            code_end = start + code_length
+            if code_end + 2 > pos:
+                raise ClassFormatError("Code attribute shorter than its code")
+            if data[code_end] or data[code_end + 1]:  # an exception table
+                method.code, method.handlers = _code(data, body, pos)
+            else:
+                method.code = data[start:code_end]
+            method.code_at = start
         elif attr_name != "BootstrapMethods":  # the two annotation attributes
+            if annotations is None:
+                annotations = []
             annotations += _annotation_types(data, body, pos, pool)
     if annotations:
         method.annotations = tuple(annotations)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import collections
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -181,18 +182,33 @@ def hot_methods(cls: ClassFile, data: bytes) -> list[Method]:
             patterns += [i.to_bytes(2, "big") for i in pool.indices(18)]
     if not patterns:
         return []
-    # A few two-byte patterns (4 on average): a plain loop of `in` beats compiling them into
-    # one regex, whose cache misses for nearly every class of a real jar (distinct indices).
-    unique = set(patterns)
-    hot = []
+    # A few two-byte patterns (4 on average), searched for over the class file's bytes from
+    # the first method's code to the last one's, each hit mapped to the method whose code
+    # holds it whole: the same answer as `p in m.code` for every method, in a few C-speed
+    # finds instead of a Python loop over methods x patterns.
+    with_code, starts, ends = [], [], []
     for m in cls.methods:
         code = m.code
         if code:
-            for p in unique:
-                if p in code:
-                    hot.append(m)
-                    break
-    return hot
+            with_code.append(m)
+            starts.append(m.code_at)  # increasing: the parser reads the methods in file order
+            ends.append(m.code_at + len(code))
+    if not with_code:
+        return []
+    if starts[0] < 0:  # a Method not made by parse_class
+        return [m for m in with_code if any(p in m.code for p in set(patterns))]
+    region_data = pool._data
+    lo, hi = starts[0], ends[-1]
+    marked: set[int] = set()
+    for p in set(patterns):
+        width = len(p)
+        at = region_data.find(p, lo, hi)
+        while at >= 0:
+            i = bisect_right(starts, at) - 1
+            if at + width <= ends[i]:
+                marked.add(i)
+            at = region_data.find(p, at + 1, hi)
+    return [with_code[i] for i in sorted(marked)]
 
 
 def locations(cls: ClassFile, facts: dict[str, MethodFacts] | None = None, *,

@@ -203,10 +203,12 @@ class Entry:
         self._data = _CONSUMED  # the walk must not skip it again
         csize = self.csize
         r = self._walk._r
-        buf, start, end = r.window(csize)
-        if end - start < csize:
-            raise CorruptArchive("unexpected end of archive")
-        r.advance(csize)
+        buf, start = r._buf, r._pos
+        if len(buf) - start < csize:  # not all in the window yet (else read in place: most classes)
+            buf, start, end = r.window(csize)
+            if end - start < csize:
+                raise CorruptArchive("unexpected end of archive")
+        r._pos = start + csize
         self.compressed_read = csize
         if self.method == STORED:
             if csize > limit:
@@ -222,7 +224,10 @@ class Entry:
             raise LimitExceeded("entry_too_large", f"{self.name}: larger than {limit} bytes")
         if not d.eof:
             raise CorruptArchive(f"entry {self.name!r} is truncated")
-        self._walk._budget.inflate(len(out))
+        budget = self._walk._budget
+        budget.inflated_left -= len(out)
+        if budget.inflated_left < 0:
+            budget.inflate(0)  # raises
         return out
 
     def _collect(self, limit: int) -> Iterator[bytes]:
