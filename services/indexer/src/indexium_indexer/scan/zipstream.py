@@ -279,10 +279,14 @@ class ZipWalk:
     # --- the walk ---------------------------------------------------------------------------
     def entries(self) -> Iterator[Entry]:
         r = self._r
+        local_size = LOCAL.size
         while True:
-            buf, start, end = r.window(LOCAL.size)
-            if start == end:
-                raise CorruptArchive("no end of central directory record")
+            buf, start = r._buf, r._pos
+            end = len(buf)
+            if end - start < local_size:
+                buf, start, end = r.window(local_size)
+                if start == end:
+                    raise CorruptArchive("no end of central directory record")
             offset = r._base + start
             sig = buf[start : start + 4]
             if sig == LOCAL_SIG:
@@ -320,7 +324,7 @@ class ZipWalk:
                 raise CorruptArchive("unexpected end of archive")
         name_at = start + LOCAL.size
         raw_name = buf[name_at : name_at + nlen]
-        r.advance(header)
+        r._pos = start + header
         zip64 = False
         if csize == _U32 or usize == _U32:
             z = _zip64_extra(buf[name_at + nlen : start + header], [usize, csize])
@@ -469,12 +473,19 @@ class ZipWalk:
         position = cd_offset
         seen = 0
         body = CENTRAL_BODY.size
+        unpack = CENTRAL_BODY.unpack_from
+        # Every record checked; the common case (the records in local-header order, each
+        # matching its header's fingerprint) without a call, the rest by _check_record.
+        offsets, prints, fingerprint, n_offsets = self._offsets, self._prints, self._print, len(self._offsets)
         while True:
-            buf, start, end = r.window(body)
+            buf, start = r._buf, r._pos
+            end = len(buf)
             if end - start < body:
-                raise CorruptArchive("unexpected end of archive")
+                buf, start, end = r.window(body)
+                if end - start < body:
+                    raise CorruptArchive("unexpected end of archive")
             (_made, _need, flags, method, _t, _d, _crc, csize, usize, nlen, elen, clen, _disk, _ia, _ea,
-             offset) = CENTRAL_BODY.unpack_from(buf, start)  # fmt: skip
+             offset) = unpack(buf, start)  # fmt: skip
             record = body + nlen + elen + clen + 4  # and the next signature
             if end - start < record:
                 buf, start, end = r.window(record)
@@ -488,9 +499,13 @@ class ZipWalk:
                     raise CorruptArchive("zip64 values without a zip64 extra field")
                 usize, csize, offset = z
             seen += 1
-            self._check_record(raw_name, method, csize, offset)
+            i = self._next_record
+            if i < n_offsets and offsets[i] == offset and prints[i] == fingerprint(raw_name, method, csize):
+                self._next_record = i + 1
+            else:
+                self._check_record(raw_name, method, csize, offset)
             if end - start >= record and buf[start + record - 4 : start + record] == CENTRAL_SIG:
-                r.advance(record)  # the next record follows in the window: most of them
+                r._pos = start + record  # the next record follows in the window: most of them
                 continue
             r.advance(record - 4)
             position = r.offset
