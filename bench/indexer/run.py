@@ -25,7 +25,9 @@ charged to the reader) serving a mix of the grid's jars; this process runs
 ``read_metadata`` (HTTP Range reads + zip parsing + manifest parsing: the indexer's
 read+parse path, without the PostgreSQL write) with ``--concurrency`` jobs at once for
 ``--seconds``, and reports completed jars per wall-clock second and CPU ms per jar (this
-process and the server's, from /proc). On loopback a round trip costs nothing, so the
+process and the server's, from /proc). Ours and the owner's plan take turns in ``--slices``
+short slices over the same server (load that drifts during the run falls on both alike),
+and the row ends with the two ratios: jars/s, and CPU per jar. On loopback a round trip costs nothing, so the
 owner's extra requests hardly show; a second run adds ``--latency-ms`` before every
 response, as a CDN round trip would.
 Not part of ``make test``; figures depend on the machine.
@@ -305,6 +307,13 @@ async def serve(args: argparse.Namespace) -> None:
 
 
 async def part2(seconds: float, concurrency: int, which: str, urls: list[str], hosts: list[str]) -> tuple[float, float, int]:
+    rate, cpu_ms, done, _wall = await _slice(seconds, concurrency, which, urls, hosts)
+    return rate, cpu_ms, done
+
+
+async def _slice(seconds: float, concurrency: int, which: str, urls: list[str],
+                 hosts: list[str]) -> tuple[float, float, int, float]:
+    """One timed run of one reader: (jars/s, CPU ms per jar, jars, wall seconds)."""
     policy = DownloadPolicy(allowed_hosts=frozenset(hosts))
     connector = aiohttp.TCPConnector(limit=concurrency * 2)
     done = 0
@@ -329,7 +338,7 @@ async def part2(seconds: float, concurrency: int, which: str, urls: list[str], h
 
         await asyncio.gather(*(worker(k) for k in range(concurrency)))
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    return done / wall, cpu / max(done, 1) * 1000, done
+    return done / wall, cpu / max(done, 1) * 1000, done, wall
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -341,16 +350,16 @@ def _cpu_seconds(pid: int) -> float:
         return 0.0
 
 
-def run_part2(seconds: float, concurrency: int, latency_ms: float) -> None:
+def run_part2(seconds: float, concurrency: int, latency_ms: float, slices: int = 4) -> None:
     print(f"\nPart 2: jars/s in this process (FakeGitHub in a child process), {concurrency} jobs at once, "
-          f"{seconds:g} s per run, each mix's jars read round-robin")
-    _part2_child(seconds, concurrency, 0, full=True)
+          f"{seconds:g} s per reader and mix in {slices} alternating slices, each mix's jars read round-robin")
+    _part2_child(seconds, concurrency, 0, full=True, slices=slices)
     if latency_ms:
-        _part2_child(seconds, concurrency, latency_ms, full=False)
+        _part2_child(seconds, concurrency, latency_ms, full=False, slices=slices)
     print("target: >= 200 jars/s per indexer process on loopback")
 
 
-def _part2_child(seconds: float, concurrency: int, latency_ms: float, *, full: bool) -> None:
+def _part2_child(seconds: float, concurrency: int, latency_ms: float, *, full: bool, slices: int) -> None:
     child = subprocess.Popen([sys.executable, __file__, "--serve", "--latency-ms", str(latency_ms)],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                              env={**os.environ, "INDEXIUM_LOG_LEVEL": "warning"})
@@ -362,12 +371,31 @@ def _part2_child(seconds: float, concurrency: int, latency_ms: float, *, full: b
         runs = [("ours, survey-like mix", survey), ("owner, survey-like mix", survey)]
         if full:
             runs += [("ours, grid mix (to 50 MB / 20,000 entries)", stress), ("owner, grid mix", stress)]
-        for which, urls in runs:
-            server0 = _cpu_seconds(child.pid)
-            rate, cpu_ms, n = asyncio.run(part2(seconds, concurrency, which.split(",")[0], urls, info["hosts"]))
-            server_ms = (_cpu_seconds(child.pid) - server0) / max(n, 1) * 1000
-            print(f"{which:42s}: {rate:7.1f} jars/s ({n} jars); CPU ms per jar: {cpu_ms:5.2f} here "
-                  f"(ceiling ~{1000 / cpu_ms:,.0f} jars/s), {server_ms:5.2f} in FakeGitHub")
+        # The two readers of a mix take turns in --slices short slices (ours, owner, ours, ...)
+        # rather than one long run each: on a machine shared with other work the load drifts
+        # within seconds, and back-to-back long runs gave whichever ran in the quieter half
+        # the better figure. Each reader's jars, wall time and CPU are summed over its slices.
+        for k in range(0, len(runs), 2):
+            totals = {runs[k][0]: [0, 0.0, 0.0, 0.0], runs[k + 1][0]: [0, 0.0, 0.0, 0.0]}
+            for _ in range(slices):
+                for which, urls in runs[k : k + 2]:
+                    server0 = _cpu_seconds(child.pid)
+                    _rate, cpu_ms, n, wall = asyncio.run(_slice(seconds / slices, concurrency, which.split(",")[0],
+                                                                urls, info["hosts"]))
+                    t = totals[which]
+                    t[0] += n
+                    t[1] += wall
+                    t[2] += cpu_ms * n / 1000
+                    t[3] += _cpu_seconds(child.pid) - server0
+            per_jar = {}
+            for which, (n, wall, cpu, server) in totals.items():
+                cpu_ms, server_ms = cpu / max(n, 1) * 1000, server / max(n, 1) * 1000
+                per_jar[which] = (n / wall, cpu_ms)
+                print(f"{which:42s}: {n / wall:7.1f} jars/s ({n} jars); CPU ms per jar: {cpu_ms:5.2f} here "
+                      f"(ceiling ~{1000 / cpu_ms:,.0f} jars/s), {server_ms:5.2f} in FakeGitHub")
+            (ours_rate, ours_cpu), (owner_rate, owner_cpu) = per_jar.values()
+            print(f"{'  ours / owner':42s}: {ours_rate / owner_rate:5.2f}x by jars/s, "
+                  f"{owner_cpu / ours_cpu:5.2f}x by CPU per jar (owner's CPU / ours; >= 1: ours cheaper)")
     finally:
         child.stdin.close()
         child.wait(10)
@@ -383,6 +411,8 @@ def main() -> None:
                              "both: 1 and 2; all: every part")
     parser.add_argument("--latency-ms", type=float, default=20.0,
                         help="also measure jars/s with this delay before every response (0: loopback only)")
+    parser.add_argument("--slices", type=int, default=4,
+                        help="part 2: slices per reader, ours and the owner's plan alternating")
     parser.add_argument("--scale-jobs", type=int, default=150, help="releases per scale-out run")
     parser.add_argument("--scale-repeat", type=int, default=2, help="rounds of 1, 2, 3 processes")
     parser.add_argument("--cdn-latency-ms", type=float, default=50.0, help="scale-out: delay before every CDN answer")
@@ -397,7 +427,7 @@ def main() -> None:
     if args.part in ("e2e", "all"):
         asyncio.run(end_to_end(args.quick))
     if args.part in ("2", "both", "all"):
-        run_part2(3.0 if args.quick else args.seconds, args.concurrency, args.latency_ms)
+        run_part2(3.0 if args.quick else args.seconds, args.concurrency, args.latency_ms, max(1, args.slices))
     if args.part in ("scale", "all"):
         import scale  # this directory is on sys.path when run as a script
 
