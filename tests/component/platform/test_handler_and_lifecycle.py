@@ -88,6 +88,8 @@ async def test_each_kind_of_message_ends_where_the_skeleton_says(nats_url, pool)
     assert [(r["msg_id"], r["category"]) for r in rows] == [
         ("m0", "undecodable"), ("m2", "retries_exhausted"), ("m3", "known_failure")]
     assert rows[1]["error"].startswith("internal_error: RuntimeError")
+    # The bug's attempt was counted, then forgotten with its dead letter (after the term).
+    assert await pool.fetchval("SELECT count(*) FROM job_attempts") == 0
     # Nothing is left to deliver: the hidden event was terminated, the rest acked or termed.
     info = await js.consumer_info(CONSUMER.stream, CONSUMER.durable)
     assert info.num_pending == 0 and info.num_ack_pending == 0

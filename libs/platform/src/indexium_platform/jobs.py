@@ -83,6 +83,7 @@ class JobLedger:
     async def give_up(self, msg: Msg, category: str, error: str, attempts: int | None = None, *,
                       also: Callable[[asyncpg.Connection], Awaitable[None]] | None = None) -> str:
         meta = msg.metadata
+        counted = attempts is not None or meta.num_delivered > 1  # job_attempts may hold a row
         attempts = meta.num_delivered if attempts is None else attempts
         error = error[:ERROR_CHARS]
         repo_id = self._repository_of(msg.data) if self._repository_of is not None else None
@@ -109,12 +110,27 @@ class JobLedger:
                 raise
             return await self.outage(msg, exc)
         await msg.term()
+        # After the term, never before: a dead letter whose DEADLETTER copy failed is nak'ed
+        # and must come back with its attempts still counted.
+        if counted:
+            await self._forget(msg)
         log.warning("job_dead_lettered", consumer=self.consumer.durable, category=category,
                     error=error[:500], attempts=attempts)
         return "dead_lettered"
 
     async def succeeded(self, msg: Msg) -> None:
-        """Forget the attempts of a job that finished (housekeeping: a leftover row is harmless)."""
+        """Forget the attempts of a job that finished (housekeeping: a leftover row is harmless).
+
+        A job done on its first delivery has none to forget: an attempt is only counted by a
+        failed delivery, which is followed by a redelivery (nak) or by the dead letter, which
+        forgets them itself. So the common case costs no PostgreSQL round trip (two, with the
+        pool's reset of the connection: the indexer's scale-out row profiled 18 per job).
+        """
+        if msg.metadata.num_delivered <= 1:
+            return
+        await self._forget(msg)
+
+    async def _forget(self, msg: Msg) -> None:
         try:
             async with self._pool.acquire() as conn:
                 await deliveries_q.clear_attempts(conn, self.job_key(msg))
