@@ -57,6 +57,29 @@ async def test_version_upsert_is_idempotent(db):
     assert await db.fetchval("SELECT count(*) FROM version_files") == 1
 
 
+async def test_save_version_says_whether_it_created_the_row(db):
+    """The release job skips the file DELETE and the hold look-up only for a created row; a
+    second save of the same version (here even in the same transaction) is no creation."""
+    mod = await make_mod(db)
+    kw = dict(mod_id=mod["id"], version_number="1.0", github_release_id=7, tag_name="1.0", name="1.0",
+              changelog="", version_type="release", published_at=datetime.now(UTC), status="public",
+              game_versions=["1.20.1"], loaders=["fabric"])
+    first, created = await versions_q.save_version(db, **kw)
+    again, created_again = await versions_q.save_version(db, **{**kw, "name": "renamed"})
+    assert (first, created) == (again, True) and created_again is False
+    assert await db.fetchval("SELECT name FROM mod_versions WHERE id = $1", first) == "renamed"
+
+
+async def test_replace_files_drops_files_that_left_the_release(db):
+    mod = await make_mod(db)
+    vid = await add_version(db, mod["id"], "1.0", [(["fabric"], ["1.20.1"]), (["fabric"], ["1.20.1"])])
+    row = versions_q.FileRow(github_asset_id=1, filename="f0.jar", url="https://x/f0.jar", size=10, content_type=None,
+                             github_digest=None, sidecar_url=None, loaders=["fabric"], game_versions=["1.20.1"],
+                             manifests=[], is_primary=True, download_count=5)
+    await versions_q.replace_files(db, vid, [row])  # asset 2 left the release
+    assert await db.fetchval("SELECT count(*) FROM version_files WHERE version_id = $1", vid) == 1
+
+
 async def test_facets_must_hold_on_one_file(db):
     mod = await make_mod(db)
     await add_version(db, mod["id"], "1.0", [(["forge"], ["1.19.2"]), (["fabric"], ["1.20.1"])])

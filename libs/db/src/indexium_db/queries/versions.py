@@ -47,7 +47,35 @@ async def upsert_version(
     Re-indexing un-hides a version (the release was published again) but never
     downgrades a scan decision: a quarantined or rejected version stays so.
     """
-    return await conn.fetchval(
+    version_id, _created = await save_version(
+        conn, mod_id=mod_id, version_number=version_number, github_release_id=github_release_id,
+        tag_name=tag_name, name=name, changelog=changelog, version_type=version_type,
+        published_at=published_at, status=status, game_versions=game_versions, loaders=loaders,
+        suspicious=suspicious,
+    )
+    return version_id
+
+
+async def save_version(
+    conn: asyncpg.Connection,
+    *,
+    mod_id: uuid.UUID,
+    version_number: str,
+    github_release_id: int,
+    tag_name: str,
+    name: str,
+    changelog: str,
+    version_type: str,
+    published_at: datetime | None,
+    status: str,
+    game_versions: list[str],
+    loaders: list[str],
+    suspicious: bool = False,
+) -> tuple[uuid.UUID, bool]:
+    """:func:`upsert_version`, also telling whether the row was created by this statement
+    (``xmax = 0``: no earlier row version was updated or locked by it). A version created
+    now has no files, holds or decisions yet, so its writer may skip looking for them."""
+    row = await conn.fetchrow(
         """INSERT INTO mod_versions (mod_id, version_number, github_release_id, tag_name, name,
                changelog, version_type, published_at, status, game_versions, loaders, suspicious)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
@@ -66,14 +94,18 @@ async def upsert_version(
                hidden = false,
                hidden_reason = NULL,
                updated_at = now()
-           RETURNING id""",
+           RETURNING id, xmax = 0 AS created""",
         mod_id, version_number, github_release_id, tag_name, name, changelog, version_type,
         published_at, status, game_versions, loaders, suspicious,
     )
+    return row["id"], row["created"]
 
 
-async def replace_files(conn: asyncpg.Connection, version_id: uuid.UUID, files: list[FileRow]) -> list[uuid.UUID]:
-    """Upsert the release's jar files and drop files whose assets left the release."""
+async def replace_files(conn: asyncpg.Connection, version_id: uuid.UUID, files: list[FileRow], *,
+                        new_version: bool = False) -> list[uuid.UUID]:
+    """Upsert the release's jar files and drop files whose assets left the release
+    (``new_version``: the version row was created in this transaction, so it has no other
+    files to drop and the DELETE is not sent)."""
     ids = []
     for f in files:
         ids.append(await conn.fetchval(
@@ -91,10 +123,11 @@ async def replace_files(conn: asyncpg.Connection, version_id: uuid.UUID, files: 
             version_id, f.github_asset_id, f.filename, f.url, f.size, f.content_type, f.github_digest,
             f.sidecar_url, f.loaders, f.game_versions, f.manifests, f.is_primary, f.download_count,
         ))
-    await conn.execute(
-        "DELETE FROM version_files WHERE version_id = $1 AND NOT (github_asset_id = ANY($2::bigint[]))",
-        version_id, [f.github_asset_id for f in files],
-    )
+    if not new_version:
+        await conn.execute(
+            "DELETE FROM version_files WHERE version_id = $1 AND NOT (github_asset_id = ANY($2::bigint[]))",
+            version_id, [f.github_asset_id for f in files],
+        )
     return ids
 
 

@@ -219,7 +219,7 @@ class ReleaseIndexer:
                 newest = mod["last_published_at"]
                 if newest is None or published_at is None or published_at >= newest:
                     await mods_q.update_card(conn, mod["id"], **dataclasses.asdict(card))
-            version_id = await versions_q.upsert_version(
+            version_id, created = await versions_q.save_version(
                 conn, mod_id=mod["id"], version_number=version_number, github_release_id=release.id,
                 tag_name=release.tag_name, name=shown(release.name or release.tag_name),
                 changelog=shown(release.body or ""), version_type=assets.version_type(release.tag_name, release.prerelease),
@@ -227,12 +227,14 @@ class ReleaseIndexer:
                 game_versions=self._table.newest_first(g for r in rows for g in r.game_versions),
                 loaders=sorted({l for r in rows for l in r.loaders}), suspicious=suspicious,
             )
-            file_ids = await versions_q.replace_files(conn, version_id, rows)
+            # A version created just now has no files to drop and no hold of ours to lift:
+            # two round trips fewer for the common case, a new release.
+            file_ids = await versions_q.replace_files(conn, version_id, rows, new_version=created)
             await skips.store(conn, hook, left_out, release_indexed=True)
             if suspicious:
                 await _hold(conn, version_id, "; ".join(f"{a.name}: {e.code}" for a, e in failed
                                                         if e.code in CORRUPT_CODES))
-            else:
+            elif not created:
                 await self._lift_own_hold(conn, version_id)
             if icon is not None:
                 await mods_q.upsert_icon(conn, mod["id"], icon[0], icon[1], _etag(icon[1]))
