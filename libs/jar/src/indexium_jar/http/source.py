@@ -206,12 +206,17 @@ class HttpRangeSource:
         # Exactly the announced bytes, kept as the chunks they arrived in: the reader joins
         # them once, together with the bytes it holds around them (a central directory of
         # megabytes joins the tail that holds its last records).
+        # readany(), not read(left): read(n) joins every chunk buffered so far into a new
+        # bytes first, so a 1.8 MB directory was copied there and again by the span store.
         chunks: list[bytes] = []
         left = end - start
+        content = resp.content
         while left > 0:
-            chunk = await resp.content.read(left)
+            chunk = await content.readany()
             if not chunk:
                 raise NetworkError("body shorter than Content-Range")
+            if len(chunk) > left:  # without Content-Length (chunked), nothing past the range is kept
+                chunk = chunk[:left]
             chunks.append(chunk)
             left -= len(chunk)
             self.stats.bytes_fetched += len(chunk)
