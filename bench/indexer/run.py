@@ -413,7 +413,7 @@ def main() -> None:
                         help="also measure jars/s with this delay before every response (0: loopback only)")
     parser.add_argument("--slices", type=int, default=4,
                         help="part 2: slices per reader, ours and the owner's plan alternating")
-    parser.add_argument("--scale-jobs", type=int, default=150, help="releases per scale-out run")
+    parser.add_argument("--scale-jobs", type=int, default=300, help="releases per scale-out run")
     parser.add_argument("--scale-repeat", type=int, default=2, help="rounds of 1, 2, 3 processes")
     parser.add_argument("--cdn-latency-ms", type=float, default=50.0, help="scale-out: delay before every CDN answer")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
