@@ -64,10 +64,16 @@ async def test_save_version_says_whether_it_created_the_row(db):
     kw = dict(mod_id=mod["id"], version_number="1.0", github_release_id=7, tag_name="1.0", name="1.0",
               changelog="", version_type="release", published_at=datetime.now(UTC), status="public",
               game_versions=["1.20.1"], loaders=["fabric"])
-    first, created = await versions_q.save_version(db, **kw)
-    again, created_again = await versions_q.save_version(db, **{**kw, "name": "renamed"})
+    first, created, visible = await versions_q.save_version(db, **kw)
+    again, created_again, visible_again = await versions_q.save_version(db, **{**kw, "name": "renamed"})
     assert (first, created) == (again, True) and created_again is False
+    assert visible is visible_again is True
     assert await db.fetchval("SELECT name FROM mod_versions WHERE id = $1", first) == "renamed"
+    await versions_q.hide_release(db, 1, 7, "release deleted")
+    assert await versions_q.is_visible(db, first) is False
+    *_, visible_published_again = await versions_q.save_version(db, **kw)  # re-indexing un-hides
+    pending = await versions_q.save_version(db, **{**kw, "version_number": "2.0", "status": "pending_scan"})
+    assert visible_published_again is True and pending[1:] == (True, False)
 
 
 async def test_replace_files_drops_files_that_left_the_release(db):

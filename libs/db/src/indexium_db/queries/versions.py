@@ -47,7 +47,7 @@ async def upsert_version(
     Re-indexing un-hides a version (the release was published again) but never
     downgrades a scan decision: a quarantined or rejected version stays so.
     """
-    version_id, _created = await save_version(
+    version_id, _created, _visible = await save_version(
         conn, mod_id=mod_id, version_number=version_number, github_release_id=github_release_id,
         tag_name=tag_name, name=name, changelog=changelog, version_type=version_type,
         published_at=published_at, status=status, game_versions=game_versions, loaders=loaders,
@@ -71,10 +71,12 @@ async def save_version(
     game_versions: list[str],
     loaders: list[str],
     suspicious: bool = False,
-) -> tuple[uuid.UUID, bool]:
-    """:func:`upsert_version`, also telling whether the row was created by this statement
-    (``xmax = 0``: no earlier row version was updated or locked by it). A version created
-    now has no files, holds or decisions yet, so its writer may skip looking for them."""
+) -> tuple[uuid.UUID, bool, bool]:
+    """:func:`upsert_version` -> ``(id, created, visible)``: whether the row was created by
+    this statement (``xmax = 0``: no earlier row version was updated or locked by it), and
+    whether it is now public and not hidden (:func:`is_visible`, as this statement left it).
+    A version created now has no files, holds or decisions yet, so its writer may skip
+    looking for them."""
     row = await conn.fetchrow(
         """INSERT INTO mod_versions (mod_id, version_number, github_release_id, tag_name, name,
                changelog, version_type, published_at, status, game_versions, loaders, suspicious)
@@ -94,11 +96,11 @@ async def save_version(
                hidden = false,
                hidden_reason = NULL,
                updated_at = now()
-           RETURNING id, xmax = 0 AS created""",
+           RETURNING id, xmax = 0 AS created, status = 'public' AND NOT hidden AS visible""",
         mod_id, version_number, github_release_id, tag_name, name, changelog, version_type,
         published_at, status, game_versions, loaders, suspicious,
     )
-    return row["id"], row["created"]
+    return row["id"], row["created"], row["visible"]
 
 
 async def replace_files(conn: asyncpg.Connection, version_id: uuid.UUID, files: list[FileRow], *,

@@ -219,7 +219,7 @@ class ReleaseIndexer:
                 newest = mod["last_published_at"]
                 if newest is None or published_at is None or published_at >= newest:
                     await mods_q.update_card(conn, mod["id"], **dataclasses.asdict(card))
-            version_id, created = await versions_q.save_version(
+            version_id, created, visible = await versions_q.save_version(
                 conn, mod_id=mod["id"], version_number=version_number, github_release_id=release.id,
                 tag_name=release.tag_name, name=shown(release.name or release.tag_name),
                 changelog=shown(release.body or ""), version_type=assets.version_type(release.tag_name, release.prerelease),
@@ -247,7 +247,10 @@ class ReleaseIndexer:
                     await github_q.set_evaluation(conn, repo.id, state="registered", skip_reason=None,
                                                   manifest_source=f"release:{release.tag_name}/{good[0][0].name}")
             await mods_q.refresh_rollup(conn, mod["id"])
-            visible = await versions_q.is_visible(conn, version_id)
+            if suspicious or not created:
+                # Held or a hold lifted since the upsert: ask again. Nothing else in this
+                # transaction changes a version's status or hidden flag.
+                visible = await versions_q.is_visible(conn, version_id)
             await self._record(event, "indexed", conn=conn)
             return mod, version_id, file_ids, visible
 
