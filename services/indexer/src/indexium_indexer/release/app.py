@@ -53,7 +53,11 @@ def create_app(settings: Settings) -> web.Application:
     app = base_app(NAME, metrics)
 
     async def resources(res: Resources) -> None:
-        pool = await res.postgres(settings.database_url, max_size=max(4, settings.concurrency // 2))
+        # reset_session=False: the release job, its ledger and the version table keep no
+        # session state (only statements and transactions), so the pool's reset query would
+        # be one more round trip per job for nothing (indexium_db.pool.create_pool).
+        pool = await res.postgres(settings.database_url, max_size=max(4, settings.concurrency // 2),
+                                  reset_session=False)
         js = (await res.nats(settings.nats_url)).jetstream()
         session = res.http(timeout=aiohttp.ClientTimeout(total=settings.http_timeout_s),
                            headers={"User-Agent": "Indexium-Indexer"})
