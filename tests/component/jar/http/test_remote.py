@@ -211,6 +211,18 @@ def create_app(cdn: Cdn) -> web.Application:
         await asyncio.sleep(2)
         return web.Response(body=b"late")
 
+    @routes.get("/stall/{name}")  # headers and the first bytes of the range, then nothing
+    async def stall(request):
+        data = cdn.files[request.match_info["name"]]
+        tail = data[-(len(data) if len(data) < 70_000 else 70_000):]
+        resp = web.StreamResponse(status=206, headers={
+            "Content-Range": f"bytes {len(data) - len(tail)}-{len(data) - 1}/{len(data)}",
+            "Content-Length": str(len(tail))})
+        await resp.prepare(request)
+        await resp.write(tail[:100])
+        await asyncio.sleep(2)
+        return resp
+
     @routes.get("/wrong-range/{name}")
     async def wrong_range(request):
         data = cdn.files[request.match_info["name"]]
@@ -507,6 +519,14 @@ async def test_timeout(cdn, session):
     with pytest.raises(FetchTimeout) as err:
         await RemoteJar.open(session, cdn.url("/slow"), policy(cdn, timeout=0.2))
     assert err.value.code == "timeout" and err.value.retryable
+
+
+async def test_timeout_while_the_body_stalls(cdn, session):
+    """The timeout covers the whole exchange, the body too, not only the headers."""
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(FetchTimeout) as err:
+        await RemoteJar.open(session, cdn.url("/stall/small.jar"), policy(cdn, timeout=0.3, tail_size=70_000))
+    assert err.value.retryable and asyncio.get_running_loop().time() - started < 1.5
 
 
 async def test_connection_refused(session):

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from dataclasses import dataclass
 
@@ -83,6 +84,7 @@ class HttpRangeSource:
             raise ValueError("pass Authorization in headers=, not on the session")
         self._session = session
         self._policy = policy
+        self._timeout = _client_timeout(policy.timeout)
         self._origin = URL(url)
         self._headers = {
             k: v for k, v in (headers or {}).items() if k.lower() not in ("range", "accept-encoding")
@@ -168,12 +170,15 @@ class HttpRangeSource:
 
     async def _exchange(self, url: URL, want: _Want | None) -> _Reply:
         self.stats.requests += 1
+        # aiohttp's own total timeout bounds the whole exchange, body included (its timer runs
+        # until the response is released, which is after _read_reply): it replaces an
+        # asyncio.timeout around the block, which was a second timer per request.
         with transport_errors(url.host, f"no complete answer from {url.host} in {self._policy.timeout} s"):
-            async with asyncio.timeout(self._policy.timeout):
-                async with self._session.get(
-                    url, headers=self._headers_for(url, want), allow_redirects=False, raise_for_status=False
-                ) as resp:
-                    return await self._read_reply(url, resp, want)
+            async with self._session.get(
+                url, headers=self._headers_for(url, want), allow_redirects=False, raise_for_status=False,
+                timeout=self._timeout,
+            ) as resp:
+                return await self._read_reply(url, resp, want)
 
     async def _read_reply(self, url: URL, resp: aiohttp.ClientResponse, want: _Want | None) -> _Reply:
         status = resp.status
@@ -257,6 +262,13 @@ class HttpRangeSource:
             return  # resolved and found public earlier for this jar
         if await check_host(url, self._policy):
             self._public_hosts.add((url.host, url.port))
+
+
+@functools.lru_cache(maxsize=8)
+def _client_timeout(seconds: float) -> aiohttp.ClientTimeout:
+    """Per request, replacing the session's: ``seconds`` for the whole exchange (connect,
+    send, headers, body); built once per value."""
+    return aiohttp.ClientTimeout(total=seconds)
 
 
 async def _discard_small_body(resp: aiohttp.ClientResponse, limit: int = 16 * 1024) -> None:
