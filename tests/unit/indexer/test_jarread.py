@@ -167,3 +167,19 @@ async def test_entry_sizes_are_packed_only_when_asked_for():
     sizes = entrysizes.unpack(indexed.entry_sizes)
     assert expected and sizes is not None and {o: sizes[o] for o in expected} == expected
     assert all(o in expected for o in sizes)
+
+
+async def test_reach_brackets_the_missing_manifest_bytes_and_is_none_once_they_are_held():
+    """RemoteJar.reach: where an icon-like file must lie to ride along with the manifests'
+    request (the icon search looks only there), None when no request is left to ride on."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = jars.build_jar([("fabric.mod.json", WITH_MC), ("assets/walljump/icon.png", PNG, False),
+                               *classes(3000, "a"), blob(2_000_000)])
+    jar = await RemoteJar.from_source(MemorySource(data), POLICY)
+    manifest = jar.entry("fabric.mod.json")
+    lo, hi = jar.reach(["fabric.mod.json"])
+    assert lo <= manifest.local_header_offset < manifest.local_header_offset + manifest.compressed_size <= hi
+    assert hi < len(data) // 2  # nowhere near the whole file
+    await jar.read(["fabric.mod.json"])
+    assert jar.reach(["fabric.mod.json"]) is None

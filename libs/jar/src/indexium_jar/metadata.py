@@ -100,9 +100,10 @@ def wanted_entries(directory: CentralDirectory) -> tuple[list[str], list[str]]:
     return required, optional + iconish_entries(directory)
 
 
-def iconish_entries(directory: CentralDirectory) -> list[str]:
-    """:func:`icon_guesses` found in the directory's bytes (no entry built for the other names)."""
-    return icon_guesses(directory.search(_IMAGE_SUFFIX_BYTES, _ICONISH_BYTES))
+def iconish_entries(directory: CentralDirectory, near: tuple[int, int] | None = None) -> list[str]:
+    """:func:`icon_guesses` found in the directory's bytes (no entry built for the other names);
+    ``near``: only among the entries in that part of the file (``CentralDirectory.search``)."""
+    return icon_guesses(directory.search(_IMAGE_SUFFIX_BYTES, _ICONISH_BYTES, near=near))
 
 
 async def read_metadata(session: aiohttp.ClientSession, url: str, policy: DownloadPolicy,
@@ -124,10 +125,13 @@ async def read_jar(jar: RemoteJar, table: VersionTable | None, *, max_requests: 
                    with_entry_sizes: bool = False) -> JarMetadata:
     names = jar.directory  # looked up by name; a 20,000-entry jar is never listed whole
     required, optional = entries_to_read(names)
-    if required and jar.requests_for(required):
-        # Icon-like files only ever ride along on a request sent for the manifests; finding
-        # them searches the whole directory, so only when there is such a request.
-        optional += iconish_entries(names)
+    reach = jar.reach(required) if required else None
+    if reach is not None:
+        # Icon-like files only ever ride along on a request sent for the manifests, so they
+        # are looked for only when there is one, and only among the entries it can reach
+        # (within the byte allowance of the manifests' bytes): in a 20,000-entry directory
+        # searching every name cost 0.8 ms, more than the owner's plan's extra requests.
+        optional += iconish_entries(names, reach)
     files = await jar.read(required, also=optional) if required else {}
     result = parse_jar(files, names, table)
     warnings: list[str] = []

@@ -712,3 +712,43 @@ def test_prefix_of_a_large_entry_needs_only_its_start(method):
     assert extract_prefix(e, data[: need.value.end], 0, 4096) == body[:4096]
     small = entry(zip_bytes([("a", b"abc", method)]), "a")
     assert extract_prefix(small, zip_bytes([("a", b"abc", method)]), 0, 4096) == b"abc"  # whole, CRC-checked
+
+
+def _records(directory: bytes) -> list[bytes]:
+    out, pos = [], 0
+    while pos < len(directory):
+        nlen, elen, clen = struct.unpack_from("<HHH", directory, pos + 28)
+        out.append(directory[pos : pos + 46 + nlen + elen + clen])
+        pos += 46 + nlen + elen + clen
+    return out
+
+
+def test_search_near_looks_only_among_the_entries_in_that_part_of_the_file():
+    """search(near=): the run of records whose entries lie in [lo, hi) of the file, for a
+    directory in file order; a directory of up to 1,000 records is searched whole."""
+    png = re.compile(rb"\.png")
+    files = [("a/icon.png", b"x" * 50, STORED)] + [(f"c/C{i:04d}.class", b"y" * 50, STORED) for i in range(1500)]
+    data = zip_bytes(files + [("z/icon.png", b"x" * 50, STORED)])
+    directory = directory_of(data)
+    middle = entry(data, "c/C0700.class").local_header_offset
+    assert [e.name for e in directory.search(png)] == ["a/icon.png", "z/icon.png"]
+    assert [e.name for e in directory.search(png, near=(0, middle))] == ["a/icon.png"]
+    assert [e.name for e in directory.search(png, near=(middle, len(data)))] == ["z/icon.png"]
+    assert directory.search(png, near=(middle, middle + 1)) == []
+    small = zip_bytes(files[:1] + files[1:900] + [("z/icon.png", b"x", STORED)])
+    assert [e.name for e in directory_of(small).search(png, near=(0, 1))] == ["a/icon.png", "z/icon.png"]
+
+
+def test_search_near_in_a_directory_out_of_file_order_may_miss_but_never_invents():
+    """The trade: for a directory not in file order the bisection finds the wrong run, so a
+    guess (an icon-like file to take along) can be missed; what it finds is still a record."""
+    png = re.compile(rb"\.png")
+    files = [("a/icon.png", b"x" * 50, STORED)] + [(f"c/C{i:04d}.class", b"y" * 50, STORED) for i in range(1500)]
+    data = zip_bytes(files)
+    info = locate_eocd(data, 0, len(data))
+    reversed_directory = b"".join(reversed(_records(data[info.cd_offset : info.cd_offset + info.cd_size])))
+    directory = CentralDirectory(reversed_directory)
+    near_start = (0, entry(data, "c/C0010.class").local_header_offset)
+    found = directory.search(png, near=near_start)
+    assert {e.name for e in found} <= {"a/icon.png"}
+    assert [e.name for e in directory.search(png)] == ["a/icon.png"]

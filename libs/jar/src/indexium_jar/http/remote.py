@@ -178,6 +178,19 @@ class RemoteJar:
         requests, _, _ = self._plan_round(self._missing(self._span(e) for e in entries), [], entries)
         return len(requests)
 
+    def reach(self, names: Iterable[str | ZipEntry]) -> tuple[int, int] | None:
+        """The part of the file an ``also=`` entry must lie in to join ``read(names)``'s
+        round now, or None when that round sends no request: whatever widens a planned
+        request is paid from the byte allowance, so it ends within that many bytes of the
+        bytes still missing."""
+        entries = [e for e in (self._resolve(n) for n in names) if e is not None]
+        missing = self._missing(self._span(e) for e in entries)
+        if not missing:
+            return None
+        fresh = [e for e in entries if e.local_header_offset not in self._counted]
+        left = max(0, self._allowance(sum(self._exact_size(e) for e in fresh), sum(b - a for a, b in missing)))
+        return max(0, missing[0][0] - left), min(self.size, max(b for _, b in missing) + left)
+
     async def read(
         self,
         entries_or_names: Iterable[str | ZipEntry] | str | ZipEntry,

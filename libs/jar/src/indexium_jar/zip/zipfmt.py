@@ -353,12 +353,24 @@ class CentralDirectory:
         entries = (self._entry_at(start) for start in self._hits(prefix.encode("ascii")))
         return [e for e in entries if e.name.startswith(prefix)]
 
-    def search(self, hint: re.Pattern[bytes], name: re.Pattern[bytes] | None = None) -> list[ZipEntry]:
+    def search(self, hint: re.Pattern[bytes], name: re.Pattern[bytes] | None = None, *,
+               near: tuple[int, int] | None = None) -> list[ZipEntry]:
         """Records whose raw name contains a match of ``hint`` (and matches ``name``, when
-        given), in directory order. ``hint`` should be quick to find (a literal start)."""
+        given), in directory order. ``hint`` should be quick to find (a literal start).
+
+        ``near=(lo, hi)``: only the run of records whose local headers lie in ``[lo, hi)`` of
+        the file, found by bisection on the assumption that the directory lists the entries
+        in file order, as every common writer does (Gradle, the JDK's jar tool, zip). For a
+        directory in another order the run is wrong and hits may be missed: only for searches
+        whose hits are guesses (the icon-like files a reader takes along)."""
         data, starts, header = self._data, self._starts, CENTRAL.size
+        lo_byte, hi_byte = self._lo, self._hi
+        if near is not None and len(starts) > _NEAR_MIN_RECORDS:
+            window = self._records_near(*near)
+            if window is not None:
+                lo_byte, hi_byte = window
         picked: dict[int, None] = {}
-        for match in hint.finditer(data, self._lo, self._hi):
+        for match in hint.finditer(data, lo_byte, hi_byte):
             i = bisect.bisect_right(starts, match.start() - header) - 1
             if i < 0:
                 continue
@@ -385,6 +397,26 @@ class CentralDirectory:
         return out
 
     # --- internals --------------------------------------------------------------------
+
+    def _records_near(self, lo: int, hi: int) -> tuple[int, int] | None:
+        """Directory bytes of the records with local header offsets in ``[lo, hi)``, bisected
+        as if in file order; None when a record on the way has its offset in zip64 fields."""
+        data, starts, base = self._data, self._starts, self._base
+        zip64 = False
+
+        def offset(start: int) -> int:
+            nonlocal zip64
+            raw = int.from_bytes(data[start + 42 : start + 46], "little")
+            zip64 |= raw == U32_MAX
+            return raw + base
+
+        first = bisect.bisect_left(starts, lo, key=offset)
+        last = bisect.bisect_left(starts, hi, key=offset)
+        if zip64:
+            return None
+        begin = starts[first] if first < len(starts) else self._hi
+        end = starts[last] if last < len(starts) else self._hi
+        return begin, max(begin, end)
 
     def _last_named(self, raw: bytes) -> int | None:
         """Start of the last walked record whose raw name is ``raw``, or None."""
@@ -435,6 +467,9 @@ class CentralDirectory:
 
 
 _UNSEEN = object()  # a name not looked up yet (None is an answer: no such entry)
+# search(near=...) narrows only directories longer than this: a shorter one is searched
+# whole for less than the bisection costs to think about (and a small jar's order is moot).
+_NEAR_MIN_RECORDS = 1_000
 
 
 def _name_length(directory: bytes, record_start: int) -> int:
