@@ -195,3 +195,49 @@ def test_without_an_index_search_is_the_sql_path(catalogue):
 
     a, at, b, bt = runner.run(run())
     assert (a, at) == (b, bt) and at > 0
+
+
+def test_a_typo_is_corrected_in_process_with_one_query_and_no_transaction(catalogue):
+    runner, conn, index = catalogue
+    assert index.words_exact  # the test cluster's locale is C (initdb --locale=C)
+    sent: list[str] = []
+
+    async def run():
+        lexicon, corrections = Lexicon(), catalog_q.Corrections()
+        sq = catalog_q.SearchQuery("lantrns")
+        sql = await catalog_q.search(conn, sq, corrections=catalog_q.Corrections(), broad_matches=10**9)
+        await indexed.learn(conn, lexicon, plain_words("lantrns lanterns"))
+        # (once before: asyncpg's own first-use queries of the statement's types are not counted)
+        await indexed.search(conn, sq, index=index, lexicon=lexicon, corrections=catalog_q.Corrections())
+        def log(record):
+            sent.append(record.query)
+
+        conn.add_query_logger(log)
+        try:
+            ours = await indexed.search(conn, sq, index=index, lexicon=lexicon, corrections=corrections)
+        finally:
+            conn.remove_query_logger(log)
+        return sql, ours, corrections
+
+    (sql, sql_total), (ours, total), corrections = runner.run(run())
+    assert [r["slug"] for r in ours] == [r["slug"] for r in sql] and total == sql_total > 0
+    assert corrections.get("lantrns") == (True, "lanterns")  # remembered: the next one is free
+    assert len(sent) == 1 and not any(q.startswith(("BEGIN", "SET")) for q in sent), sent
+
+
+def test_a_re_read_adds_the_words_a_new_name_brings_to_typo_corrections(catalogue):
+    runner, conn, index = catalogue
+
+    async def run():
+        slug = await conn.fetchval("SELECT slug FROM mods WHERE listed ORDER BY slug LIMIT 1")
+        assert indexed.correct(index, "quokkalights", None) == (True, None)
+        await conn.execute("UPDATE mods SET name = 'Quokkalight Lamps' WHERE slug = $1", slug)
+        await indexed.reread(conn, index, [slug])
+        assert "quokkalight" in index.words
+        assert indexed.correct(index, "quokkalights", None) == (True, "quokkalight")
+        found, total = await indexed.search(conn, catalog_q.SearchQuery("quokkalights"), index=index,
+                                            lexicon=Lexicon())
+        return slug, [r["slug"] for r in found], total
+
+    slug, found, total = runner.run(run())
+    assert found == [slug] and total == 1

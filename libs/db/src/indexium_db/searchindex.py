@@ -35,6 +35,7 @@ from itertools import islice
 from pyroaring import BitMap
 
 from .querytext import MAX_QUERY_WORDS, WORDS
+from .trigram import Words as CatalogueWords
 
 # A query token the index can take: letters and digits, perhaps with apostrophes inside
 # ("olga's", which websearch reads as the phrase 'olga' <-> 's'), with nothing PostgreSQL's
@@ -259,7 +260,10 @@ class SearchIndex:
         # sorts text as this process does (the C collation), else the SQL path pages browses.
         self._orders: dict[str, list[tuple]] = {"updated": [], "newest": [], "downloads": [], "name": []}
         self.ordered = True
-        self.words: frozenset[str] = frozenset()  # catalogue words for typo corrections (search_words)
+        # Catalogue words for typo corrections (search_words, followed by re-reads); exact: the
+        # database's ctype and collation are C, so trigram.Words answers as PostgreSQL would.
+        self.words = CatalogueWords()
+        self.words_exact = False
 
     # --- building and following ---------------------------------------------------------
 

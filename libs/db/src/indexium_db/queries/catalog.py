@@ -180,8 +180,11 @@ _ORDER = {
 }
 
 
-def _text_query(sq: SearchQuery, s: _Sql, fuzzy: bool, ranked: bool = True) -> tuple[str, str, str]:
-    """(CTE, match condition, rank expression) for a non-empty q."""
+def _text_query(sq: SearchQuery, s: _Sql, fuzzy: bool, ranked: bool = True,
+                inline_threshold: bool = False) -> tuple[str, str, str]:
+    """(CTE, match condition, rank expression) for a non-empty q. ``inline_threshold``: the fuzzy
+    match as word_similarity(...) >= FUZZY_WORD_SIMILARITY, the very test ``<%`` makes, for a
+    query over candidate ids (no trigram index to use) outside typo_thresholds' transaction."""
     q = s.p(defuse(sq.q))  # (a run of dashes would overflow the parser's stack)
     parts = [f"websearch_to_tsquery('{cfg}', {q})" for cfg in ("english", "russian", "simple")]
     prefix = prefix_tsquery(sq.q)
@@ -205,7 +208,9 @@ def _text_query(sq: SearchQuery, s: _Sql, fuzzy: bool, ranked: bool = True) -> t
     if fuzzy:
         # Word similarity: the query against the best-matching stretch of the name, so
         # "sodim" finds "Sodium Extra" and a long query is not diluted by a short name.
-        match = f"({match} OR {ql} <% lower(m.name))"
+        similar = (f"word_similarity({ql}, lower(m.name)) >= {FUZZY_WORD_SIMILARITY}::float8" if inline_threshold
+                   else f"{ql} <% lower(m.name)")
+        match = f"({match} OR {similar})"
         rank += f" + word_similarity({ql}, lower(m.name))"
     return cte, match, rank
 

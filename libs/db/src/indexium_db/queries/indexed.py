@@ -21,8 +21,8 @@ from dataclasses import replace
 
 import asyncpg
 
-from .. import searchindex
-from ..querytext import PREFIX_MIN_CHARS, WORDS, normalized
+from .. import searchindex, trigram
+from ..querytext import MAX_QUERY_WORDS, PREFIX_MIN_CHARS, WORDS, normalized
 from ..searchindex import BitMap, Builder, Filters, Lexicon, SearchIndex, TokenLexemes
 from . import catalog
 from .facets import LOADERS, PLUGIN_LOADERS, SIDES, Facet
@@ -34,12 +34,21 @@ LOAD_TIMEOUT_S = 120.0
 LOAD_BATCH = 5000
 # A fuzzy pass over more name candidates than this is catalog's own scan.
 FUZZY_MOST = 2000
+# At most this many names are tested for word similarity in process (~15-25 us each) before
+# the fuzzy query, which none left saves; more go to PostgreSQL as they are (it tests them
+# anyway, in C). In the bench's name + facets class most such sets keep a match: testing 100
+# cost more CPU than the queries it saved.
+FUZZY_EXACT_MOST = 8
 # The columns the index holds per mod (searchindex.SearchIndex.build / upsert).
 _INDEX_COLUMNS = """m.id, m.slug, lower(m.name) AS lower_name, m.downloads, m.last_published_at, m.created_at,
        tsvector_to_array(m.search_vector) AS lexemes,
        tsvector_to_array(ts_filter(m.search_vector, '{a}')) AS heavy, m.file_facets, m.game_versions, m.loaders, m.categories,
        m.environment, m.listed, m.updated_at"""
 _ONE_LEXEME = re.compile(r"'((?:[^']|'')*)'")
+_C_LOCALES = ("C", "POSIX")
+# What the search_words trigger adds for a mod (migrations/0004_api.sql), read with a re-read.
+_NEW_WORDS = """ARRAY(SELECT w FROM unnest(tsvector_to_array(to_tsvector('simple',
+       coalesce(m.name, '') || ' ' || coalesce(m.summary, '')))) AS w WHERE length(w) BETWEEN 3 AND 40) AS words"""
 
 
 async def load(conn: asyncpg.Connection, timeout_s: float = LOAD_TIMEOUT_S) -> SearchIndex:
@@ -54,21 +63,27 @@ async def load(conn: asyncpg.Connection, timeout_s: float = LOAD_TIMEOUT_S) -> S
                                    f" ORDER BY m.downloads DESC, m.slug", timeout=timeout_s)
         while rows := await cursor.fetch(LOAD_BATCH, timeout=timeout_s):
             await asyncio.to_thread(builder.add, rows)
-        # search_words only grows: a word in it is its own correction (catalog._corrected).
+        # search_words only grows: a word in it is its own correction (catalog._corrected), and
+        # the others are corrected to its words in process (trigram.Words), re-reads adding more.
         words = await conn.fetch("SELECT word FROM search_words", timeout=timeout_s)
     index = await asyncio.to_thread(builder.finish)
-    index.words = frozenset(r[0] for r in words)
-    # Browse pages in the index's order only where the database sorts text the same way.
-    collation = await conn.fetchval("SELECT datcollate FROM pg_database WHERE datname = current_database()")
-    index.ordered = collation in ("C", "POSIX")
+    await asyncio.to_thread(index.words.update, [r[0] for r in words])
+    # Browse pages in the index's order, and trigram similarity in process, only where the
+    # database sorts text and reads characters the same way.
+    locale = await conn.fetchrow("SELECT datcollate, datctype FROM pg_database WHERE datname = current_database()")
+    index.ordered = locale["datcollate"] in _C_LOCALES
+    index.words_exact = index.ordered and locale["datctype"] in _C_LOCALES
     return index
 
 
 async def reread(conn: asyncpg.Connection, index: SearchIndex, slugs: list[str]) -> None:
-    """Bring these mods up to date in the index (re-read; dropped when unlisted or gone)."""
-    rows = await conn.fetch(f"SELECT {_INDEX_COLUMNS} FROM mods m WHERE m.slug = ANY($1::text[])", slugs)
+    """Bring these mods up to date in the index (re-read; dropped when unlisted or gone), and
+    its catalogue words with the words their names and summaries added to search_words."""
+    rows = await conn.fetch(f"SELECT {_INDEX_COLUMNS}, {_NEW_WORDS} FROM mods m WHERE m.slug = ANY($1::text[])",
+                            slugs)
     seen = set()
     for row in rows:
+        index.words.update(row["words"])
         index.upsert(row)
         seen.add(row["slug"])
     for slug in slugs:
@@ -198,7 +213,7 @@ def _counted_page_sql(sq: catalog.SearchQuery, sort: str, fuzzy: bool = False) -
     """A page of the given ids that match, in a sort other than relevance, with their count."""
     s = catalog._Sql()
     ids = s.p(None, "::uuid[]")
-    cte, match, _ = catalog._text_query(sq, s, fuzzy=fuzzy, ranked=False)
+    cte, match, _ = catalog._text_query(sq, s, fuzzy=fuzzy, ranked=False, inline_threshold=True)
     where = " AND ".join([*catalog._filters(sq, s), match])
     sql = f"""{cte}, h AS (
     SELECT m.id, count(*) OVER () AS total FROM {_candidates(ids)} CROSS JOIN query WHERE {where}
@@ -213,7 +228,7 @@ def _ranked_sql(sq: catalog.SearchQuery, fuzzy: bool = False, counted: bool = Fa
     count of candidates that pass (the total when they are every match)."""
     s = catalog._Sql()
     ids = s.p(None, "::uuid[]")
-    cte, match, rank = catalog._text_query(sq, s, fuzzy)
+    cte, match, rank = catalog._text_query(sq, s, fuzzy, inline_threshold=True)
     total = ", count(*) OVER () AS total" if counted or fuzzy else ""
     where = " AND ".join([*catalog._filters(sq, s), match])
     sql = f"""{cte}, h AS (
@@ -314,17 +329,46 @@ async def search(
     if n >= catalog.FUZZY_BELOW or len(sq.q.strip()) < catalog.FUZZY_MIN_CHARS:
         return rows, n
     # Nothing matched: catalog.search's typo steps, the corrected query again from the index.
-    async with conn.transaction():
-        await catalog.typo_thresholds(conn)
-        corrected = await catalog._corrected(conn, sq.q, corrections, known=index.words)
-        if corrected is not None:
-            fixed = replace(sq, q=corrected)
-            again = await _text(conn, fixed, index, lexicon, allowed, rank_all, per_source)
-            rows, n = again if again is not None else await catalog._run(
-                conn, fixed, fuzzy=False, broad=(catalog.BROAD_MATCHES, catalog.BROAD_CANDIDATES))
-            if n:
-                return rows, n
-        return await _fuzzy(conn, sq, index, allowed)
+    known, corrected = correct(index, sq.q, corrections)
+    if not known:  # a word only PostgreSQL can correct: catalog's steps, in their transaction
+        async with conn.transaction():
+            await catalog.typo_thresholds(conn)
+            corrected = await catalog._corrected(conn, sq.q, corrections, known=index.words)
+            return await _corrected_or_fuzzy(conn, sq, corrected, index, lexicon, allowed, rank_all, per_source)
+    return await _corrected_or_fuzzy(conn, sq, corrected, index, lexicon, allowed, rank_all, per_source)
+
+
+def correct(index: SearchIndex, q: str, corrections: catalog.Corrections | None) -> tuple[bool, str | None]:
+    """catalog._corrected from the index's catalogue words, without a query: (True, q corrected
+    or None when nothing changes), or (False, None) when a word is for PostgreSQL to correct (not
+    ASCII, or a database whose locale is not C: see trigram's module doc)."""
+    words = WORDS.findall(q.lower())[:MAX_QUERY_WORDS]
+    fixed = []
+    for w in words:
+        if len(w) < 3 or w in index.words:
+            fixed.append(w)
+            continue
+        remembered, best = corrections.get(w) if corrections is not None else (False, None)
+        if not remembered:
+            if not (index.words_exact and w.isascii()):
+                return False, None
+            best = index.words.nearest(w, catalog.CORRECTION_SIMILARITY, catalog.FUZZY_WORD_SIMILARITY)
+            if corrections is not None:
+                corrections.put(w, best)
+        fixed.append(best or w)
+    return True, (" ".join(fixed) if fixed != words else None)
+
+
+async def _corrected_or_fuzzy(conn, sq, corrected: str | None, index: SearchIndex, lexicon: Lexicon,
+                              allowed: BitMap, rank_all: int, per_source: int) -> tuple[list, int]:
+    if corrected is not None:
+        fixed = replace(sq, q=corrected)
+        again = await _text(conn, fixed, index, lexicon, allowed, rank_all, per_source)
+        rows, n = again if again is not None else await catalog._run(
+            conn, fixed, fuzzy=False, broad=(catalog.BROAD_MATCHES, catalog.BROAD_CANDIDATES))
+        if n:
+            return rows, n
+    return await _fuzzy(conn, sq, index, allowed)
 
 
 async def _fuzzy(conn, sq: catalog.SearchQuery, index: SearchIndex, allowed: BitMap) -> tuple[list, int]:
@@ -333,7 +377,12 @@ async def _fuzzy(conn, sq: catalog.SearchQuery, index: SearchIndex, allowed: Bit
     ql = normalized(sq.q)
     names = index.similar_names(ql, allowed, catalog.FUZZY_WORD_SIMILARITY, FUZZY_MOST)
     if names is None or not takes(sq):
-        return await catalog._run(conn, sq, fuzzy=True)
+        return await _fuzzy_sql(conn, sq)
+    if len(names) <= FUZZY_EXACT_MOST:
+        # Word similarity is exact in process (trigram), so names that miss it need no query;
+        # names whose trigrams only PostgreSQL can say (not ASCII) stay for it to decide.
+        names = BitMap(o for o in names if not index.entries[o].name.isascii()
+                       or trigram.word_similarity(ql, index.entries[o].name) >= catalog.FUZZY_WORD_SIMILARITY)
     if not names:
         return [], 0
     sort = sq.effective_sort
@@ -342,7 +391,14 @@ async def _fuzzy(conn, sq: catalog.SearchQuery, index: SearchIndex, allowed: Bit
     rows = await conn.fetch(sql, *args)
     if rows:
         return rows, rows[0]["total"]
-    return ([], 0) if sq.offset == 0 else await catalog._run(conn, sq, fuzzy=True)
+    return ([], 0) if sq.offset == 0 else await _fuzzy_sql(conn, sq)
+
+
+async def _fuzzy_sql(conn, sq: catalog.SearchQuery) -> tuple[list, int]:
+    """catalog's fuzzy scan (its ``<%`` needs typo_thresholds' setting)."""
+    async with conn.transaction():
+        await catalog.typo_thresholds(conn)
+        return await catalog._run(conn, sq, fuzzy=True)
 
 
 async def count(conn: asyncpg.Connection, sq: catalog.SearchQuery, *, index: SearchIndex | None) -> int:

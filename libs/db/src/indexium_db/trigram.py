@@ -1,0 +1,215 @@
+"""pg_trgm's similarity measures, computed in process exactly as PostgreSQL computes them, and
+the catalogue's typo corrections (``catalog._corrected``'s two nearest-word lookups) answered
+from a word set held in memory. Pure (no I/O).
+
+Exact for a database whose ctype and collation are C (``--locale=C``, as ours are): there a
+word character is an ASCII letter or digit (every other character, multi-byte ones included,
+separates words), lower-casing is ASCII's, and text sorts by code point. Under any other
+locale callers ask PostgreSQL (``queries/indexed.py`` checks ``pg_database``).
+
+Ported from contrib/pg_trgm/trgm_op.c: ``generate_trgm_only`` (words padded as "  word "),
+``cnt_sml`` with CALCSML's DIVUNION formula (shared / (len1 + len2 - shared), in float4),
+``calc_word_similarity`` and ``iterate_word_similarity`` (the best extent of the second
+string's ordered trigrams). tests/unit/db/test_trigram.py compares every function here with
+PostgreSQL's own answers over many words.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import struct
+
+from pyroaring import BitMap
+
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_F4 = struct.Struct("f")
+
+
+def f4(x: float) -> float:
+    """``x`` rounded to float4, as pg_trgm's results are."""
+    return _F4.unpack(_F4.pack(x))[0]
+
+
+_SML: dict[tuple[int, int], float] = {}
+
+
+def _sml(count: int, len1: int, len2: int) -> float:
+    # CALCSML: ((float4) count) / ((float4) (len1 + len2 - count)); a float4 quotient of two
+    # small integers is the exact quotient rounded once, as this double rounded to float4 is.
+    key = (count, len1 + len2 - count)
+    v = _SML.get(key)
+    if v is None:
+        v = f4(count / key[1]) if key[1] else 0.0
+        if len(_SML) < 100_000:
+            _SML[key] = v
+    return v
+
+
+def trigram_list(text: str) -> list[str]:
+    """generate_trgm_only: every word's trigrams in order, duplicates kept."""
+    out = []
+    for w in _WORD.findall(text):
+        padded = f"  {w.lower()} "
+        out += [padded[i:i + 3] for i in range(len(padded) - 2)]
+    return out
+
+
+def trigram_set(text: str) -> frozenset[str]:
+    """generate_trgm: the unique trigrams (what ``similarity`` and ``%`` compare)."""
+    return frozenset(trigram_list(text))
+
+
+def similarity(a: str | frozenset, b: str | frozenset) -> float:
+    """pg_trgm's similarity(a, b) (float4); ``a`` and ``b`` may be trigram_set()s already."""
+    ta = a if isinstance(a, frozenset) else trigram_set(a)
+    tb = b if isinstance(b, frozenset) else trigram_set(b)
+    if not ta or not tb:
+        return 0.0
+    return _sml(len(ta & tb), len(ta), len(tb))
+
+
+def distance(sml: float) -> float:
+    """The ``<->`` / ``<<->`` distance of a similarity: float4(1.0 - res)."""
+    return f4(1.0 - sml)
+
+
+def word_similarity(a: str, b: str) -> float:
+    """pg_trgm's word_similarity(a, b) (float4): ``a``'s trigrams against the most similar
+    continuous extent of ``b``'s ordered trigrams."""
+    trg1 = trigram_list(a)
+    trg2 = trigram_list(b)
+    return _iterate(set(trg1), trg2)
+
+
+def _iterate(query: set[str], trg2: list[str]) -> float:
+    # calc_word_similarity's merge: each distinct trigram an index; found: it is the query's.
+    # ulen1 counts the query's distinct trigrams.
+    ulen1 = len(query)
+    ids: dict[str, int] = {}
+    trg2indexes = [ids.setdefault(t, len(ids)) for t in trg2]
+    found = [False] * len(ids)
+    for t, j in ids.items():
+        found[j] = t in query
+    # iterate_word_similarity without WORD_SIMILARITY_STRICT or CHECK_ONLY (``<%`` is
+    # "the maximum >= threshold": CHECK_ONLY stops at the first extent over it, same answer).
+    lastpos = [-1] * len(ids)
+    ulen2 = count = 0
+    lower = -1
+    smlr_max = 0.0
+    sml = _sml
+    for i, trgindex in enumerate(trg2indexes):
+        hit = found[trgindex]
+        if lower >= 0 or hit:
+            if lastpos[trgindex] < 0:
+                ulen2 += 1
+                if hit:
+                    count += 1
+            lastpos[trgindex] = i
+        if hit:
+            upper = i
+            if lower == -1:
+                lower = i
+                ulen2 = 1
+            smlr_cur = sml(count, ulen1, ulen2)
+            tmp_count, tmp_ulen2, prev_lower = count, ulen2, lower
+            for tmp_lower in range(lower, upper + 1):
+                # (Not in trgm_op.c, same answer: an extent starting further on holds at most
+                # tmp_count of the query's trigrams, so it scores at most tmp_count / ulen1.)
+                if sml(tmp_count, ulen1, tmp_count) <= smlr_cur:
+                    break
+                smlr_tmp = sml(tmp_count, ulen1, tmp_ulen2)
+                if smlr_tmp > smlr_cur:
+                    smlr_cur, ulen2, lower, count = smlr_tmp, tmp_ulen2, tmp_lower, tmp_count
+                tmp_trgindex = trg2indexes[tmp_lower]
+                if lastpos[tmp_trgindex] == tmp_lower:
+                    tmp_ulen2 -= 1
+                    if found[tmp_trgindex]:
+                        tmp_count -= 1
+            if smlr_cur > smlr_max:
+                smlr_max = smlr_cur
+                if smlr_max == 1.0:
+                    return 1.0  # (nothing scores more)
+            for tmp_lower in range(prev_lower, lower):
+                tmp_trgindex = trg2indexes[tmp_lower]
+                if lastpos[tmp_trgindex] == tmp_lower:
+                    lastpos[tmp_trgindex] = -1
+    return smlr_max
+
+
+class Words:
+    """The catalogue's words (``search_words``) with a trigram inverted index, for typo
+    corrections without a query. Words are only added, as in search_words."""
+
+    def __init__(self, words=()) -> None:
+        self._words: list[str] = []
+        self._ids: dict[str, int] = {}
+        self._trigrams: list[frozenset[str]] = []
+        self._postings: dict[str, BitMap] = {}
+        self.update(words)
+
+    def update(self, words) -> None:
+        for w in words:
+            if w in self._ids:
+                continue
+            i = len(self._words)
+            self._ids[w] = i
+            self._words.append(w)
+            trigrams = trigram_set(w)
+            self._trigrams.append(trigrams)
+            for t in trigrams:
+                bm = self._postings.get(t)
+                if bm is None:
+                    bm = self._postings[t] = BitMap()
+                bm.add(i)
+
+    def __contains__(self, word: object) -> bool:
+        return word in self._ids
+
+    def __len__(self) -> int:
+        return len(self._words)
+
+    def _sharing(self, query: frozenset[str], k: int) -> BitMap:
+        """Words sharing at least k of the query's trigrams (bitmap layers: at_least[j] holds
+        the words sharing j of the trigrams seen so far)."""
+        empty = BitMap()
+        layers = [BitMap() for _ in range(k + 1)]  # layers[0] unused
+        for t in query:
+            s = self._postings.get(t, empty)
+            for j in range(k, 1, -1):
+                layers[j] |= layers[j - 1] & s
+            layers[1] |= s
+        return layers[k]
+
+    def nearest(self, word: str, similarity_threshold: float, word_similarity_threshold: float) -> str | None:
+        """catalog._corrected's lookup for one word: the most similar word with similarity >=
+        ``similarity_threshold`` (ties: the smaller word), else the most word-similar with
+        word_similarity(word, w) >= ``word_similarity_threshold`` (ties: by similarity, then
+        the smaller word), else None. ``word`` must be ASCII (see the module doc)."""
+        query = trigram_set(word)
+        m = len(query)
+        if m == 0:
+            return None
+        # similarity <= shared / m and word_similarity <= shared / m: a word sharing fewer of
+        # the query's trigrams cannot reach the threshold (the epsilon covers float4 rounding).
+        k = max(1, math.ceil(min(similarity_threshold, word_similarity_threshold) * m - 1e-6))
+        candidates = self._sharing(query, k)
+        best, best_key = None, None
+        for i in candidates:
+            s = _sml(len(query & self._trigrams[i]), m, len(self._trigrams[i]))
+            if s >= similarity_threshold:
+                key = (distance(s), self._words[i])
+                if best_key is None or key < best_key:
+                    best, best_key = self._words[i], key
+        if best is not None:
+            return best
+        trg1 = set(query)
+        for i in candidates:
+            w = self._words[i]
+            ws = _iterate(trg1, trigram_list(w))
+            if ws >= word_similarity_threshold:
+                s = _sml(len(query & self._trigrams[i]), m, len(self._trigrams[i]))
+                key = (distance(ws), distance(s), w)
+                if best_key is None or key < best_key:
+                    best, best_key = w, key
+        return best

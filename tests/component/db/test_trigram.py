@@ -1,0 +1,89 @@
+"""indexium_db.trigram against PostgreSQL's own pg_trgm on the same words: similarity and
+word_similarity to the last float4 bit, and catalog._corrected's nearest word chosen the same
+(so a typo corrected in process is corrected to the word the SQL path would pick)."""
+
+from __future__ import annotations
+
+import random
+
+from indexium_db.queries import catalog as catalog_q
+from indexium_db.trigram import Words, distance, similarity, trigram_set, word_similarity
+
+BASE = ["sodium", "furnaces", "furnace", "rendering", "lanterns", "iron", "chests", "magic", "storage", "biomes",
+        "redux", "cozy", "weather", "farming", "tweaks", "waypoints", "villagers", "recipes", "enchantments",
+        "tooltips", "elevators", "expanded", "improved", "skyblock", "aaa", "aaaa", "abab", "ababab", "mod",
+        "api", "lib", "x1", "v2", "1192", "create", "createaddition", "oreganized", "spells", "zombies"]
+ODD = ["café", "naïve", "Über", "сундук", "сундуки", "KELVIN\u212atest", "İstanbul", "a_b", "x-y", "ABC",
+       "Fur naces", "o'brien", "日本語", "mix日本ed"]
+
+
+def _mutations(rng: random.Random, w: str) -> list[str]:
+    out = []
+    for _ in range(4):
+        i = rng.randrange(len(w))
+        c = rng.choice("abcdefghijklmnopqrstuvwxyz")
+        out += [w[:i] + w[i + 1:], w[:i] + c + w[i:], w[:i] + c + w[i + 1:], w[:i] + w[i + 1:i + 2] + w[i] + w[i + 2:]]
+    return [x for x in out if x]
+
+
+def _vocabulary(seed: int = 5) -> list[str]:
+    rng = random.Random(seed)
+    words = BASE + ODD + [a + b for a, b in zip(BASE, reversed(BASE))]
+    words += [x for w in BASE for x in _mutations(rng, w)]
+    words += ["".join(rng.choice("abcdeiou") for _ in range(rng.randint(1, 9))) for _ in range(300)]
+    return list(dict.fromkeys(words))
+
+
+async def test_similarity_and_word_similarity_are_postgresqls_to_the_bit(db):
+    words = _vocabulary()
+    rng = random.Random(9)
+    pairs = [(rng.choice(words), rng.choice(words)) for _ in range(6000)]
+    pairs += [(a, a + " " + b) for a, b in zip(words, reversed(words))]  # names of several words
+    for w in BASE:  # typos against their word, alone and inside names, both ways round
+        for x in _mutations(rng, w):
+            pairs += [(x, w), (w, x), (x, f"Better {w.title()} Mod"), (x[:4], w), (x, x + x)]
+    pairs += [("sodim", "Sodium Extra"), ("coy", "cozy"), ("reux", "redux"), ("", "x"), ("ab", "")]
+    rows = await db.fetch("SELECT similarity(a, b) AS s, word_similarity(a, b) AS ws, a <-> b AS d,"
+                          " a <<-> b AS wd, show_trgm(a) AS t FROM unnest($1::text[], $2::text[]) AS p(a, b)",
+                          [a for a, _ in pairs], [b for _, b in pairs])
+    differ = [(a, b, r["s"], similarity(a, b), r["ws"], word_similarity(a, b))
+              for (a, b), r in zip(pairs, rows)
+              if (r["s"], r["ws"], r["d"], r["wd"]) != (similarity(a, b), word_similarity(a, b),
+                                                        distance(similarity(a, b)), distance(word_similarity(a, b)))
+              or set(r["t"]) != trigram_set(a)]
+    assert not differ, differ[:10]
+    assert sum(r["ws"] not in (0.0, 1.0) for r in rows) > 2000  # not only the trivial cases
+
+
+async def test_nearest_word_is_the_one_the_sql_path_picks(db):
+    words = _vocabulary()
+    await db.execute("INSERT INTO search_words (word) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING", words)
+    every = [r[0] for r in await db.fetch("SELECT word FROM search_words")]
+    index = Words(every)
+    rng = random.Random(13)
+    queries = list(dict.fromkeys(x.lower() for w in BASE for x in _mutations(rng, w) + [w + "s", w[:-1]]
+                                 if len(x) >= 3 and x.lower() not in index))
+    queries += ["qqqqq", "zzzzzz", "enchantmnts", "createadition", "xyzzy", "sodim", "abb", "bab"]
+    differ, corrected, by_word_similarity, tied = [], 0, 0, 0
+    async with db.transaction():
+        await catalog_q.typo_thresholds(db)
+        for q in queries:
+            sql = await catalog_q._corrected(db, q)
+            ours = index.nearest(q, catalog_q.CORRECTION_SIMILARITY, catalog_q.FUZZY_WORD_SIMILARITY)
+            corrected += ours not in (None, q)
+            if ours not in (None, q):
+                by_word_similarity += similarity(q, ours) < catalog_q.CORRECTION_SIMILARITY
+                tied += any(w != ours and similarity(q, w) == similarity(q, ours) for w in every)
+            if (sql or q) != (ours or q):  # (_corrected: None when nothing changes)
+                differ.append((q, sql, ours))
+    assert not differ, differ[:10]
+    assert len(queries) // 2 < corrected < len(queries)  # both outcomes exercised
+    assert by_word_similarity > 5 and tied > 5  # the fallback measure and the tie-break too
+
+
+def test_words_only_grow_and_know_their_members():
+    index = Words(["sodium"])
+    assert index.nearest("sodim", 0.4, 0.5) == "sodium" and "sodium" in index and len(index) == 1
+    assert index.nearest("furaces", 0.4, 0.5) is None
+    index.update(["furnaces", "sodium"])
+    assert index.nearest("furaces", 0.4, 0.5) == "furnaces" and len(index) == 2
