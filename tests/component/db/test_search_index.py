@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from indexium_db.pool import connect
 from indexium_db.queries import catalog as catalog_q, facets as facets_q, indexed, mods as mods_q
 from indexium_db.queries import versions as versions_q
+from indexium_db import searchindex
+from indexium_db.querytext import PREFIX_MIN_CHARS
 from indexium_db.searchindex import Lexicon, plain_words
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
@@ -241,3 +243,34 @@ def test_a_re_read_adds_the_words_a_new_name_brings_to_typo_corrections(catalogu
 
     slug, found, total = runner.run(run())
     assert found == [slug] and total == 1
+
+
+def test_the_tsquery_sent_as_text_is_the_one_catalogs_cte_builds(catalogue):
+    """indexed.tsquery_of: the same text, hence the same tree for ts_rank (OR order included)."""
+    runner, conn, index = catalogue
+    rng = random.Random(21)
+    queries = [" ".join(rng.sample(WORDS, rng.randint(1, 3))) for _ in range(150)]
+    queries += [q[:-2] for q in queries[:40]] + ["the rest", "olga's magic", "сундуки", "Iron C", "m017"]
+
+    async def run():
+        lexicon, differ, compared = Lexicon(), [], 0
+        for q in queries:
+            words = plain_words(q)
+            if words is None:
+                continue
+            await indexed.learn(conn, lexicon, words)
+            ours = indexed.tsquery_of(index, searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS))
+            if ours is None:
+                continue
+            s = catalog_q._Sql()
+            cte, _, _ = catalog_q._text_query(catalog_q.SearchQuery(q), s, fuzzy=False, ranked=False)
+            theirs = await conn.fetchval(f"{cte} SELECT tsq::text FROM query", *s.args)
+            ours = await conn.fetchval("SELECT $1::tsquery::text", ours)  # the tree it parses to
+            compared += 1
+            if ours != theirs:
+                differ.append((q, ours, theirs))
+        return differ, compared
+
+    differ, compared = runner.run(run())
+    assert not differ, differ[:5]
+    assert compared > 150

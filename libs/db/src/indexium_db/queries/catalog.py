@@ -180,6 +180,13 @@ _ORDER = {
 }
 
 
+def rank_expression(tsq: str, ql: str) -> str:
+    """Relevance (see docs/api.md) of the row m for the tsquery ``tsq`` and normalized query ``ql``."""
+    return (f"ts_rank(m.search_vector, {tsq}, 32)"  # rank/(rank+1): frequency saturates
+            f" + CASE WHEN lower(m.name) = {ql} THEN 1.0 WHEN starts_with(lower(m.name), {ql}) THEN 0.5"
+            f" ELSE 0 END + ln(1 + m.downloads::float8) / 100")
+
+
 def _text_query(sq: SearchQuery, s: _Sql, fuzzy: bool, ranked: bool = True,
                 inline_threshold: bool = False) -> tuple[str, str, str]:
     """(CTE, match condition, rank expression) for a non-empty q. ``inline_threshold``: the fuzzy
@@ -202,9 +209,7 @@ def _text_query(sq: SearchQuery, s: _Sql, fuzzy: bool, ranked: bool = True,
     if not (ranked or fuzzy):
         return cte, match, rank  # (every parameter added must be used: its type is inferred)
     ql = s.p(normalized(sq.q), "::text")
-    rank = (f"ts_rank(m.search_vector, query.tsq, 32)"  # rank/(rank+1): frequency saturates
-            f" + CASE WHEN lower(m.name) = {ql} THEN 1.0 WHEN starts_with(lower(m.name), {ql}) THEN 0.5"
-            f" ELSE 0 END + ln(1 + m.downloads::float8) / 100")
+    rank = rank_expression("query.tsq", ql)
     if fuzzy:
         # Word similarity: the query against the best-matching stretch of the name, so
         # "sodim" finds "Sodium Extra" and a long query is not diluted by a short name.
@@ -276,9 +281,7 @@ def _broad_sql(sq: SearchQuery, tsq: str, candidates: int) -> tuple[str, list]:
     n = s.p(candidates)
     popular_filters = " AND ".join(_filters(sq, s))
     named_filters = " AND ".join(_filters(sq, s))
-    rank = (f"ts_rank(m.search_vector, {t}, 32)"
-            f" + CASE WHEN lower(m.name) = {ql} THEN 1.0 WHEN starts_with(lower(m.name), {ql}) THEN 0.5"
-            f" ELSE 0 END + ln(1 + m.downloads::float8) / 100")
+    rank = rank_expression(t, ql)
     # OFFSET 0 keeps the text condition out of the ordered scan: the planner cannot turn the
     # walk down mods_listed_downloads_idx into a bitmap scan of every match and a sort.
     sql = f"""WITH cand AS (
