@@ -274,3 +274,17 @@ def test_the_tsquery_sent_as_text_is_the_one_catalogs_cte_builds(catalogue):
     differ, compared = runner.run(run())
     assert not differ, differ[:5]
     assert compared > 150
+
+
+def test_a_remembered_prefix_union_follows_the_index(catalogue):
+    runner, conn, index = catalogue
+    part = [searchindex.Part((("quok",),), prefix=True)]
+    assert not index.matches(part) and not index.matches(part, heavy=True)  # now remembered
+    slug = runner.run(conn.fetchval("SELECT slug FROM mods WHERE listed ORDER BY slug DESC LIMIT 1"))
+    runner.run(conn.execute("UPDATE mods SET name = 'Quokka Lights' WHERE slug = $1", slug))
+    runner.run(indexed.reread(conn, index, [slug]))
+    ordinal = index.by_slug[slug]
+    assert list(index.matches(part)) == [ordinal] == list(index.matches(part, heavy=True))
+    runner.run(conn.execute("UPDATE mods SET listed = false WHERE slug = $1", slug))
+    runner.run(indexed.reread(conn, index, [slug]))
+    assert not index.matches(part)

@@ -209,6 +209,16 @@ def _candidates(ids: str) -> str:
     return f"(SELECT * FROM mods WHERE id = ANY({ids}) OFFSET 0) m"
 
 
+def _similar_ids(s: catalog._Sql, sq: catalog.SearchQuery) -> str:
+    """The fuzzy pass's candidate ids ($1) narrowed to those whose name as the index holds it
+    ($2, in the same order) is word-similar to the query: pg_trgm's own test, in C, on text
+    sent along, so the rows of the names that miss (most of a short typo's superset) are never
+    read; the rows that remain are tested again on their own lower(name)."""
+    names = s.p(None, "::text[]")
+    return (f"ARRAY(SELECT c.id FROM unnest($1::uuid[], {names}) AS c(id, name) WHERE word_similarity("
+            f"{s.p(normalized(sq.q), '::text')}, c.name) >= {catalog.FUZZY_WORD_SIMILARITY}::float8)")
+
+
 def _text_sql(sq: catalog.SearchQuery, s: catalog._Sql, tsq: str | None, fuzzy: bool,
               ranked: bool = True) -> tuple[str, str, str, str]:
     """(WITH head, FROM tail, match, rank) of q: catalog._text_query's CTE, or, given the
@@ -240,10 +250,13 @@ def tsquery_of(index: SearchIndex, parts: list[searchindex.Part] | None) -> str 
 
 
 def _counted_page_sql(sq: catalog.SearchQuery, sort: str, fuzzy: bool = False,
-                      tsq: str | None = None) -> tuple[str, list]:
-    """A page of the given ids that match, in a sort other than relevance, with their count."""
+                      tsq: str | None = None, names: bool = False) -> tuple[str, list]:
+    """A page of the given ids that match, in a sort other than relevance, with their count
+    (``names``: fuzzy candidates narrowed by _similar_ids)."""
     s = catalog._Sql()
     ids = s.p(None, "::uuid[]")
+    if names:
+        ids = _similar_ids(s, sq)
     head, join, match, _ = _text_sql(sq, s, tsq, fuzzy, ranked=False)
     where = " AND ".join([*catalog._filters(sq, s), match])
     sql = f"""{head}h AS (
@@ -254,12 +267,14 @@ SELECT {catalog._HIT_COLUMNS}, h.total FROM h JOIN mods m ON m.id = h.id ORDER B
 
 
 def _ranked_sql(sq: catalog.SearchQuery, fuzzy: bool = False, counted: bool = False,
-                tsq: str | None = None) -> tuple[str, list]:
+                tsq: str | None = None, names: bool = False) -> tuple[str, list]:
     """catalog's relevance page over the given candidate ids: its tsquery (the same tree ts_rank
     sees), its match re-checked, its rank; ``counted``: with the count of candidates that pass
-    (the total when they are every match)."""
+    (the total when they are every match); ``names``: fuzzy candidates narrowed by _similar_ids."""
     s = catalog._Sql()
     ids = s.p(None, "::uuid[]")
+    if names:
+        ids = _similar_ids(s, sq)
     head, join, match, rank = _text_sql(sq, s, tsq, fuzzy)
     total = ", count(*) OVER () AS total" if counted or fuzzy else ""
     where = " AND ".join([*catalog._filters(sq, s), match])
@@ -413,7 +428,8 @@ async def _fuzzy(conn, sq: catalog.SearchQuery, index: SearchIndex, lexicon: Lex
     names = index.similar_names(ql, allowed, catalog.FUZZY_WORD_SIMILARITY, FUZZY_MOST)
     if names is None or not takes(sq):
         return await _fuzzy_sql(conn, sq)
-    if len(names) <= FUZZY_EXACT_MOST:
+    narrow = len(names) > FUZZY_EXACT_MOST
+    if not narrow:
         # Word similarity is exact in process (trigram), so names that miss it need no query;
         # names whose trigrams only PostgreSQL can say (not ASCII) stay for it to decide.
         names = BitMap(o for o in names if not index.entries[o].name.isascii()
@@ -423,9 +439,11 @@ async def _fuzzy(conn, sq: catalog.SearchQuery, index: SearchIndex, lexicon: Lex
     sort = sq.effective_sort
     words = searchindex.plain_words(sq.q)
     tsq = tsquery_of(index, searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS) if words else None)
-    sql, args = (_ranked_sql(sq, fuzzy=True, tsq=tsq) if sort == "relevance"
-                 else _counted_page_sql(sq, sort, fuzzy=True, tsq=tsq))
+    sql, args = (_ranked_sql(sq, fuzzy=True, tsq=tsq, names=narrow) if sort == "relevance"
+                 else _counted_page_sql(sq, sort, fuzzy=True, tsq=tsq, names=narrow))
     args[0] = index.ids(names)
+    if narrow:
+        args[1] = [index.entries[o].name for o in names]
     rows = await conn.fetch(sql, *args)
     if rows:
         return rows, rows[0]["total"]
