@@ -288,3 +288,26 @@ def test_a_remembered_prefix_union_follows_the_index(catalogue):
     runner.run(conn.execute("UPDATE mods SET listed = false WHERE slug = $1", slug))
     runner.run(indexed.reread(conn, index, [slug]))
     assert not index.matches(part)
+
+
+@pytest.mark.parametrize("exact_most", [0, 10**6])
+def test_the_fuzzy_pass_narrowed_in_postgresql_or_in_process_is_the_sql_paths(catalogue, monkeypatch, exact_most):
+    """Names tested by PostgreSQL's word_similarity before their rows are read (0), or all in
+    process first (10**6): the same page and total as catalog's fuzzy scan."""
+    monkeypatch.setattr(indexed, "FUZZY_EXACT_MOST", exact_most)
+    fuzzy = []
+    real = indexed._fuzzy
+
+    async def counted(*args):
+        found = await real(*args)
+        fuzzy.append(found[1])
+        return found
+
+    monkeypatch.setattr(indexed, "_fuzzy", counted)
+    for q in ["lazy lanterns", "iron magic", "cozy biomes", "dark chests", "tiny maps", "better storage"]:
+        for lo, gv in [(("quilt",), ()), ((), ("1.19.2",)), (("forge",), ("1.20.1",))]:
+            for sort in (None, "downloads"):
+                sq = catalog_q.SearchQuery(q, loaders=lo, game_versions=gv, sort=sort, limit=7)
+                sql, ours = _both(catalogue, sq)
+                assert ours == sql, sq
+    assert sum(1 for n in fuzzy if n) >= 5  # the fuzzy pass ran, and found names

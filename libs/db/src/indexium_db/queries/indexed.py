@@ -428,10 +428,10 @@ async def _fuzzy(conn, sq: catalog.SearchQuery, index: SearchIndex, lexicon: Lex
     names = index.similar_names(ql, allowed, catalog.FUZZY_WORD_SIMILARITY, FUZZY_MOST)
     if names is None or not takes(sq):
         return await _fuzzy_sql(conn, sq)
-    narrow = len(names) > FUZZY_EXACT_MOST
+    narrow = len(names) > FUZZY_EXACT_MOST or not index.words_exact
     if not narrow:
-        # Word similarity is exact in process (trigram), so names that miss it need no query;
-        # names whose trigrams only PostgreSQL can say (not ASCII) stay for it to decide.
+        # Word similarity is exact in process (trigram, under the C ctype), so names that miss
+        # it need no query; names that are not ASCII stay for PostgreSQL to decide.
         names = BitMap(o for o in names if not index.entries[o].name.isascii()
                        or trigram.word_similarity(ql, index.entries[o].name) >= catalog.FUZZY_WORD_SIMILARITY)
     if not names:
