@@ -285,6 +285,9 @@ def test_a_remembered_prefix_union_follows_the_index(catalogue):
     runner.run(indexed.reread(conn, index, [slug]))
     ordinal = index.by_slug[slug]
     assert list(index.matches(part)) == [ordinal] == list(index.matches(part, heavy=True))
+    # the vocabulary's postings kept in step with the new lexemes ('quokka', 'light')
+    assert all(a is index.postings[x] and b is index.heavy.get(x) for x, a, b in
+               zip(index._vocabulary, index._vocabulary_postings, index._vocabulary_heavy, strict=True))
     runner.run(conn.execute("UPDATE mods SET listed = false WHERE slug = $1", slug))
     runner.run(indexed.reread(conn, index, [slug]))
     assert not index.matches(part)

@@ -259,6 +259,10 @@ class SearchIndex:
         self.heavy: dict[str, BitMap] = {}  # lexeme -> mods holding it with weight A (name, slug)
         self.filters: dict[str, BitMap] = {}  # filter key -> mods
         self._vocabulary: list[str] = []  # sorted lexemes, for prefix expansion
+        # Their postings in the same order (weight A: None where a lexeme has none), so a
+        # prefix's bitmaps are a slice, not hundreds of dict look-ups.
+        self._vocabulary_postings: list[BitMap] = []
+        self._vocabulary_heavy: list[BitMap | None] = []
         self._prefix_unions: dict[tuple[bool, str], BitMap] = {}  # _prefixed's, kept up to date
         self._names: list[tuple[str, int]] = []  # sorted (lower name, ordinal), for name prefixes
         # Browse orders (catalog._ORDER) as sorted (key, ordinal) lists; True when the database
@@ -317,10 +321,18 @@ class SearchIndex:
             bm = self.postings.get(lexeme)
             if bm is None:
                 bm = self.postings[lexeme] = BitMap()
-                bisect.insort(self._vocabulary, lexeme)
+                i = bisect.bisect_left(self._vocabulary, lexeme)
+                self._vocabulary.insert(i, lexeme)
+                self._vocabulary_postings.insert(i, bm)
+                self._vocabulary_heavy.insert(i, None)
             bm.add(ordinal)
         for lexeme in entry.heavy:
-            self.heavy.setdefault(lexeme, BitMap()).add(ordinal)
+            bm = self.heavy.get(lexeme)
+            if bm is None:
+                bm = self.heavy[lexeme] = BitMap()
+                # (a weight-A lexeme is one of the mod's lexemes: already in the vocabulary)
+                self._vocabulary_heavy[bisect.bisect_left(self._vocabulary, lexeme)] = bm
+            bm.add(ordinal)
         for key in entry.keys[n:]:
             self.filters.setdefault(key, BitMap()).add(ordinal)
         for view, item in self._views(entry, ordinal):
@@ -390,13 +402,16 @@ class SearchIndex:
         word's prefix covers hundreds of lexemes ('ores' -> 'oresarmor-api', ...: the slugs'),
         whose union took ~0.2-0.6 ms at 100,000 mods; the same last words come back in query
         after query, so unions are remembered, and kept exact as mods come and go (_follow)."""
-        key = (table is self.heavy, prefix)
+        key = (table is self.heavy, prefix)  # (only these two tables)
         found = self._prefix_unions.get(key)
         if found is not None:
             return found
         lo = bisect.bisect_left(self._vocabulary, prefix)
         hi = bisect.bisect_left(self._vocabulary, prefix + _MAX_CHAR, lo)
-        sets = [table[x] for x in self._vocabulary[lo:hi] if x in table]
+        if key[0]:
+            sets = [x for x in self._vocabulary_heavy[lo:hi] if x is not None]
+        else:
+            sets = self._vocabulary_postings[lo:hi]
         found = BitMap.union(*sets) if sets else BitMap()
         if len(self._prefix_unions) >= PREFIX_UNIONS_MAX:
             self._prefix_unions.clear()
@@ -517,6 +532,8 @@ class Builder:
         index.heavy = {k: BitMap(v) for k, v in self._heavy.items()}
         index.filters = {k: BitMap(v) for k, v in self._filters.items()}
         index._vocabulary = sorted(index.postings)
+        index._vocabulary_postings = [index.postings[x] for x in index._vocabulary]
+        index._vocabulary_heavy = [index.heavy.get(x) for x in index._vocabulary]
         index._names.sort()
         for order in index._orders.values():
             order.sort()
