@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import re
 import struct
+import sys
 
 from pyroaring import BitMap
 
@@ -144,7 +145,9 @@ class Words:
     def __init__(self, words=()) -> None:
         self._words: list[str] = []
         self._ids: dict[str, int] = {}
-        self._trigrams: list[frozenset[str]] = []
+        # Per word its distinct trigrams, interned, as a tuple: ~140 bytes a word where a
+        # frozenset of its own strings took ~1 KB (search_words may hold 10^5 words).
+        self._trigrams: list[tuple[str, ...]] = []
         self._postings: dict[str, BitMap] = {}
         self.update(words)
 
@@ -155,7 +158,7 @@ class Words:
             i = len(self._words)
             self._ids[w] = i
             self._words.append(w)
-            trigrams = trigram_set(w)
+            trigrams = tuple(map(sys.intern, trigram_set(w)))
             self._trigrams.append(trigrams)
             for t in trigrams:
                 bm = self._postings.get(t)
@@ -195,8 +198,9 @@ class Words:
         k = max(1, math.ceil(min(similarity_threshold, word_similarity_threshold) * m - 1e-6))
         candidates = self._sharing(query, k)
         best, best_key = None, None
+        shared = {i: sum(t in query for t in self._trigrams[i]) for i in candidates}
         for i in candidates:
-            s = _sml(len(query & self._trigrams[i]), m, len(self._trigrams[i]))
+            s = _sml(shared[i], m, len(self._trigrams[i]))
             if s >= similarity_threshold:
                 key = (distance(s), self._words[i])
                 if best_key is None or key < best_key:
@@ -208,7 +212,7 @@ class Words:
             w = self._words[i]
             ws = _iterate(trg1, trigram_list(w))
             if ws >= word_similarity_threshold:
-                s = _sml(len(query & self._trigrams[i]), m, len(self._trigrams[i]))
+                s = _sml(shared[i], m, len(self._trigrams[i]))
                 key = (distance(ws), distance(s), w)
                 if best_key is None or key < best_key:
                     best, best_key = w, key
