@@ -114,3 +114,30 @@ async def test_the_error_page_hook_sees_exceptions_before_the_edge_answers_them(
         assert resp.status == 404 and (await resp.json())["error"] == "not_found"
         assert (await client.get("/healthz")).status == 200  # nothing raised: nothing offered
     assert offered == ["ApiError", "ConnectionRefusedError", "HTTPFound", "RuntimeError", "ApiError", "HTTPNotFound"]
+
+
+async def test_each_app_answers_with_its_own_hooks_read_at_start_up_and_cleans_bad_request_ids():
+    """The edge reads an app's hooks once, when the app starts (a started app's keys cannot
+    change): two apps in one process keep their own, and a caller's request id that is too
+    long or not printable ASCII is replaced by a fresh one."""
+    from indexium_platform.web import RESPONSE_HOOK
+
+    hooked, plain = base_app("a", ServiceMetrics("a")), base_app("b", ServiceMetrics("b"))
+
+    async def hello(request: web.Request) -> web.Response:
+        return web.Response(text="hi")
+
+    for app in (hooked, plain):
+        app.router.add_get("/hello", hello)
+    hooked[RESPONSE_HOOK] = lambda request, response: response.headers.update({"X-Hooked": "a"})
+    async with TestClient(TestServer(hooked)) as a, TestClient(TestServer(plain)) as b:
+        for _ in range(2):
+            assert (await a.get("/hello")).headers.get("X-Hooked") == "a"
+            assert "X-Hooked" not in (await b.get("/hello")).headers
+        for bad in ("x" * 129, "tab\tinside"):
+            resp = await a.get("/hello", headers={"X-Request-Id": bad})
+            assert resp.status == 200 and re.fullmatch(r"[0-9a-f]{32}", resp.headers["X-Request-Id"])
+        resp = await a.get("/hello", headers={"X-Request-Id": "y" * 128})
+        assert resp.headers["X-Request-Id"] == "y" * 128
+        metrics = await (await a.get("/metrics")).text()
+        assert 'indexium_a_http_requests_total{method="GET",route="/hello",status="200"} 5.0' in metrics

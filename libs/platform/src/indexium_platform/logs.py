@@ -89,11 +89,15 @@ class _FastJson:
         self.write_line(encode_line(fields) + b"\n")
 
     def write_line(self, line: bytes) -> None:
-        pending = self._pending
-        pending.append(line)
-        if self._scheduled:
-            if len(pending) >= PENDING_MAX:
-                self.flush()
+        self._pending.append(line)
+        if not self._scheduled or len(self._pending) >= PENDING_MAX:
+            self.schedule()
+
+    def schedule(self) -> None:
+        """After a line was held: write the held lines at the end of this loop iteration, or
+        now when there are too many of them or no event loop runs in this thread."""
+        if self._scheduled:  # (and PENDING_MAX reached)
+            self.flush()
             return
         try:
             loop = asyncio.get_running_loop()
@@ -197,11 +201,11 @@ _PREFIX_LEN = len(structlog.contextvars.STRUCTLOG_KEY_PREFIX)
 def _context_json() -> bytes:
     """The bound context as the members of a JSON object, each after a comma (b"" if none);
     keys the canonical line sets itself are left out."""
-    registry = getattr(structlog.contextvars, "_CONTEXT_VARS", None)
+    registry = _REGISTRY
     if registry is None:
         context = {k: v for k, v in _bound_context().items() if k not in _OWN_KEYS}
         return b"," + encode_line(context)[1:-1] if context else b""
-    known = _known_vars(registry)
+    known = _KNOWN[1] if _KNOWN[0] == len(registry) else _known_vars(registry)
     parts = []
     for var, key, last in known:
         value = var.get(Ellipsis)
@@ -218,6 +222,11 @@ def _context_json() -> bytes:
             last[0], last[1] = value, member
         parts.append(member)
     return b"".join(parts)
+
+
+# structlog's own registry of the context variables bind_contextvars creates (None: a structlog
+# without one). The same dict for the life of the process: it only ever grows.
+_REGISTRY: dict | None = getattr(structlog.contextvars, "_CONTEXT_VARS", None)
 
 
 # structlog's registry of context variables only grows (one variable per key ever bound):
@@ -276,7 +285,9 @@ class Canonical:
     def request(self, method: str, route: str, status: int, duration_ms: float) -> None:
         """``info("request", method=..., route=..., status=..., duration_ms=...)``, the same
         JSON object, assembled from parts: the fixed start of the line for this method, route
-        and status is encoded once, then only the duration, the bound context and the time."""
+        and status is encoded once, then only the duration, the bound context and the time,
+        joined by one bytes format (this is every request's cost: the helpers it would call,
+        :meth:`_FastJson.timestamp_end` and :meth:`_FastJson.write_line`, are inlined)."""
         fast = _fast
         if fast is None:
             self._log.info("request", method=method, route=route, status=status, duration_ms=duration_ms)
@@ -287,9 +298,16 @@ class Canonical:
                 self._heads.clear()
             head = self._heads[(method, route, status)] = (
                 encode_line({"method": method, "route": route, "status": status})[:-1] + b',"duration_ms":')
-        fast.write_line(b"".join((
-            head, _json.encode(duration_ms), self._tail, _context_json(),
-            b',"level":"info","timestamp":"', fast.timestamp_end())))
+        now = time.time()
+        second = int(now)
+        if second != fast._second:
+            fast.timestamp()
+        pending = fast._pending
+        pending.append(b'%s%s%s%s,"level":"info","timestamp":"%s%06dZ"}\n' % (
+            head, _json.encode(duration_ms), self._tail, _context_json(), fast._prefix_bytes,
+            int((now - second) * 1_000_000)))
+        if not fast._scheduled or len(pending) >= PENDING_MAX:
+            fast.schedule()
 
 
 def canonical(name: str) -> Canonical:

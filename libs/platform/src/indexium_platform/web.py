@@ -186,76 +186,108 @@ def new_request_id() -> str:
     return f"{_ID_PREFIX}{next(_ID_COUNTER):016x}"
 
 
-@web.middleware
-async def _edge_middleware(request: web.Request, handler):
-    """Metrics by route template, one canonical log line, errors as the envelope."""
-    started = time.perf_counter()
-    app = request.app
-    route = request.match_info.route.resource
-    template = route.canonical if route is not None else "unmatched"
-    request_id = header_text(request, "X-Request-Id", 128) or new_request_id()
-    if _REQUEST_ID is not None:
-        bound = _REQUEST_ID.set(request_id)
-    else:
-        structlog.contextvars.bind_contextvars(request_id=request_id)
-    status = 500
-    try:
+class _Hooks:
+    """What the edge middleware reads from its app on every request, read once when the app
+    starts (a frozen app's keys cannot change): ``app.get(KEY)`` is a Python-level mapping
+    look-up, several of them per request."""
+
+    __slots__ = ("observe", "response", "preflight", "error_page")
+
+    def __init__(self, app: web.Application) -> None:
+        self.observe = app[METRICS].requests.observe
+        self.response = app.get(RESPONSE_HOOK)
+        self.preflight = app.get(PREFLIGHT)
+        self.error_page = app.get(ERROR_PAGE)
+
+
+def _edge_middleware(app: web.Application):
+    """The edge middleware of ``app``: metrics by route template, one canonical log line,
+    errors as the envelope. Every request pays for each line here (it wraps a cache hit, the
+    cheapest answer there is), so the app's hooks are read once, at start-up."""
+    started_app: list[_Hooks] = []
+
+    async def read_hooks(app: web.Application) -> None:
+        started_app[:] = [_Hooks(app)]
+
+    app.on_startup.append(read_hooks)
+    perf_counter = time.perf_counter
+
+    @web.middleware
+    async def edge(request: web.Request, handler):
+        started = perf_counter()
+        hooks = started_app[0] if started_app else _Hooks(app)  # (a request before start-up: a test's)
+        route = request.match_info.route.resource
+        template = route.canonical if route is not None else "unmatched"
+        request_id = request.headers.get("X-Request-Id")
+        if request_id is not None:
+            request_id = header_text(request, "X-Request-Id", 128)
+        if request_id is None:
+            request_id = f"{_ID_PREFIX}{next(_ID_COUNTER):016x}"  # new_request_id(), inline
+        if _REQUEST_ID is not None:
+            bound = _REQUEST_ID.set(request_id)
+        else:
+            structlog.contextvars.bind_contextvars(request_id=request_id)
+        status = 500
         try:
             try:
-                response = await handler(request)
-            except Exception as exc:
-                error_page = app.get(ERROR_PAGE)
-                if error_page is None or (response := error_page(request, exc)) is None:
+                try:
+                    response = await handler(request)
+                except Exception as exc:
+                    error_page = hooks.error_page
+                    if error_page is None or (response := error_page(request, exc)) is None:
+                        raise
+            except ApiError as exc:
+                response = error_response(exc.status, exc.code, exc.description, exc.headers)
+                if exc.close_connection:
+                    response.force_close()
+            except web.HTTPException as exc:
+                preflight = hooks.preflight if exc.status == 405 and request.method == "OPTIONS" else None
+                if preflight is not None and (answer := preflight(request, exc)) is not None:
+                    response = answer
+                elif exc.status >= 400 and exc.content_type != "application/json":
+                    code = _HTTP_CODES.get(exc.status, "http_error")
+                    # Keep what the exception says beyond its own body (Allow on a 405), not its
+                    # Content-Type/Length: aiohttp refuses a Content-Type header next to content_type.
+                    kept = {k: v for k, v in exc.headers.items() if k.lower() not in _BODY_HEADERS}
+                    response = error_response(exc.status, code, exc.reason, kept or None)
+                else:
                     raise
-        except ApiError as exc:
-            response = error_response(exc.status, exc.code, exc.description, exc.headers)
-            if exc.close_connection:
-                response.force_close()
-        except web.HTTPException as exc:
-            preflight = app.get(PREFLIGHT) if exc.status == 405 and request.method == "OPTIONS" else None
-            if preflight is not None and (answer := preflight(request, exc)) is not None:
-                response = answer
-            elif exc.status >= 400 and exc.content_type != "application/json":
-                code = _HTTP_CODES.get(exc.status, "http_error")
-                # Keep what the exception says beyond its own body (Allow on a 405), not its
-                # Content-Type/Length: aiohttp refuses a Content-Type header next to content_type.
-                kept = {k: v for k, v in exc.headers.items() if k.lower() not in _BODY_HEADERS}
-                response = error_response(exc.status, code, exc.reason, kept or None)
-            else:
+            except (asyncio.CancelledError, ConnectionResetError):
+                # The client hung up (mid-upload, say; aiohttp then cancels the handler): nobody
+                # to answer, not our error. Logged and counted as 499, as nginx does, never a 5xx.
+                status = 499
                 raise
-        except (asyncio.CancelledError, ConnectionResetError):
-            # The client hung up (mid-upload, say; aiohttp then cancels the handler): nobody
-            # to answer, not our error. Logged and counted as 499, as nginx does, never a 5xx.
-            status = 499
+            except KeyboardInterrupt:
+                raise
+            except Exception:
+                log.exception("unhandled_error", route=template)
+                response = error_response(500, "internal_error", "Something went wrong on our side.")
+            status = response.status
+            response.headers["X-Request-Id"] = request_id
+            hook = hooks.response
+            if hook is not None and not response.prepared:
+                hook(request, response)
+            return response
+        except web.HTTPException as exc:
+            status = exc.status
+            hook = hooks.response
+            if hook is not None:
+                hook(request, exc)
             raise
-        except KeyboardInterrupt:
-            raise
-        except Exception:
-            log.exception("unhandled_error", route=template)
-            response = error_response(500, "internal_error", "Something went wrong on our side.")
-        status = response.status
-        response.headers["X-Request-Id"] = request_id
-        hook = app.get(RESPONSE_HOOK)
-        if hook is not None and not response.prepared:
-            hook(request, response)
-        return response
-    except web.HTTPException as exc:
-        status = exc.status
-        hook = app.get(RESPONSE_HOOK)
-        if hook is not None:
-            hook(request, exc)
-        raise
-    finally:
-        elapsed = time.perf_counter() - started
-        app[METRICS].requests.observe(template, request.method, status, elapsed)
-        if template not in _QUIET_ROUTES:
-            # The canonical line: no client address, ever (telemetry's privacy promise).
-            # Milliseconds to 2 decimals: integer rounding, a fraction of round(x, 2)'s cost.
-            request_line.request(request.method, template, status, int(elapsed * 100_000 + 0.5) / 100)
-        if _REQUEST_ID is not None:
-            _REQUEST_ID.reset(bound)
-        else:
-            structlog.contextvars.unbind_contextvars("request_id")
+        finally:
+            elapsed = perf_counter() - started
+            method = request.method
+            hooks.observe(template, method, status, elapsed)
+            if template not in _QUIET_ROUTES:
+                # The canonical line: no client address, ever (telemetry's privacy promise).
+                # Milliseconds to 2 decimals: integer rounding, a fraction of round(x, 2)'s cost.
+                request_line.request(method, template, status, int(elapsed * 100_000 + 0.5) / 100)
+            if _REQUEST_ID is not None:
+                _REQUEST_ID.reset(bound)
+            else:
+                structlog.contextvars.unbind_contextvars("request_id")
+
+    return edge
 
 
 async def _healthz(request: web.Request) -> web.Response:
@@ -294,8 +326,8 @@ def base_app(
 ) -> web.Application:
     # Request bodies are inflated by read_request_body, never by aiohttp (see inflate.py).
     handler_args = {"auto_decompress": False, **(handler_args or {})}
-    app = web.Application(middlewares=[_edge_middleware], client_max_size=client_max_size,
-                          handler_args=handler_args)
+    app = web.Application(client_max_size=client_max_size, handler_args=handler_args)
+    app.middlewares.append(_edge_middleware(app))  # first: every other middleware runs inside it
     app[BODY_LIMIT] = client_max_size
     app[SERVICE] = service
     app[METRICS] = metrics
