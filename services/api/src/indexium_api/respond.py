@@ -22,7 +22,7 @@ from indexium_platform.web import ApiError
 
 from . import search_index
 from .cache import HIT, Unavailable
-from .state import API
+from .state import API, Api
 
 _json = msgspec.json.Encoder()
 GLOBAL = "global"  # every listing and lookup that any version event may change
@@ -94,12 +94,15 @@ def unavailable(request: web.Request) -> ApiError:
                     headers={"Retry-After": str(api.settings.retry_after_s)})
 
 
-def hit(request: web.Request, key: tuple, tags: tuple[str, ...], cache_control: str | None = None) -> web.Response | None:
+def hit(request: web.Request, key: tuple, tags: tuple[str, ...], cache_control: str | None = None,
+        api: Api | None = None) -> web.Response | None:
     """The answer from a fresh cache entry, or None: what :func:`cached` answers first.
 
     Not a coroutine: a handler that builds its miss path per request (closures over the
-    parsed query) asks this first, so a hit builds nothing and awaits nothing."""
-    api = request.app[API]
+    parsed query) asks this first, so a hit builds nothing and awaits nothing. ``api``: the
+    handler's own ``request.app[API]``, if it has it (each look-up costs a hit three calls)."""
+    if api is None:
+        api = request.app[API]
     value = api.cache.fresh(key, tags)
     return None if value is None else _answer(request, api, value, HIT, cache_control)
 
@@ -128,15 +131,16 @@ async def cached(
     return _answer(request, api, value, result, cache_control)
 
 
-def _answer(request: web.Request, api, value: Cached, result: str, cache_control: str | None) -> web.Response:
-    api.metrics.cache_result(request.match_info.route.resource, result).inc()
+def _answer(request: web.Request, api: Api, value: Cached, result: str, cache_control: str | None) -> web.Response:
+    api.metrics.cache_result(request.match_info.route.resource, result).value += 1  # (Count.inc, inline)
     if value.status >= 400:
         # Kept in our own cache (a flood of lookups for a missing mod costs one query), but
         # never in browsers or CDNs: the mod can appear any second (docs/api.md, errors).
         headers = {"Cache-Control": "no-store", "X-Cache": _X_CACHE[result]}
         return web.Response(status=value.status, body=value.body, content_type=value.content_type, headers=headers)
     cache_control = cache_control or api.client_cache_control
-    if etag_matches(request.headers.get("If-None-Match"), value.etag):
+    if_none_match = request.headers.get("If-None-Match")
+    if if_none_match is not None and etag_matches(if_none_match, value.etag):
         return web.Response(status=304, headers={"ETag": value.etag, "Cache-Control": cache_control,
                                                  "X-Cache": _X_CACHE[result]})
     return web.Response(status=value.status, body=value.body, headers=value.headers(_X_CACHE[result], cache_control))
@@ -168,16 +172,16 @@ async def browse_total(api, sq: catalog_q.SearchQuery) -> int | None:
 PARSED_SEARCHES_MAX = 10_000
 
 
-def parsed_once(request: web.Request, surface: str, parse: Callable[[web.Request], Any]) -> Any:
+def parsed_once(request: web.Request, surface: str, parse: Callable[[web.Request], Any], api: Api | None = None) -> Any:
     """A search's parsed parameters (with its cache key, for the searches), parsed once per
     raw query string and surface.
 
     Hot queries arrive as the same raw query string again and again; parsing them (facet
     JSON, version lists) is most of a cache hit's own work. The raw string is the key: two
     encodings of one decoded string may differ in validity. A bad one raises (400) and is not
-    remembered; the table is emptied whole when full."""
+    remembered; the table is emptied whole when full. ``api``: as for :func:`hit`."""
     key = (surface, request.rel_url.raw_query_string)
-    remembered = request.app[API].parsed_searches
+    remembered = (request.app[API] if api is None else api).parsed_searches
     parsed = remembered.get(key)
     if parsed is None:
         parsed = parse(request)

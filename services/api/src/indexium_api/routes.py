@@ -50,10 +50,10 @@ def _search(request: web.Request) -> tuple[catalog_q.SearchQuery, Key]:
 
 
 async def search_mods(request: web.Request) -> web.Response:
-    sq, key = parsed_once(request, "v1", _search)
-    if (answer := hit(request, key, (GLOBAL,))) is not None:
-        return answer
     api = request.app[API]
+    sq, key = parsed_once(request, "v1", _search, api)
+    if (answer := hit(request, key, (GLOBAL,), api=api)) is not None:
+        return answer
 
     async def compute():
         total = await browse_total(api, sq)

@@ -85,10 +85,10 @@ def _search(request: web.Request) -> tuple[catalog_q.SearchQuery, Key]:
 
 
 async def search(request: web.Request) -> web.Response:
-    sq, key = parsed_once(request, "v2", _search)
-    if (answer := hit(request, key, (GLOBAL,))) is not None:
-        return answer
     api = request.app[API]
+    sq, key = parsed_once(request, "v2", _search, api)
+    if (answer := hit(request, key, (GLOBAL,), api=api)) is not None:
+        return answer
     here = origin(request)
 
     async def query(conn, total):
