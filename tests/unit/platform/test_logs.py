@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import calendar
 import io
 import json
 import re
@@ -113,3 +114,28 @@ async def test_lines_in_one_loop_iteration_are_written_together_and_in_order(std
     assert len(lines(raw)) == 4 + logs.PENDING_MAX
     logs.flush()
     assert len(lines(raw)) == 5 + logs.PENDING_MAX
+
+
+async def test_a_held_request_line_has_the_context_and_time_of_its_request(stderr):
+    """Request lines are held as their parts and formatted when written: what is bound and the
+    time must be the request's, not the write's."""
+    raw, stream = stderr
+    logs.configure("svc", fmt="json", level="info", stream=stream)
+    line = logs.canonical("m")
+    structlog.contextvars.bind_contextvars(request_id="first")
+    line.request("GET", "/a", 200, 1.25)
+    structlog.contextvars.bind_contextvars(request_id="second", extra=3)
+    before_second = time.time()
+    line.request("GET", "/b", 201, 2.0)
+    structlog.contextvars.unbind_contextvars("request_id", "extra")
+    time.sleep(0.01)
+    written_after = time.time()
+    assert raw.getvalue() == b""  # both still held
+    await asyncio.sleep(0)
+    first, second = lines(raw)
+    assert first["request_id"] == "first" and "extra" not in first and first["duration_ms"] == 1.25
+    assert second["request_id"] == "second" and second["extra"] == 3 and second["status"] == 201
+    stamp = time.strptime(second["timestamp"][:19], "%Y-%m-%dT%H:%M:%S")
+    micros = int(second["timestamp"][20:26])
+    when = calendar.timegm(stamp) + micros / 1e6
+    assert before_second - 0.001 <= when < written_after - 0.005  # the request's time, not the write's
