@@ -63,13 +63,8 @@ def _define_class(name: str = "defineClass", owner: str = "java/lang/ClassLoader
 def _exec_through_a_lambda() -> bytes:
     """``Runtime::exec`` only as a method handle in a bootstrap argument, no direct call."""
     cw = kit.ClassWriter("a/Lambda")
-    meta = cw.method_handle(6, "java/lang/invoke/LambdaMetafactory", "metafactory",
-                            "(Ljava/lang/invoke/MethodHandles$Lookup;Ljava/lang/String;Ljava/lang/invoke/MethodType;"
-                            "Ljava/lang/invoke/MethodType;Ljava/lang/invoke/MethodHandle;Ljava/lang/invoke/MethodType;)"
-                            "Ljava/lang/invoke/CallSite;")
-    target = cw.method_handle(5, "java/lang/Runtime", "exec", "(Ljava/lang/String;)Ljava/lang/Process;")
-    bsm = cw.bootstrap(meta, [cw.method_type("(Ljava/lang/Object;)Ljava/lang/Object;"), target,
-                              cw.method_type("(Ljava/lang/String;)Ljava/lang/Process;")])
+    bsm = cw.method_reference("java/lang/Runtime", "exec", "(Ljava/lang/String;)Ljava/lang/Process;",
+                              "(Ljava/lang/Object;)Ljava/lang/Object;", "(Ljava/lang/String;)Ljava/lang/Process;")
     m = cw.method("<clinit>", "()V", kit.ACC_STATIC)
     m.op("aconst_null")
     m.u2op("invokedynamic", cw.indy(bsm, "apply", "(Ljava/lang/Runtime;)Ljava/util/function/Function;"))._raw(0)._raw(0)

@@ -97,13 +97,8 @@ def test_forge_mod_constructor_and_bukkit_on_enable_are_initialisers():
 
 def test_method_reference_to_runtime_exec_through_a_lambda_is_seen():
     cw = kit.ClassWriter("a/Lambda")
-    meta = cw.method_handle(6, "java/lang/invoke/LambdaMetafactory", "metafactory",
-                            "(Ljava/lang/invoke/MethodHandles$Lookup;Ljava/lang/String;Ljava/lang/invoke/MethodType;"
-                            "Ljava/lang/invoke/MethodType;Ljava/lang/invoke/MethodHandle;Ljava/lang/invoke/MethodType;)"
-                            "Ljava/lang/invoke/CallSite;")
-    target = cw.method_handle(5, "java/lang/Runtime", "exec", "(Ljava/lang/String;)Ljava/lang/Process;")
-    bsm = cw.bootstrap(meta, [cw.method_type("(Ljava/lang/Object;)Ljava/lang/Object;"), target,
-                              cw.method_type("(Ljava/lang/String;)Ljava/lang/Process;")])
+    bsm = cw.method_reference("java/lang/Runtime", "exec", "(Ljava/lang/String;)Ljava/lang/Process;",
+                              "(Ljava/lang/Object;)Ljava/lang/Object;", "(Ljava/lang/String;)Ljava/lang/Process;")
     m = cw.method("<clinit>", "()V", kit.ACC_STATIC)
     m.invoke("invokestatic", "java/lang/Runtime", "getRuntime", "()Ljava/lang/Runtime;")
     m.u2op("invokedynamic", cw.indy(bsm, "apply", "(Ljava/lang/Runtime;)Ljava/util/function/Function;"))._raw(0)._raw(0)

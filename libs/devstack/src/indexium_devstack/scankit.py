@@ -89,6 +89,18 @@ class ClassWriter:
         self.bootstraps.append((handle, args))
         return len(self.bootstraps) - 1
 
+    def method_reference(self, owner: str, name: str, desc: str, erased: str, instantiated: str) -> int:
+        """A bootstrap method making a lambda of ``owner::name`` (a virtual method reference,
+        as javac compiles ``Runtime::exec``): LambdaMetafactory.metafactory with the erased and
+        the instantiated method types. The target is only a method handle in the bootstrap's
+        arguments, never a direct call."""
+        meta = self.method_handle(6, "java/lang/invoke/LambdaMetafactory", "metafactory",
+                                  "(Ljava/lang/invoke/MethodHandles$Lookup;Ljava/lang/String;Ljava/lang/invoke/MethodType;"
+                                  "Ljava/lang/invoke/MethodType;Ljava/lang/invoke/MethodHandle;Ljava/lang/invoke/MethodType;)"
+                                  "Ljava/lang/invoke/CallSite;")
+        target = self.method_handle(5, owner, name, desc)
+        return self.bootstrap(meta, [self.method_type(erased), target, self.method_type(instantiated)])
+
     def method(self, name: str, desc: str, access: int = ACC_PUBLIC, annotations=()) -> "Code":
         code = Code(self, name, desc, access, list(annotations))
         self.methods.append(code)

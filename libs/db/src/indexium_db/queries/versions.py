@@ -26,33 +26,14 @@ class FileRow:
     download_count: int
 
 
-async def upsert_version(
-    conn: asyncpg.Connection,
-    *,
-    mod_id: uuid.UUID,
-    version_number: str,
-    github_release_id: int,
-    tag_name: str,
-    name: str,
-    changelog: str,
-    version_type: str,
-    published_at: datetime | None,
-    status: str,
-    game_versions: list[str],
-    loaders: list[str],
-    suspicious: bool = False,
-) -> uuid.UUID:
+async def upsert_version(conn: asyncpg.Connection, **fields) -> uuid.UUID:
     """Idempotent: the same release indexed twice updates one row (the owner's ON CONFLICT rule).
 
     Re-indexing un-hides a version (the release was published again) but never
-    downgrades a scan decision: a quarantined or rejected version stays so.
+    downgrades a scan decision: a quarantined or rejected version stays so. The fields are
+    :func:`save_version`'s; this is its id alone.
     """
-    version_id, _created, _visible = await save_version(
-        conn, mod_id=mod_id, version_number=version_number, github_release_id=github_release_id,
-        tag_name=tag_name, name=name, changelog=changelog, version_type=version_type,
-        published_at=published_at, status=status, game_versions=game_versions, loaders=loaders,
-        suspicious=suspicious,
-    )
+    version_id, _created, _visible = await save_version(conn, **fields)
     return version_id
 
 
