@@ -225,7 +225,7 @@ class Entry:
     keys: tuple[str, ...]  # every posting key this mod is in (lexemes and filter keys)
     changed: int  # mods.updated_at, microseconds since the epoch: what the catch-up compares
     heavy: tuple[str, ...]  # lexemes with weight A
-    lexemes: int = 0  # how many of keys are lexemes (the rest are filter keys)
+    lexemes: int  # how many of keys are lexemes (the rest are filter keys)
 
 
 def _entry(row: Mapping) -> Entry:
@@ -296,12 +296,12 @@ class SearchIndex:
         if ordinal is not None:
             self._remove(ordinal)
 
-    def _follow(self, entry: Entry, n: int, ordinal: int, add: bool) -> None:
+    def _follow(self, entry: Entry, ordinal: int, add: bool) -> None:
         """Keep remembered prefix unions exact: the mod joins (or leaves) every union whose
         prefix starts one of its lexemes (a removed mod leaves all its postings at once)."""
         if not self._prefix_unions:
             return
-        for heavy, lexemes in ((False, entry.keys[:n]), (True, entry.heavy)):
+        for heavy, lexemes in ((False, entry.keys[:entry.lexemes]), (True, entry.heavy)):
             for lexeme in lexemes:
                 for i in range(1, len(lexeme) + 1):
                     bm = self._prefix_unions.get((heavy, lexeme[:i]))
@@ -316,7 +316,7 @@ class SearchIndex:
             self.entries[ordinal] = entry
         self.by_slug[entry.slug] = ordinal
         self.listed.add(ordinal)
-        n = len(row["lexemes"])
+        n = entry.lexemes
         for lexeme in entry.keys[:n]:
             bm = self.postings.get(lexeme)
             if bm is None:
@@ -337,7 +337,7 @@ class SearchIndex:
             self.filters.setdefault(key, BitMap()).add(ordinal)
         for view, item in self._views(entry, ordinal):
             bisect.insort(view, item)
-        self._follow(entry, n, ordinal, add=True)
+        self._follow(entry, ordinal, add=True)
 
     def _views(self, e: Entry, ordinal: int):
         yield self._names, (e.name, ordinal)
@@ -359,7 +359,7 @@ class SearchIndex:
         entry = self.entries[ordinal]
         if entry is None:
             return
-        self._follow(entry, entry.lexemes, ordinal, add=False)
+        self._follow(entry, ordinal, add=False)
         self.listed.discard(ordinal)
         for key in entry.keys:
             for table in (self.postings, self.filters):
@@ -515,7 +515,7 @@ class Builder:
             entry = _entry(row)
             index.entries.append(entry)
             index.by_slug[entry.slug] = ordinal
-            n = len(row["lexemes"])
+            n = entry.lexemes
             for lexeme in entry.keys[:n]:
                 self._postings[lexeme].append(ordinal)
             for lexeme in entry.heavy:
