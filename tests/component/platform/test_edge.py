@@ -141,3 +141,6 @@ async def test_each_app_answers_with_its_own_hooks_read_at_start_up_and_cleans_b
         assert resp.headers["X-Request-Id"] == "y" * 128
         metrics = await (await a.get("/metrics")).text()
         assert 'indexium_a_http_requests_total{method="GET",route="/hello",status="200"} 5.0' in metrics
+        # An empty id is no id: the edge makes one (as it did before the hooks were read once).
+        resp = await a.get("/hello", headers={"X-Request-Id": ""})
+        assert re.fullmatch(r"[0-9a-f]{32}", resp.headers["X-Request-Id"])

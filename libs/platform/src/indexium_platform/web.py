@@ -218,11 +218,7 @@ def _edge_middleware(app: web.Application):
         hooks = started_app[0] if started_app else _Hooks(app)  # (a request before start-up: a test's)
         route = request.match_info.route.resource
         template = route.canonical if route is not None else "unmatched"
-        request_id = request.headers.get("X-Request-Id")
-        if request_id is not None:
-            request_id = header_text(request, "X-Request-Id", 128)
-        if request_id is None:
-            request_id = f"{_ID_PREFIX}{next(_ID_COUNTER):016x}"  # new_request_id(), inline
+        request_id = header_text(request, "X-Request-Id", 128) or new_request_id()
         if _REQUEST_ID is not None:
             bound = _REQUEST_ID.set(request_id)
         else:
