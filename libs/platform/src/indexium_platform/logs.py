@@ -87,7 +87,9 @@ class _FastJson:
     def write(self, fields: dict) -> None:
         self.write_line(encode_line(fields) + b"\n")
 
-    def write_line(self, line: bytes) -> None:
+    def write_line(self, line: bytes | tuple) -> None:
+        """Hold a line (or a request line's parts, :meth:`Canonical.request`) until the held
+        lines are written."""
         self._pending.append(line)
         if not self._scheduled or len(self._pending) >= PENDING_MAX:
             self.schedule()
@@ -312,10 +314,7 @@ class Canonical:
                 self._heads.clear()
             head = self._heads[(method, route, status)] = (
                 encode_line({"method": method, "route": route, "status": status})[:-1] + b',"duration_ms":')
-        pending = fast._pending
-        pending.append((head, duration_ms, self._tail, contextvars.copy_context(), time.time()))
-        if not fast._scheduled or len(pending) >= PENDING_MAX:
-            fast.schedule()
+        fast.write_line((head, duration_ms, self._tail, contextvars.copy_context(), time.time()))
 
 
 def canonical(name: str) -> Canonical:
