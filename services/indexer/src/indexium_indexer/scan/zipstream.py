@@ -224,10 +224,7 @@ class Entry:
             raise LimitExceeded("entry_too_large", f"{self.name}: larger than {limit} bytes")
         if not d.eof:
             raise CorruptArchive(f"entry {self.name!r} is truncated")
-        budget = self._walk._budget
-        budget.inflated_left -= len(out)
-        if budget.inflated_left < 0:
-            budget.inflate(0)  # raises
+        self._walk._budget.inflate(len(out))
         return out
 
     def _collect(self, limit: int) -> Iterator[bytes]:
