@@ -182,6 +182,7 @@ def hot_methods(cls: ClassFile, data: bytes) -> list[Method]:
             patterns += [i.to_bytes(2, "big") for i in pool.indices(18)]
     if not patterns:
         return []
+    unique = set(patterns)
     # A few two-byte patterns (4 on average), searched for over the class file's bytes from
     # the first method's code to the last one's, each hit mapped to the method whose code
     # holds it whole: the same answer as `p in m.code` for every method, in a few C-speed
@@ -196,11 +197,11 @@ def hot_methods(cls: ClassFile, data: bytes) -> list[Method]:
     if not with_code:
         return []
     if starts[0] < 0:  # a Method not made by parse_class
-        return [m for m in with_code if any(p in m.code for p in set(patterns))]
+        return [m for m in with_code if any(p in m.code for p in unique)]
     region_data = pool._data
     lo, hi = starts[0], ends[-1]
     marked: set[int] = set()
-    for p in set(patterns):
+    for p in unique:
         width = len(p)
         at = region_data.find(p, lo, hi)
         while at >= 0:
