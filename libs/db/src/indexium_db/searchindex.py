@@ -36,7 +36,7 @@ from operator import itemgetter
 from pyroaring import BitMap
 
 from .querytext import MAX_QUERY_WORDS, WORDS
-from .trigram import Words as CatalogueWords
+from .trigram import Words as CatalogueWords, trigram_set
 
 # A query token the index can take: letters and digits, perhaps with apostrophes inside
 # ("olga's", which websearch reads as the phrase 'olga' <-> 's'), with nothing PostgreSQL's
@@ -51,18 +51,7 @@ PREFIX_UNIONS_MAX = 4096  # prefix unions remembered (SearchIndex._prefixed)
 _ORDINAL = itemgetter(1)
 
 
-_TRGM_WORD = re.compile(r"[a-z0-9]+")
 ODD_NAME = "name:non-ascii"  # filter key: names whose trigrams only PostgreSQL can say
-
-
-def trigrams(text: str) -> set[str]:
-    """pg_trgm's trigrams of ASCII text: each run of letters and digits, lower-cased and padded
-    as '  word ', cut into every three characters."""
-    found = set()
-    for w in _TRGM_WORD.findall(text.lower()):
-        padded = f"  {w} "
-        found.update(padded[i:i + 3] for i in range(len(padded) - 2))
-    return found
 
 
 def lexicon_key(word: str) -> str:
@@ -239,7 +228,7 @@ def _entry(row: Mapping) -> Entry:
 
 def filter_keys(row: Mapping) -> list[str]:
     name = row["lower_name"]
-    keys = [ODD_NAME] if not name.isascii() else [f"tg:{t}" for t in trigrams(name)]
+    keys = [ODD_NAME] if not name.isascii() else [f"tg:{t}" for t in trigram_set(name)]
     keys += [f"ff:{x}" for x in row["file_facets"]]
     keys += [f"gv:{x}" for x in row["game_versions"]]
     keys += [f"lo:{x}" for x in row["loaders"]]
@@ -461,7 +450,7 @@ class SearchIndex:
         step with bitmaps. Names that are not ASCII are always in (PostgreSQL decides)."""
         if not text.isascii():
             return None
-        query = trigrams(text)
+        query = trigram_set(text)
         m = len(query)
         k = math.ceil(threshold * m - 1e-9)
         odd = self.filters.get(ODD_NAME, BitMap()) & allowed
