@@ -36,7 +36,7 @@ from operator import itemgetter
 from pyroaring import BitMap
 
 from .querytext import MAX_QUERY_WORDS, WORDS
-from .trigram import Words as CatalogueWords, trigram_set
+from .trigram import Words as CatalogueWords, in_at_least, trigram_set
 
 # A query token the index can take: letters and digits, perhaps with apostrophes inside
 # ("olga's", which websearch reads as the phrase 'olga' <-> 's'), with nothing PostgreSQL's
@@ -457,16 +457,7 @@ class SearchIndex:
         if k < 1:
             return None  # too short to bound: every allowed mod might match
         empty = BitMap()
-        # Rarest first, by their whole postings: only the union of the rarest m - k + 1 is
-        # intersected with ``allowed``, and every other set with that (small) union.
-        sets = sorted((self.filters.get(f"tg:{t}", empty) for t in query), key=len)
-        base = BitMap.union(*sets[: m - k + 1]) & allowed
-        at_least = [base] + [BitMap() for _ in range(k)]  # at_least[j]: shares >= j of the seen
-        for i, s in enumerate(sets):
-            s = s & base
-            for j in range(min(k, i + 1), 0, -1):
-                at_least[j] |= at_least[j - 1] & s
-        found = at_least[k] | odd
+        found = in_at_least([self.filters.get(f"tg:{t}", empty) for t in query], k, allowed) | odd
         return found if len(found) <= most else None
 
     @staticmethod

@@ -10,7 +10,7 @@ locale callers ask PostgreSQL (``queries/indexed.py`` checks ``pg_database``).
 Ported from contrib/pg_trgm/trgm_op.c: ``generate_trgm_only`` (words padded as "  word "),
 ``cnt_sml`` with CALCSML's DIVUNION formula (shared / (len1 + len2 - shared), in float4),
 ``calc_word_similarity`` and ``iterate_word_similarity`` (the best extent of the second
-string's ordered trigrams). tests/unit/db/test_trigram.py compares every function here with
+string's ordered trigrams). tests/component/db/test_trigram.py compares every function here with
 PostgreSQL's own answers over many words.
 """
 
@@ -138,6 +138,26 @@ def _iterate(query: set[str], trg2: list[str]) -> float:
     return smlr_max
 
 
+def in_at_least(sets: list[BitMap], k: int, within: BitMap | None = None) -> BitMap:
+    """Members of at least ``k`` (>= 1) of ``sets`` (and of ``within``, if given): how many of a
+    query's trigrams a word or a name shares, counted with bitmaps. A member of k of m sets is
+    in one of any m - k + 1 of them, so only the union of the smallest m - k + 1 is a
+    candidate (and intersected with ``within``); then at_least[j] holds the candidates in j of
+    the sets seen so far."""
+    if k > len(sets):
+        return BitMap()
+    sets = sorted(sets, key=len)
+    base = BitMap.union(*sets[: len(sets) - k + 1])
+    if within is not None:
+        base &= within
+    at_least = [base] + [BitMap() for _ in range(k)]
+    for i, s in enumerate(sets):
+        s = s & base
+        for j in range(min(k, i + 1), 0, -1):
+            at_least[j] |= at_least[j - 1] & s
+    return at_least[k]
+
+
 class Words:
     """The catalogue's words (``search_words``) with a trigram inverted index, for typo
     corrections without a query. Words are only added, as in search_words."""
@@ -172,18 +192,6 @@ class Words:
     def __len__(self) -> int:
         return len(self._words)
 
-    def _sharing(self, query: frozenset[str], k: int) -> BitMap:
-        """Words sharing at least k of the query's trigrams (bitmap layers: at_least[j] holds
-        the words sharing j of the trigrams seen so far)."""
-        empty = BitMap()
-        layers = [BitMap() for _ in range(k + 1)]  # layers[0] unused
-        for t in query:
-            s = self._postings.get(t, empty)
-            for j in range(k, 1, -1):
-                layers[j] |= layers[j - 1] & s
-            layers[1] |= s
-        return layers[k]
-
     def nearest(self, word: str, similarity_threshold: float, word_similarity_threshold: float) -> str | None:
         """catalog._corrected's lookup for one word: the most similar word with similarity >=
         ``similarity_threshold`` (ties: the smaller word), else the most word-similar with
@@ -196,7 +204,8 @@ class Words:
         # similarity <= shared / m and word_similarity <= shared / m: a word sharing fewer of
         # the query's trigrams cannot reach the threshold (the epsilon covers float4 rounding).
         k = max(1, math.ceil(min(similarity_threshold, word_similarity_threshold) * m - 1e-6))
-        candidates = self._sharing(query, k)
+        empty = BitMap()
+        candidates = in_at_least([self._postings.get(t, empty) for t in query], k)
         best, best_key = None, None
         shared = {i: sum(t in query for t in self._trigrams[i]) for i in candidates}
         for i in candidates:
