@@ -166,3 +166,13 @@ async def test_update_repository_follows_renames_and_transfers_keeping_the_slug(
         mod["slug"], "newowner/sodium", "dev", ["performance"], 999)
     assert await db.fetchval("SELECT login FROM authors WHERE github_id = 999") == "newowner"
     assert not await mods_q.update_repository(db, 12345, full_name="x/y", default_branch=None)  # no such mod
+
+
+async def test_the_trigger_adds_exactly_the_words_mod_search_words_names(db):
+    card = mods_q.Card(name="Quokka Lanterns of Ys", summary="Glowing quokkas, 2x brighter", description="",
+                       authors=["someone"], licenses=["MIT"], links={}, environment="both")
+    words = set(await db.fetchval("SELECT mod_search_words($1, $2)", card.name, card.summary))
+    assert words == {"quokka", "lanterns", "glowing", "quokkas", "brighter"}  # 3-40 chars, 'simple' words
+    assert not words & {r[0] for r in await db.fetch("SELECT word FROM search_words")}
+    await make_mod(db, 7, "quokka", "marsupial", card=card)
+    assert words <= {r[0] for r in await db.fetch("SELECT word FROM search_words")}

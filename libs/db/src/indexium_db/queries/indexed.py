@@ -46,9 +46,8 @@ _INDEX_COLUMNS = """m.id, m.slug, lower(m.name) AS lower_name, m.downloads, m.la
        m.environment, m.listed, m.updated_at"""
 _ONE_LEXEME = re.compile(r"'((?:[^']|'')*)'")
 _C_LOCALES = ("C", "POSIX")
-# What the search_words trigger adds for a mod (migrations/0004_api.sql), read with a re-read.
-_NEW_WORDS = """ARRAY(SELECT w FROM unnest(tsvector_to_array(to_tsvector('simple',
-       coalesce(m.name, '') || ' ' || coalesce(m.summary, '')))) AS w WHERE length(w) BETWEEN 3 AND 40) AS words"""
+# What the search_words trigger adds for a mod (the same function: migrations/0014), read with a re-read.
+_NEW_WORDS = "mod_search_words(m.name, m.summary) AS words"
 
 
 async def load(conn: asyncpg.Connection, timeout_s: float = LOAD_TIMEOUT_S) -> SearchIndex:
