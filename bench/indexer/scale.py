@@ -93,6 +93,13 @@ class Run:
             out.append(self.gh.add_release(repo, "v1.0.0", assets=[(f"{mod}-1.0.0.jar", devjars.fabric_jar(mod))]))
         return out
 
+    def encoded(self, rel) -> tuple[str, bytes]:
+        """A release's event as ingest publishes it: (delivery id, encoded ReleaseReceived)."""
+        body = json.dumps(self.gh.release_payload(rel)).encode()
+        event = ingest.ReleaseReceived(delivery_id=str(uuid.uuid4()), received_at=datetime.now(UTC).isoformat(),
+                                       webhook=github.decode_webhook("release", body))
+        return event.delivery_id, ingest.encoder.encode(event)
+
     async def warm_up(self, nc, js, processes: int) -> None:
         """WARM_UP_JOBS jobs per process before the clock starts, their jars not counted: each
         fresh process opens its PostgreSQL connections and prepares its statements (asyncpg's
@@ -110,11 +117,8 @@ class Run:
 
         sub = await nc.subscribe(version_events.INDEXED, cb=on_indexed)
         for rel in releases:
-            body = json.dumps(self.gh.release_payload(rel)).encode()
-            event = ingest.ReleaseReceived(delivery_id=str(uuid.uuid4()), received_at=datetime.now(UTC).isoformat(),
-                                           webhook=github.decode_webhook("release", body))
-            await js.publish(ingest.RELEASE, ingest.encoder.encode(event),
-                             headers={"Nats-Msg-Id": event.delivery_id})
+            delivery, body = self.encoded(rel)
+            await js.publish(ingest.RELEASE, body, headers={"Nats-Msg-Id": delivery})
         await asyncio.wait_for(done.wait(), timeout=120)
         await sub.unsubscribe()
 
@@ -150,14 +154,7 @@ class Run:
                 cpu0 = [_cpu_seconds(p.proc.pid) for p in procs]
                 servers0 = _cpu_seconds(self.nats_pid), _tree_cpu(self.pg_pid)
                 here0 = time.process_time()
-                deliveries, bodies = [], []
-                for rel in releases:  # encoded before the clock starts
-                    delivery = str(uuid.uuid4())
-                    body = json.dumps(self.gh.release_payload(rel)).encode()
-                    event = ingest.ReleaseReceived(delivery_id=delivery, received_at=datetime.now(UTC).isoformat(),
-                                                   webhook=github.decode_webhook("release", body))
-                    deliveries.append(delivery)
-                    bodies.append(ingest.encoder.encode(event))
+                deliveries, bodies = map(list, zip(*map(self.encoded, releases)))  # before the clock starts
                 started = time.perf_counter()
                 # Published 50 at a time (each awaits its PubAck): a burst, as ingest replicas would
                 # send it, so the publisher does not set the pace of three indexers.
