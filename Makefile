@@ -22,7 +22,10 @@ $(VENV)/.synced: $(UV) pyproject.toml $(wildcard libs/*/pyproject.toml services/
 	$(UV) sync --all-packages --quiet
 	touch $@
 
+# The scan's optional C walk (services/indexer/build_fastwalk.py): built where there is a C
+# compiler and zlib's header, else the scan walks in Python with the same results (docs/scan.md).
 env: $(VENV)/.synced
+	@$(PY) services/indexer/build_fastwalk.py
 
 # Whole system locally: embedded NATS + PostgreSQL (or NATS_URL / DATABASE_URL),
 # migrations + streams, the four services as supervised processes. DEMO=1 adds sample mods.
@@ -64,4 +67,4 @@ bench: env
 	@for b in $(BENCH); do echo "== bench/$$b"; $(PY) bench/$$b/run.py $(BENCH_ARGS) || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(TOOLS) .run
+	rm -rf $(VENV) $(TOOLS) .run services/indexer/src/indexium_indexer/scan/_fastwalk*.so

@@ -14,8 +14,12 @@ from dataclasses import dataclass, field
 from indexium_jar.zip.records import EOCD_SIG_BYTES, LOCAL_SIG_BYTES
 
 from .classfile import ClassFormatError, parse_class
-from .rules import DEFAULT_THRESHOLD, Finding, has_needles, scan_class
-from .zipstream import Budget, CorruptArchive, LimitExceeded, Reader, ZipWalk
+from . import zipstream
+from .rules import DEFAULT_THRESHOLD, NEEDLE_NAMES, Finding, has_needles, scan_class
+from .zipstream import Budget, ClassBatch, CorruptArchive, LimitExceeded, Reader, ZipWalk
+
+if zipstream._fastwalk is not None:  # the C walk's prefilter: the same names as has_needles
+    zipstream._fastwalk.set_needles(NEEDLE_NAMES)
 
 MiB = 1024 * 1024
 
@@ -69,8 +73,13 @@ def scan_archive(chunks: Iterator[bytes], limits: ScanLimits = ScanLimits(),
 
 def _walk(reader: Reader, report: ArchiveReport, budget: Budget, limits: ScanLimits,
           sizes: Mapping[int, int] | None, prefix: str, depth: int) -> None:
-    walk = ZipWalk(reader, budget=budget, sizes=sizes)
+    walk = ZipWalk(reader, budget=budget, sizes=sizes, max_class_bytes=limits.max_class_bytes)
     for entry in walk.entries():
+        if type(entry) is ClassBatch:  # plain entries the C walk took: only the classes to check
+            report.classes += entry.classes
+            for raw, flags, data in entry.hits:
+                _class(data, prefix + raw.decode("utf-8" if flags & 0x800 else "cp437", "replace"), report, limits)
+            continue
         raw = entry.raw_name
         if raw.endswith(b".class"):
             report.classes += 1

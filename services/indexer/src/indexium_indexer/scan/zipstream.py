@@ -59,12 +59,21 @@ from indexium_jar.zip.records import (
     zip64_extra_values,
 )
 
+try:  # the per-entry hot path in C (_fastwalk.c), built by `make env` where a compiler is
+    from . import _fastwalk
+except ImportError:  # not built: the same walk in Python below
+    _fastwalk = None
+
 _PRINT_KEY = os.urandom(16)
 _HASH_IS_KEYED = bool(sys.flags.hash_randomization)
 _PRINT_TAIL = struct.Struct("<HQ")
 OUT_CHUNK = 256 * 1024  # inflated bytes produced per step
 FIRST_PIECE = 4096  # compressed bytes first handed to the inflater when the entry's size is unknown
 _CONSUMED: tuple[bytes, ...] = ()  # Entry._data once read_all took the bytes
+_NO_STOP = U64_MAX
+# Whether ZipWalk(classes=...) hands plain entries to the C walk: it needs the module and the
+# interpreter's keyed hash for the fingerprints (tests set it to False to compare the walks).
+FAST_WALK = _fastwalk is not None and _HASH_IS_KEYED
 
 
 class CorruptArchive(Exception):
@@ -245,8 +254,22 @@ class Entry:
         return self._data
 
 
+class ClassBatch:
+    """Entries the C walk took at once (``ZipWalk(classes=...)``): how many ``.class`` entries
+    it saw, and ``(raw name, flags, bytes)`` of those that passed the prefilter, in order."""
+
+    __slots__ = ("classes", "hits")
+
+    def __init__(self, classes: int, hits: list[tuple[bytes, int, bytes]]):
+        self.classes, self.hits = classes, hits
+
+
 class ZipWalk:
-    def __init__(self, reader: Reader, *, budget: Budget, sizes: Mapping[int, int] | None = None):
+    def __init__(self, reader: Reader, *, budget: Budget, sizes: Mapping[int, int] | None = None,
+                 max_class_bytes: int | None = None):
+        """``max_class_bytes``: lets entries() hand runs of plain entries to the C walk as
+        :class:`ClassBatch` items (when it is built, see FAST_WALK): classes up to that size
+        are inflated and prefiltered there, every other entry but a nested jar is skipped."""
         self._r = reader
         self._budget = budget
         # Never tested for truth: len() of EntrySizes builds a dict over every entry. Asked
@@ -257,6 +280,10 @@ class ZipWalk:
         self.problems: list[str] = []
         self.entries_seen = 0
         self._next_record = 0  # where the next directory record usually is in _offsets
+        self._class_limit = max_class_bytes if FAST_WALK else None
+        self._sized = None  # offsets the sizes answer, increasing: the C walk stops at each
+        if self._class_limit is not None and sizes is not None:
+            self._sized = sizes._offsets if isinstance(sizes, EntrySizes) else sorted(sizes)
 
     def _problem(self, text: str) -> None:
         if len(self.problems) < 20:
@@ -287,6 +314,11 @@ class ZipWalk:
             offset = r._base + start
             sig = buf[start : start + 4]
             if sig == LOCAL_SIG:
+                if self._class_limit is not None and not buf[start + 6] & FLAG_DESCRIPTOR:
+                    batch = self._batch(buf, start, offset)
+                    if batch is not None:
+                        yield batch
+                        continue
                 entry = self._local(offset, buf, start, end)
                 yield entry
                 self._finish(entry)
@@ -300,6 +332,30 @@ class ZipWalk:
                 return
             else:
                 raise CorruptArchive(f"unexpected record at offset {offset}")
+
+    def _batch(self, buf: bytes, start: int, offset: int) -> ClassBatch | None:
+        """The plain entries from ``buf[start:]`` on, walked in C; None if it took none (the
+        entry at ``start`` is then one only the Python walk handles)."""
+        r, budget, offsets = self._r, self._budget, self._offsets
+        stop = _NO_STOP
+        if self._sized is not None:
+            keys = self._sized
+            i = bisect_left(keys, offset)
+            if i < len(keys):
+                stop = keys[i]
+        pos, n, classes, inflated, walked, hits = _fastwalk.walk_batch(
+            buf, start, r._base, stop, budget.entries_left, budget.inflated_left, self._class_limit,
+            offsets[-1] + 1 if offsets else 0)
+        if not n:
+            return None
+        r._pos = pos
+        budget.entries_left -= n
+        budget.inflated_left -= inflated
+        self.entries_seen += n
+        pairs = array("Q", walked)
+        offsets.extend(pairs[0::2])
+        self._prints.extend(pairs[1::2])
+        return ClassBatch(classes, hits)
 
     def _local(self, offset: int, buf: bytes, start: int, end: int) -> Entry:
         """The entry whose header starts the window ``buf[start:end]``."""

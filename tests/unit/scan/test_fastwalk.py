@@ -1,0 +1,215 @@
+"""The C walk (_fastwalk.c) against the Python walk: the same report on every jar, whatever the chunks.
+
+The C walk only takes runs of plain entries and stops before anything else, so these jars
+put every kind of entry it must leave to Python (nested jars, data descriptors, zip64,
+encrypted or oddly compressed classes, corrupt streams, crossed limits, offsets the
+indexer sent sizes for, central directory tricks) next to plain ones, at chunk sizes that
+cut entries anywhere.
+"""
+
+import io
+import random
+import struct
+import zipfile
+import zlib
+
+import pytest
+from indexium_devstack import scankit as kit
+
+from indexium_indexer.scan import zipstream
+from indexium_indexer.scan.archive import ScanLimits, scan_archive
+from indexium_indexer.scan.zipstream import Budget, ClassBatch, Reader, ZipWalk
+from indexium_jar.zip import entrysizes
+
+pytestmark = pytest.mark.skipif(zipstream._fastwalk is None,
+                                reason="the C walk is not built (`make env` builds it where there is a C compiler)")
+
+
+def _class(i: int, bad: bool) -> bytes:
+    cw = kit.ClassWriter(f"com/example/fw/C{i}")
+    for j in range(1 + i % 4):
+        m = cw.method(f"m{j}", "(Ljava/lang/String;)V")
+        m.println(f"class {i} method {j}").op("return")
+    if bad:
+        m = cw.method("check", "()V", kit.ACC_PUBLIC | kit.ACC_STATIC)
+        m.new("java/net/URL").op("dup").ldc("https://example.org/v.json")
+        m.invoke("invokespecial", "java/net/URL", "<init>", "(Ljava/lang/String;)V")
+        m.invoke("invokevirtual", "java/net/URL", "openStream", "()Ljava/io/InputStream;").op("pop").op("return")
+    return cw.to_bytes()
+
+
+def _many_classes(n: int, *, stored_every: int = 0, descriptors: bool = False, seed: int = 3) -> bytes:
+    rng = random.Random(seed)
+    entries = [("fabric.mod.json", b'{"id":"fw"}', True)]
+    for i in range(n):
+        entries.append((f"com/example/fw/C{i}.class", _class(i, rng.random() < 0.2),
+                        not (stored_every and i % stored_every == 0)))
+        if i % 17 == 0:
+            entries.append((f"assets/fw/t{i}.png", rng.randbytes(300), False))
+        if i % 23 == 0:
+            entries.append((f"data/fw/d{i}/", b"", False))
+    return kit.zip_entries(entries, data_descriptors=descriptors)
+
+
+def _names_jar() -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("caf\u00e9/Bad\u00e9.class", kit.process_builder_initializer())  # UTF-8 flag
+        info = zipfile.ZipInfo("plain/Up.class")
+        zf.writestr(info, kit.runtime_exec_method(), zipfile.ZIP_DEFLATED)
+        zf.writestr("lib/inner.JAR", kit.fractureiser_jar())
+        zf.writestr("x/Y.class", kit.update_checker())
+    data = bytearray(out.getvalue())
+    at = data.find(b"plain/Up.class")  # a cp437 name with a byte above 0x7f, in header and directory
+    data[at] = 0x81
+    at = data.find(b"plain/Up.class", at + 1)
+    data[at] = 0x81
+    return bytes(data)
+
+
+def _corrupt_class_jar() -> bytes:
+    data = bytearray(_many_classes(40))
+    at = data.find(b"com/example/fw/C20.class")
+    (nlen, elen) = struct.unpack_from("<HH", data, at - 4)
+    body = at + nlen + elen
+    data[body : body + 3] = b"\xff\xff\xff"  # an invalid deflate block type
+    return bytes(data)
+
+
+def _encrypted_class_jar() -> bytes:
+    data = bytearray(_many_classes(30))
+    at = data.find(b"com/example/fw/C10.class")
+    struct.pack_into("<H", data, at - 30 + 6, struct.unpack_from("<H", data, at - 30 + 6)[0] | 1)
+    return bytes(data)
+
+
+def _odd_method_jar() -> bytes:
+    data = bytearray(_many_classes(30))
+    at = data.find(b"com/example/fw/C12.class")
+    struct.pack_into("<H", data, at - 30 + 8, 12)  # bzip2: unreadable for the JVM too
+    return bytes(data)
+
+
+def _cd_elsewhere_jar() -> bytes:
+    data = bytearray(_many_classes(30, stored_every=3))
+    cd = data.rfind(b"PK\x01\x02")
+    struct.pack_into("<I", data, cd + 42, 40)
+    return bytes(data)
+
+
+JARS = {
+    "many": lambda: _many_classes(600),
+    "many-stored": lambda: _many_classes(300, stored_every=2),
+    "many-descriptors": lambda: _many_classes(200, descriptors=True),
+    "names": _names_jar,
+    "nested": lambda: kit.nesting_jar(_many_classes(150)),
+    "nested-descriptors": lambda: kit.nesting_jar(_many_classes(80, descriptors=True), data_descriptors=True),
+    "corrupt-class": _corrupt_class_jar,
+    "encrypted-class": _encrypted_class_jar,
+    "odd-method": _odd_method_jar,
+    "cd-elsewhere": _cd_elsewhere_jar,
+    "trailing": lambda: _many_classes(50) + b"junk",
+    "truncated": lambda: _many_classes(100)[:-3000],
+    "fractureiser": lambda: kit.fractureiser_jar(),
+    "clean": lambda: kit.clean_mod_jar(),
+}
+
+LIMITS = {
+    "default": ScanLimits(),
+    "small-classes": ScanLimits(max_class_bytes=600),
+    "inflate": ScanLimits(max_inflated=60_000),
+    "entries": ScanLimits(max_entries=250),
+    "findings": ScanLimits(max_findings=7),
+}
+
+
+def _report(data: bytes, chunk: int, limits: ScanLimits, sizes, fast: bool, monkeypatch) -> tuple:
+    monkeypatch.setattr(zipstream, "FAST_WALK", fast)
+    r = scan_archive(iter([data[i : i + chunk] for i in range(0, len(data), chunk)]), limits, sizes)
+    return (r.findings, r.entries, r.classes, r.classes_parsed, r.nested_jars, r.notes, r.failure,
+            r.dropped_findings)
+
+
+@pytest.mark.parametrize("jar", sorted(JARS))
+@pytest.mark.parametrize("chunk", [997, 4096, 256 * 1024])
+def test_both_walks_give_the_same_report(jar, chunk, monkeypatch):
+    data = JARS[jar]()
+    for name, limits in LIMITS.items():
+        python = _report(data, chunk, limits, None, False, monkeypatch)
+        fast = _report(data, chunk, limits, None, True, monkeypatch)
+        assert fast == python, f"{jar}, limits {name}"
+
+
+@pytest.mark.parametrize("jar", ["many", "many-descriptors", "nested-descriptors", "names", "cd-elsewhere"])
+def test_both_walks_agree_with_the_indexers_sizes(jar, monkeypatch):
+    data = JARS[jar]()
+    infos = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    every = {i.header_offset: i.compress_size for i in infos}
+    some = {o: s for k, (o, s) in enumerate(sorted(every.items())) if k % 3 == 0}
+    packed = entrysizes.unpack(entrysizes.pack(sorted(some.items())))
+    for sizes in (every, some, packed):
+        for chunk in (997, 65536):
+            assert (_report(data, chunk, ScanLimits(), sizes, True, monkeypatch)
+                    == _report(data, chunk, ScanLimits(), sizes, False, monkeypatch))
+
+
+def test_the_c_walk_takes_plain_entries_and_leaves_the_rest(monkeypatch):
+    monkeypatch.setattr(zipstream, "FAST_WALK", True)
+    data = JARS["names"]()
+    walk = ZipWalk(Reader(iter([data])), budget=Budget(1 << 30, 1000), max_class_bytes=1 << 20)
+    kinds = [("batch", [h[0] for h in item.hits]) if type(item) is ClassBatch else ("entry", item.raw_name)
+             for item in walk.entries()]
+    # Two classes in C (both name a rule's API), then the nested jar by the Python walk, then C again.
+    assert kinds == [("batch", ["caf\u00e9/Bad\u00e9.class".encode(), b"\x81lain/Up.class"]),
+                     ("entry", b"lib/inner.JAR"), ("batch", [b"x/Y.class"])]
+    assert walk.problems == [] and walk.entries_seen == 4
+
+
+def test_the_python_walk_alone_when_the_c_walk_is_off(monkeypatch):
+    monkeypatch.setattr(zipstream, "FAST_WALK", False)
+    data = JARS["many"]()
+    walk = ZipWalk(Reader(iter([data])), budget=Budget(1 << 30, 10_000), max_class_bytes=1 << 20)
+    assert all(type(item) is not ClassBatch for item in walk.entries())
+
+
+def test_a_corrupt_class_among_plain_ones_is_reported_by_the_python_walk(monkeypatch):
+    monkeypatch.setattr(zipstream, "FAST_WALK", True)
+    report = scan_archive(iter([JARS["corrupt-class"]()]), ScanLimits())
+    assert report.failure == ("corrupt_zip", "invalid deflate data in 'com/example/fw/C20.class'")
+
+
+def test_a_deflate_stream_zlib_and_isal_both_reject(monkeypatch):
+    # Trailing bytes inside the declared size are ignored by both inflaters (java.util.zip too).
+    body = zlib.compressobj(6, zlib.DEFLATED, -15)
+    raw = body.compress(kit.update_checker()) + body.flush() + b"tail"
+    data = bytearray(kit.zip_entries([("a/B.class", kit.update_checker(), True)]))
+    at = data.find(b"a/B.class")
+    start = at + 9
+    old = struct.unpack_from("<I", data, 18)[0]
+    data[start : start + old] = raw
+    struct.pack_into("<I", data, 18, len(raw))
+    cd = data.rfind(b"PK\x01\x02")
+    struct.pack_into("<I", data, cd + 20, len(raw))
+    struct.pack_into("<I", data, data.rfind(b"PK\x05\x06") + 16, cd + 0)  # directory moved by 4 bytes
+    data = bytes(data)
+    assert (_report(data, 4096, ScanLimits(), None, True, monkeypatch)
+            == _report(data, 4096, ScanLimits(), None, False, monkeypatch))
+
+
+def test_the_jars_hold_what_they_are_named_for(monkeypatch):
+    monkeypatch.setattr(zipstream, "FAST_WALK", False)
+
+    def report(jar, **limits):
+        return scan_archive(iter([JARS[jar]()]), ScanLimits(**limits))
+
+    assert any("C10.class: encrypted" in n for n in report("encrypted-class").notes)
+    assert any("C12.class: encrypted or unsupported" in n for n in report("odd-method").notes)
+    assert [f.rule for f in report("cd-elsewhere").findings if f.rule == "zip_structure"] == ["zip_structure"]
+    assert report("truncated").failure[0] == "corrupt_zip"
+    assert report("many", max_class_bytes=600).failure[0] == "class_too_large"
+    assert report("many", max_inflated=60_000).failure[0] == "inflate_limit"
+    assert report("many", max_entries=250).failure[0] == "too_many_entries"
+    many = report("many")
+    assert many.failure is None and 100 < many.classes_parsed < 600 and many.classes == 600
+    assert {f.rule for f in report("fractureiser").findings} >= {"fractureiser_stage0"}
+    assert report("names").nested_jars == 1
