@@ -16,7 +16,7 @@ import zlib
 import pytest
 from indexium_devstack import scankit as kit
 
-from indexium_indexer.scan import zipstream
+from indexium_indexer.scan import classfile, zipstream
 from indexium_indexer.scan.archive import ScanLimits, scan_archive
 from indexium_indexer.scan.zipstream import Budget, ClassBatch, Reader, ZipWalk
 from indexium_jar.zip import entrysizes
@@ -213,3 +213,71 @@ def test_the_jars_hold_what_they_are_named_for(monkeypatch):
     assert many.failure is None and 100 < many.classes_parsed < 600 and many.classes == 600
     assert {f.rule for f in report("fractureiser").findings} >= {"fractureiser_stage0"}
     assert report("names").nested_jars == 1
+
+
+# ---- class files: class_pool/class_rest (the C reading) against classfile._parse -----------------
+
+def _annotated() -> bytes:
+    cw = kit.ClassWriter("a/ForgeMod", interfaces=["java/lang/Runnable", "net/fabricmc/api/ModInitializer"],
+                         annotations=["Lnet/minecraftforge/fml/common/Mod;", "Ljava/lang/Deprecated;"])
+    cw.method("init", "()V", annotations=["Lnet/minecraftforge/fml/common/Mod$EventHandler;"]).op("return")
+    m = cw.method("<clinit>", "()V", kit.ACC_STATIC)
+    m.ldc("x").op("pop").op("return")
+    cw.long(1 << 40)  # a two-slot constant in the pool
+    return cw.to_bytes()
+
+
+def _lambda() -> bytes:
+    cw = kit.ClassWriter("a/Lambda")
+    bsm = cw.method_reference("java/lang/Runtime", "exec", "(Ljava/lang/String;)Ljava/lang/Process;",
+                              "(Ljava/lang/Object;)Ljava/lang/Object;", "(Ljava/lang/String;)Ljava/lang/Process;")
+    m = cw.method("<clinit>", "()V", kit.ACC_STATIC)
+    m.op("aconst_null")
+    m.u2op("invokedynamic", cw.indy(bsm, "apply", "(Ljava/lang/Runtime;)Ljava/util/function/Function;"))._raw(0)._raw(0)
+    m.op("pop").op("return")
+    return cw.to_bytes()
+
+
+CLASSES = [kit.clean_initializer(), kit.clean_helper(), kit.process_builder_initializer(), kit.runtime_exec_method(),
+           kit.update_checker(), kit.constant_reflection(), kit.fractureiser_stage0(), _annotated(), _lambda(),
+           _class(7, True), kit.ClassWriter("caf\u00e9/Unicode\u00e9").to_bytes()]
+
+
+def _dump(data: bytes, fast: bool, monkeypatch):
+    monkeypatch.setattr(classfile, "FAST_PARSE", fast)
+    try:
+        c = classfile.parse_class(data)
+    except classfile.ClassFormatError as exc:
+        return "error", str(exc)
+    p = c.pool
+    return (c.major, c.access, c.name, c.super_name, c.interfaces, c.annotations, c.bootstrap_methods,
+            p.count, bytes(p._tags), list(p._offsets), p.end, p._data == data,
+            [(m.access, m.name_index, m._desc_index, m._name, m._descriptor, m.code, m.code_at, m.handlers,
+              m.annotations) for m in c.methods])
+
+
+def test_the_c_reading_is_used_for_plain_classes():
+    for data in CLASSES[:-1]:  # the last one's name is not ASCII: _parse reads it
+        assert classfile._parse_fast(data) is not None
+    assert classfile._parse_fast(CLASSES[-1]) is None
+
+
+def test_both_readings_give_the_same_class(monkeypatch):
+    for data in CLASSES:
+        assert _dump(data, True, monkeypatch) == _dump(data, False, monkeypatch)
+        assert _dump(data, True, monkeypatch)[0] != "error"
+
+
+def test_both_readings_fail_alike_on_damaged_classes(monkeypatch):
+    rng = random.Random(11)
+    errors = 0
+    for data in CLASSES:
+        for _ in range(300):
+            b = bytearray(data)
+            for _ in range(rng.randint(1, 3)):
+                b[rng.randrange(len(b))] = rng.randrange(256)
+            for damaged in (bytes(b), data[: rng.randrange(len(data))]):
+                fast, python = _dump(damaged, True, monkeypatch), _dump(damaged, False, monkeypatch)
+                assert fast == python
+                errors += fast[0] == "error"
+    assert errors > 1000  # most damage is caught, by both, with the same message

@@ -322,12 +322,404 @@ done:
     return result;
 }
 
+
+/* ---- class files: the structure classfile._parse reads, for the classes that pass the prefilter ----
+ *
+ * class_pool(data) -> (count, tags, offsets, end) | None and class_rest(data, pool, Method) ->
+ * (major, access, this, super, interfaces, methods, method annotations, class annotations,
+ * bootstrap methods) | None read what classfile._parse reads, with every check it makes.
+ * Like the walk they take only what has no branch to an error: at anything _parse would
+ * raise on (and at names that are not ASCII, whose decoding Python does) they answer None
+ * and parse_class runs _parse, which raises with its own message. */
+
+static const unsigned char pool_steps[256] = {
+    [3] = 4, [4] = 4, [5] = 8, [6] = 8, [7] = 2, [8] = 2, [9] = 4, [10] = 4, [11] = 4, [12] = 4,
+    [15] = 3, [16] = 2, [17] = 4, [18] = 4, [19] = 2, [20] = 2,
+};
+
+static inline unsigned be16(const unsigned char *p) { return ((unsigned)p[0] << 8) | p[1]; }
+static inline uint32_t be32(const unsigned char *p) {
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+static PyObject *class_pool(PyObject *self, PyObject *arg) {
+    if (!PyBytes_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "bytes expected");
+        return NULL;
+    }
+    const unsigned char *d = (const unsigned char *)PyBytes_AS_STRING(arg);
+    size_t n = (size_t)PyBytes_GET_SIZE(arg);
+    if (n < 10 || be32(d) != 0xCAFEBABEu) Py_RETURN_NONE;
+    unsigned count = be16(d + 8);
+    PyObject *tags = PyByteArray_FromStringAndSize(NULL, count);
+    if (tags == NULL) return NULL;
+    unsigned char *t = (unsigned char *)PyByteArray_AS_STRING(tags);
+    if (count) memset(t, 0, count);
+    size_t *offs = count ? calloc(count, sizeof *offs) : NULL;
+    if (count && offs == NULL) { Py_DECREF(tags); return PyErr_NoMemory(); }
+    size_t pos = 10;
+    unsigned i = 1;
+    int ok = 1;
+    while (i < count) {
+        if (pos >= n) { ok = 0; break; }
+        unsigned tag = d[pos++];
+        t[i] = (unsigned char)tag;
+        offs[i] = pos;
+        if (tag == 1) {
+            if (pos + 2 > n) { ok = 0; break; }
+            pos += 2 + be16(d + pos);
+        } else {
+            unsigned size = pool_steps[tag];
+            if (!size) { ok = 0; break; }
+            pos += size;
+            if (size == 8 && i + 1 < count) {
+                i++;
+                offs[i] = pos - 8;
+            }
+        }
+        i++;
+    }
+    if (!ok || pos > n) {
+        free(offs);
+        Py_DECREF(tags);
+        Py_RETURN_NONE;
+    }
+    PyObject *offsets = PyList_New(count);
+    if (offsets == NULL) { free(offs); Py_DECREF(tags); return NULL; }
+    for (unsigned k = 0; k < count; k++) {
+        PyObject *v = PyLong_FromSize_t(offs[k]);
+        if (v == NULL) { free(offs); Py_DECREF(tags); Py_DECREF(offsets); return NULL; }
+        PyList_SET_ITEM(offsets, k, v);
+    }
+    free(offs);
+    return Py_BuildValue("(INNn)", count, tags, offsets, (Py_ssize_t)pos);
+}
+
+typedef struct {
+    const unsigned char *d;
+    size_t n;
+    unsigned count;
+    const unsigned char *tags;
+    PyObject *offsets; /* list of int */
+} Pool;
+
+static int pool_offset(const Pool *p, unsigned index, size_t *out) {
+    PyObject *v = PyList_GET_ITEM(p->offsets, index);
+    size_t at = PyLong_AsSize_t(v);
+    if (at == (size_t)-1 && PyErr_Occurred()) { PyErr_Clear(); return 0; }
+    *out = at;
+    return 1;
+}
+
+/* A Utf8 entry _parse decodes: in range, tagged Utf8, and ASCII (else Python decodes it). */
+static int ascii_utf8(const Pool *p, unsigned index) {
+    if (!(index > 0 && index < p->count && p->tags[index] == 1)) return 0;
+    size_t at;
+    if (!pool_offset(p, index, &at) || at + 2 > p->n) return 0;
+    size_t len = be16(p->d + at);
+    if (at + 2 + len > p->n) return 0;
+    for (size_t k = 0; k < len; k++) if (p->d[at + 2 + k] & 0x80) return 0;
+    return 1;
+}
+
+static int class_entry(const Pool *p, unsigned index) {
+    if (!(index > 0 && index < p->count && p->tags[index] == 7)) return 0;
+    size_t at;
+    if (!pool_offset(p, index, &at) || at + 2 > p->n) return 0;
+    return ascii_utf8(p, be16(p->d + at));
+}
+
+/* 1 when the attribute name at ``index`` is a Utf8 entry; *which: 1 Code, 2 annotations,
+ * 3 BootstrapMethods, 0 another (as ConstantPool.attribute_name). */
+static int attribute_kind(const Pool *p, unsigned index, int *which) {
+    if (!(index > 0 && index < p->count && p->tags[index] == 1)) return 0;
+    size_t at;
+    if (!pool_offset(p, index, &at) || at + 2 > p->n) return 0;
+    size_t len = be16(p->d + at);
+    const unsigned char *s = p->d + at + 2;
+    if (at + 2 + len > p->n) return 0;  /* Python slices short here and compares: not a known name */
+    *which = 0;
+    if (len == 4 && memcmp(s, "Code", 4) == 0) *which = 1;
+    else if ((len == 25 && memcmp(s, "RuntimeVisibleAnnotations", 25) == 0) ||
+             (len == 27 && memcmp(s, "RuntimeInvisibleAnnotations", 27) == 0)) *which = 2;
+    else if (len == 16 && memcmp(s, "BootstrapMethods", 16) == 0) *which = 3;
+    return 1;
+}
+
+static int element_value(const Pool *p, size_t *pos, int depth);
+
+/* classfile._annotation: the type checked, the pairs walked; 0 where _parse would raise. */
+static int annotation(const Pool *p, size_t *pos, int depth, unsigned *type) {
+    if (*pos + 4 > p->n) return 0;
+    unsigned type_index = be16(p->d + *pos), pairs = be16(p->d + *pos + 2);
+    *pos += 4;
+    for (unsigned k = 0; k < pairs; k++) {
+        *pos += 2;
+        if (!element_value(p, pos, depth)) return 0;
+    }
+    if (!ascii_utf8(p, type_index)) return 0;
+    *type = type_index;
+    return 1;
+}
+
+static int element_value(const Pool *p, size_t *pos, int depth) {
+    if (depth > 64) return 0;
+    if (*pos >= p->n) return 0;
+    unsigned char tag = p->d[(*pos)++];
+    unsigned dummy;
+    switch (tag) {
+    case 'B': case 'C': case 'D': case 'F': case 'I': case 'J': case 'S': case 'Z': case 's': case 'c':
+        *pos += 2;
+        return 1;
+    case 'e':
+        *pos += 4;
+        return 1;
+    case '@':
+        return annotation(p, pos, depth + 1, &dummy);
+    case '[': {
+        if (*pos + 2 > p->n) return 0;
+        unsigned count = be16(p->d + *pos);
+        *pos += 2;
+        for (unsigned k = 0; k < count; k++)
+            if (!element_value(p, pos, depth + 1)) return 0;
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* classfile._annotation_types over [pos, end): appends the outer types' indices to ``out``. */
+static int annotation_types(const Pool *p, size_t pos, size_t end, PyObject *out) {
+    if (pos + 2 > p->n) return 0;
+    unsigned count = be16(p->d + pos);
+    pos += 2;
+    for (unsigned k = 0; k < count; k++) {
+        unsigned type;
+        if (!annotation(p, &pos, 0, &type)) return 0;
+        PyObject *v = PyLong_FromUnsignedLong(type);
+        if (v == NULL || PyList_Append(out, v) < 0) { Py_XDECREF(v); return -1; }
+        Py_DECREF(v);
+    }
+    return pos <= end ? 1 : 0;
+}
+
+static PyObject *s_access, *s_pool, *s_name_index, *s_desc_index, *s_name, *s_descriptor, *s_code,
+    *s_handlers, *s_annotations, *s_code_at;
+
+static int set_slots(PyObject *m, unsigned access, PyObject *pool, unsigned name_index, unsigned desc_index,
+                     PyObject *code, PyObject *handlers, Py_ssize_t code_at) {
+    PyObject *a = PyLong_FromUnsignedLong(access), *ni = PyLong_FromUnsignedLong(name_index),
+             *di = PyLong_FromUnsignedLong(desc_index), *ca = PyLong_FromSsize_t(code_at);
+    PyObject *empty = PyTuple_New(0);
+    int rc = -1;
+    if (a && ni && di && ca && empty && PyObject_SetAttr(m, s_access, a) == 0 && PyObject_SetAttr(m, s_pool, pool) == 0 &&
+        PyObject_SetAttr(m, s_name_index, ni) == 0 && PyObject_SetAttr(m, s_desc_index, di) == 0 &&
+        PyObject_SetAttr(m, s_name, Py_None) == 0 && PyObject_SetAttr(m, s_descriptor, Py_None) == 0 &&
+        PyObject_SetAttr(m, s_code, code) == 0 && PyObject_SetAttr(m, s_code_at, ca) == 0 &&
+        PyObject_SetAttr(m, s_handlers, handlers) == 0 && PyObject_SetAttr(m, s_annotations, empty) == 0)
+        rc = 0;
+    Py_XDECREF(a); Py_XDECREF(ni); Py_XDECREF(di); Py_XDECREF(ca); Py_XDECREF(empty);
+    return rc;
+}
+
+#define NEED(k) do { if ((k) > n) goto fallback; } while (0)
+
+static PyObject *class_rest(PyObject *self, PyObject *args) {
+    PyObject *data, *pool, *method_type, *tags_obj, *offsets;
+    Py_ssize_t start, count_arg;
+    if (!PyArg_ParseTuple(args, "SOOnOOn", &data, &pool, &method_type, &count_arg, &tags_obj, &offsets, &start))
+        return NULL;
+    if (!PyByteArray_Check(tags_obj) || !PyList_Check(offsets) || !PyType_Check(method_type)) {
+        PyErr_SetString(PyExc_TypeError, "bad pool");
+        return NULL;
+    }
+    const unsigned char *d = (const unsigned char *)PyBytes_AS_STRING(data);
+    size_t n = (size_t)PyBytes_GET_SIZE(data);
+    Pool p = {d, n, (unsigned)count_arg, (const unsigned char *)PyByteArray_AS_STRING(tags_obj), offsets};
+    if (PyList_GET_SIZE(offsets) != count_arg || PyByteArray_GET_SIZE(tags_obj) != count_arg) {
+        PyErr_SetString(PyExc_ValueError, "bad pool");
+        return NULL;
+    }
+    PyObject *interfaces = NULL, *methods = NULL, *method_ann = NULL, *class_ann = NULL, *bootstrap = NULL;
+    PyObject *result = NULL;
+    size_t pos = (size_t)start;
+    NEED(pos + 8);
+    unsigned access = be16(d + pos), this_index = be16(d + pos + 2), super_index = be16(d + pos + 4),
+             n_interfaces = be16(d + pos + 6);
+    pos += 8;
+    NEED(pos + 2 * (size_t)n_interfaces);
+    interfaces = PyTuple_New(n_interfaces);
+    if (interfaces == NULL) goto error;
+    for (unsigned k = 0; k < n_interfaces; k++) {
+        unsigned index = be16(d + pos + 2 * k);
+        if (!class_entry(&p, index)) goto fallback;
+        PyTuple_SET_ITEM(interfaces, k, PyLong_FromUnsignedLong(index));
+    }
+    pos += 2 * (size_t)n_interfaces;
+    if (!class_entry(&p, this_index)) goto fallback;
+    if (super_index && !class_entry(&p, super_index)) goto fallback;
+
+    NEED(pos + 2);
+    unsigned n_fields = be16(d + pos);
+    pos += 2;
+    for (unsigned k = 0; k < n_fields; k++) {
+        NEED(pos + 8);
+        unsigned n_attrs = be16(d + pos + 6);
+        pos += 8;
+        for (unsigned a = 0; a < n_attrs; a++) {
+            NEED(pos + 6);
+            pos += 6 + (size_t)be32(d + pos + 2);
+            NEED(pos);
+        }
+    }
+
+    NEED(pos + 2);
+    unsigned n_methods = be16(d + pos);
+    pos += 2;
+    methods = PyList_New(0);
+    method_ann = PyList_New(0);
+    if (methods == NULL || method_ann == NULL) goto error;
+    for (unsigned k = 0; k < n_methods; k++) {
+        NEED(pos + 8);
+        unsigned m_access = be16(d + pos), name_index = be16(d + pos + 2), desc_index = be16(d + pos + 4),
+                 n_attrs = be16(d + pos + 6);
+        pos += 8;
+        if (!(name_index > 0 && name_index < p.count && desc_index > 0 && desc_index < p.count)) goto fallback;
+        PyObject *code = NULL, *handlers = NULL, *ann = NULL;
+        Py_ssize_t code_at = -1;
+        int bad = 0;
+        for (unsigned a = 0; a < n_attrs && !bad; a++) {
+            if (pos + 6 > n) { bad = 1; break; }
+            unsigned attr_index = be16(d + pos);
+            size_t length = be32(d + pos + 2), body = pos + 6;
+            pos = body + length;
+            if (pos > n) { bad = 1; break; }
+            int which;
+            if (!attribute_kind(&p, attr_index, &which)) { bad = 1; break; }
+            if (which == 1) {
+                if (body + 8 > n) { bad = 1; break; }
+                size_t code_length = be32(d + body + 4), cstart = body + 8, code_end = cstart + code_length;
+                if (code_end + 2 > pos) { bad = 1; break; }
+                if (d[code_end] || d[code_end + 1]) {
+                    unsigned n_handlers = be16(d + code_end);
+                    size_t hp = code_end + 2;
+                    if (hp + 8 * (size_t)n_handlers > pos) { bad = 1; break; }
+                    PyObject *h = PyTuple_New(n_handlers);
+                    if (h == NULL) { bad = 2; break; }
+                    for (unsigned e = 0; e < n_handlers; e++)
+                        PyTuple_SET_ITEM(h, e, PyLong_FromUnsignedLong(be16(d + hp + 8 * e + 4)));
+                    Py_XSETREF(handlers, h);
+                }
+                PyObject *c = PyBytes_FromStringAndSize((const char *)d + cstart, (Py_ssize_t)code_length);
+                if (c == NULL) { bad = 2; break; }
+                Py_XSETREF(code, c);
+                code_at = (Py_ssize_t)cstart;
+            } else if (which == 2) {
+                if (ann == NULL && (ann = PyList_New(0)) == NULL) { bad = 2; break; }
+                int rc = annotation_types(&p, body, pos, ann);
+                if (rc <= 0) { bad = rc < 0 ? 2 : 1; break; }
+            }
+        }
+        if (!bad) {
+            PyObject *m = ((PyTypeObject *)method_type)->tp_alloc((PyTypeObject *)method_type, 0);
+            if (m == NULL ||
+                set_slots(m, m_access, pool, name_index, desc_index, code ? code : Py_None,
+                          handlers ? handlers : (handlers = PyTuple_New(0)), code_at) < 0 ||
+                PyList_Append(methods, m) < 0) {
+                bad = 2;
+            } else if (ann != NULL && PyList_GET_SIZE(ann)) {
+                PyObject *pair = Py_BuildValue("(IO)", k, ann);
+                if (pair == NULL || PyList_Append(method_ann, pair) < 0) bad = 2;
+                Py_XDECREF(pair);
+            }
+            Py_XDECREF(m);
+        }
+        Py_XDECREF(code);
+        Py_XDECREF(handlers);
+        Py_XDECREF(ann);
+        if (bad == 1) goto fallback;
+        if (bad == 2) goto error;
+    }
+
+    class_ann = PyList_New(0);
+    if (class_ann == NULL) goto error;
+    NEED(pos + 2);
+    unsigned n_attrs = be16(d + pos);
+    pos += 2;
+    for (unsigned a = 0; a < n_attrs; a++) {
+        NEED(pos + 6);
+        unsigned attr_index = be16(d + pos);
+        size_t length = be32(d + pos + 2), body = pos + 6;
+        if (body + length > n) goto fallback;
+        pos = body + length;
+        int which;
+        if (!attribute_kind(&p, attr_index, &which)) goto fallback;
+        if (which == 2) {
+            int rc = annotation_types(&p, body, body + length, class_ann);
+            if (rc < 0) goto error;
+            if (rc == 0) goto fallback;
+        } else if (which == 3) {
+            size_t bp = body, end = body + length;
+            if (bp + 2 > n) goto fallback;
+            unsigned count = be16(d + bp);
+            bp += 2;
+            PyObject *list = PyList_New(0);
+            if (list == NULL) goto error;
+            for (unsigned b = 0; b < count; b++) {
+                if (bp + 4 > n) { Py_DECREF(list); goto fallback; }
+                unsigned handle = be16(d + bp), n_args = be16(d + bp + 2);
+                bp += 4;
+                if (bp + 2 * (size_t)n_args > n) { Py_DECREF(list); goto fallback; }
+                PyObject *argt = PyTuple_New(n_args);
+                if (argt == NULL) { Py_DECREF(list); goto error; }
+                for (unsigned e = 0; e < n_args; e++)
+                    PyTuple_SET_ITEM(argt, e, PyLong_FromUnsignedLong(be16(d + bp + 2 * e)));
+                bp += 2 * (size_t)n_args;
+                PyObject *pair = Py_BuildValue("(IN)", handle, argt);
+                if (pair == NULL || PyList_Append(list, pair) < 0) { Py_XDECREF(pair); Py_DECREF(list); goto error; }
+                Py_DECREF(pair);
+            }
+            if (bp > end) { Py_DECREF(list); goto fallback; }
+            Py_XSETREF(bootstrap, list);
+        }
+    }
+    if (pos > n) goto fallback;
+    if (bootstrap == NULL && (bootstrap = PyList_New(0)) == NULL) goto error;
+    result = Py_BuildValue("(IIIIOOOOO)", be16(d + 6), access, this_index, super_index, interfaces, methods,
+                           method_ann, class_ann, bootstrap);
+    goto error; /* the common exit: drop the parts */
+fallback:
+    if (PyErr_Occurred()) goto error;
+    result = Py_None;
+    Py_INCREF(result);
+error:
+    Py_XDECREF(interfaces);
+    Py_XDECREF(methods);
+    Py_XDECREF(method_ann);
+    Py_XDECREF(class_ann);
+    Py_XDECREF(bootstrap);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"set_needles", set_needles, METH_O, "Set the Utf8 names the prefilter searches for."},
     {"walk_batch", walk_batch, METH_VARARGS, "Walk the plain entries of one window (see the file's comment)."},
+    {"class_pool", class_pool, METH_O, "Constant-pool tags and offsets of a class file, or None."},
+    {"class_rest", class_rest, METH_VARARGS, "The rest of a class file's structure, or None."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastwalk", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__fastwalk(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__fastwalk(void) {
+    static PyObject **names[] = {&s_access, &s_pool, &s_name_index, &s_desc_index, &s_name, &s_descriptor,
+                                 &s_code, &s_handlers, &s_annotations, &s_code_at};
+    static const char *texts[] = {"access", "_pool", "_name_index", "_desc_index", "_name", "_descriptor",
+                                  "code", "handlers", "annotations", "code_at"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        *names[i] = PyUnicode_InternFromString(texts[i]);
+        if (*names[i] == NULL) return NULL;
+    }
+    return PyModule_Create(&module);
+}
