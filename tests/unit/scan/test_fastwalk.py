@@ -16,7 +16,7 @@ import zlib
 import pytest
 from indexium_devstack import scankit as kit
 
-from indexium_indexer.scan import classfile, zipstream
+from indexium_indexer.scan import classfile, rules, zipstream
 from indexium_indexer.scan.archive import ScanLimits, scan_archive
 from indexium_indexer.scan.zipstream import Budget, ClassBatch, Reader, ZipWalk
 from indexium_jar.zip import entrysizes
@@ -281,3 +281,41 @@ def test_both_readings_fail_alike_on_damaged_classes(monkeypatch):
                 assert fast == python
                 errors += fast[0] == "error"
     assert errors > 1000  # most damage is caught, by both, with the same message
+
+
+def _hot(cls, data, fast: bool, monkeypatch):
+    monkeypatch.setattr(classfile, "FAST_PARSE", fast)  # also picks hot_methods' C steps
+    try:
+        return [m.code_at for m in rules.hot_methods(cls, data)]
+    except Exception as exc:  # noqa: BLE001 - both must fail alike
+        return repr(exc)
+
+
+def test_both_hot_methods_pick_the_same_methods(monkeypatch):
+    rng = random.Random(13)
+    picked = 0
+    for data in CLASSES + [_class(i, i % 2 == 0) for i in range(8)]:
+        variants = [data]
+        for _ in range(200):
+            b = bytearray(data)
+            b[rng.randrange(len(b))] = rng.randrange(256)
+            variants.append(bytes(b))
+        for v in variants:
+            monkeypatch.setattr(classfile, "FAST_PARSE", False)
+            try:
+                cls = classfile.parse_class(v)
+            except classfile.ClassFormatError:
+                continue
+            fast = _hot(cls, v, True, monkeypatch)
+            assert fast == _hot(cls, v, False, monkeypatch)
+            picked += bool(fast)
+    assert picked > 500
+
+
+def test_hot_methods_of_methods_not_made_by_parse_class(monkeypatch):
+    monkeypatch.setattr(classfile, "FAST_PARSE", True)
+    cls = classfile.parse_class(kit.runtime_exec_method())
+    (hot,) = rules.hot_methods(cls, cls.pool._data)
+    copy = classfile.Method(hot.access, cls.pool, hot.name_index, hot._desc_index, hot.code, hot.handlers)
+    cls.methods = [copy]  # code_at -1: the Python steps
+    assert rules.hot_methods(cls, cls.pool._data) == [copy]

@@ -31,6 +31,7 @@
 
 static unsigned char *needle_text[MAX_NEEDLES];
 static int needle_len[MAX_NEEDLES];
+static int needle_flags[MAX_NEEDLES]; /* hot_methods' sets: 1 owner, 2 type, 4 name, 8 string */
 static int n_needles;
 static unsigned char needle_lengths[256]; /* 1 where some needle has this length */
 
@@ -62,7 +63,7 @@ static int has_needles(const unsigned char *d, size_t n) {
 }
 
 static PyObject *set_needles(PyObject *self, PyObject *arg) {
-    PyObject *seq = PySequence_Fast(arg, "needles must be a sequence of bytes");
+    PyObject *seq = PySequence_Fast(arg, "needles must be a sequence of (bytes, flags)");
     if (seq == NULL) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     if (n > MAX_NEEDLES) {
@@ -74,10 +75,11 @@ static PyObject *set_needles(PyObject *self, PyObject *arg) {
     n_needles = 0;
     memset(needle_lengths, 0, sizeof needle_lengths);
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *pair = PySequence_Fast_GET_ITEM(seq, i), *item;
         char *text;
         Py_ssize_t len;
-        if (PyBytes_AsStringAndSize(item, &text, &len) < 0) {
+        int flags;
+        if (!PyArg_ParseTuple(pair, "Si", &item, &flags) || PyBytes_AsStringAndSize(item, &text, &len) < 0) {
             Py_DECREF(seq);
             return NULL;
         }
@@ -93,6 +95,7 @@ static PyObject *set_needles(PyObject *self, PyObject *arg) {
         }
         memcpy(needle_text[n_needles], text, (size_t)len);
         needle_len[n_needles] = (int)len;
+        needle_flags[n_needles] = flags;
         needle_lengths[len] = 1;
         n_needles++;
     }
@@ -182,6 +185,11 @@ static PyObject *walk_batch(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*nKKLLnK", &view, &pos, &base, &stop, &entries_left, &inflated_left,
                           &class_limit, &min_offset))
         return NULL;
+    if (n_needles == 0) { /* an empty prefilter would pass no class: rules.py sets them on import */
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_RuntimeError, "set_needles() first");
+        return NULL;
+    }
     const unsigned char *buf = view.buf;
     size_t size = (size_t)view.len;
     size_t limit = (size_t)class_limit;
@@ -702,10 +710,225 @@ error:
     return result;
 }
 
+/* ---- rules.hot_methods for classes parsed by parse_class ------------------------------------------
+ *
+ * hot_methods(data, pool data, pool end, tags, offsets, methods, bootstrap) -> [method index] | None:
+ * the same answer as rules.hot_methods, step by step (needles in the pool, the entries naming
+ * them, the member references using those, then each method's code for their indices). None
+ * when a method was not made by parse_class (code_at < 0): the Python version handles that. */
+
+static int needle_at(const unsigned char *d, size_t p, size_t end, int *flags, size_t *len_out) {
+    /* rules._NEEDLE_RE at p, the match wholly before end (finditer's endpos) */
+    if (p + 3 > end || d[p] != 1 || d[p + 1] != 0 || !needle_lengths[d[p + 2]]) return 0;
+    size_t len = d[p + 2];
+    if (p + 3 + len > end) return 0;
+    for (int i = 0; i < n_needles; i++) {
+        if ((size_t)needle_len[i] == len && memcmp(d + p + 3, needle_text[i], len) == 0) {
+            *flags = needle_flags[i];
+            *len_out = len;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+typedef struct { unsigned *v; size_t n, cap; } Set;
+
+static int set_has(const Set *s, unsigned x) {
+    for (size_t i = 0; i < s->n; i++) if (s->v[i] == x) return 1;
+    return 0;
+}
+static int set_add(Set *s, unsigned x) {
+    if (set_has(s, x)) return 1;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 16;
+        unsigned *v = realloc(s->v, cap * sizeof *v);
+        if (v == NULL) return 0;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = x;
+    return 1;
+}
+
+/* ConstantPool.find_refs: entries of ``tag`` whose first (second) u2 field is in ``targets``. */
+static int find_refs(const unsigned char *d, const unsigned char *tags, const size_t *offs, unsigned count,
+                     unsigned tag, const Set *targets, int second, Set *out) {
+    if (!targets->n) return 1;
+    for (unsigned i = 1; i < count; i++) {
+        if (tags[i] != tag) continue;
+        if (set_has(targets, be16(d + offs[i] + (second ? 2 : 0))) && !set_add(out, i)) return 0;
+    }
+    return 1;
+}
+
+static PyObject *hot_methods(PyObject *self, PyObject *args) {
+    PyObject *data_obj, *pool_data, *tags_obj, *offsets, *methods, *bootstrap;
+    Py_ssize_t pool_end;
+    if (!PyArg_ParseTuple(args, "SSnOOOO", &data_obj, &pool_data, &pool_end, &tags_obj, &offsets, &methods,
+                          &bootstrap))
+        return NULL;
+    if (!PyByteArray_Check(tags_obj) || !PyList_Check(offsets) || !PyList_Check(methods) || !PyList_Check(bootstrap) ||
+        PyByteArray_GET_SIZE(tags_obj) != PyList_GET_SIZE(offsets)) {
+        PyErr_SetString(PyExc_TypeError, "bad arguments");
+        return NULL;
+    }
+    const unsigned char *d = (const unsigned char *)PyBytes_AS_STRING(data_obj);
+    size_t dn = (size_t)PyBytes_GET_SIZE(data_obj);
+    const unsigned char *pd = (const unsigned char *)PyBytes_AS_STRING(pool_data);
+    size_t pn = (size_t)PyBytes_GET_SIZE(pool_data);
+    const unsigned char *tags = (const unsigned char *)PyByteArray_AS_STRING(tags_obj);
+    unsigned count = (unsigned)PyList_GET_SIZE(offsets);
+    size_t end = pool_end < 0 ? 0 : (size_t)pool_end;
+    if (end > dn) end = dn;
+    if ((size_t)pool_end > pn) {
+        PyErr_SetString(PyExc_ValueError, "pool end past the pool's bytes");
+        return NULL;
+    }
+    PyObject *result = NULL;
+    size_t *offs = count ? malloc(count * sizeof *offs) : NULL;
+    Set owners = {0}, types = {0}, names = {0}, strings = {0}, owners_only = {0}, type_classes = {0}, classes = {0},
+        nats = {0}, refs = {0}, constants = {0}, patterns2 = {0}, handles = {0};
+    size_t *starts = NULL, *ends = NULL, *index_of = NULL;
+    unsigned char *marked = NULL;
+    if (count && offs == NULL) { PyErr_NoMemory(); goto done; }
+    for (unsigned i = 0; i < count; i++) {
+        offs[i] = PyLong_AsSize_t(PyList_GET_ITEM(offsets, i));
+        if (offs[i] == (size_t)-1 && PyErr_Occurred()) goto done;
+        if (i && tags[i] && offs[i] + 4 > pn) goto python; /* not a pool parse_class made */
+    }
+    /* the needles in the pool, leftmost first and not overlapping (finditer) */
+    for (size_t p = 0; p < end;) {
+        int flags;
+        size_t len;
+        if (!needle_at(d, p, end, &flags, &len)) { p++; continue; }
+        /* ConstantPool.utf8_at(p): the Utf8 entry whose tag byte is at p */
+        size_t lo = 1, hi = count; /* bisect_left(offsets, p + 1, 1) */
+        while (lo < hi) { size_t mid = (lo + hi) / 2; if (offs[mid] < p + 1) lo = mid + 1; else hi = mid; }
+        if (lo < count && offs[lo] == p + 1 && tags[lo] == 1) {
+            unsigned index = (unsigned)lo;
+            if (((flags & 1) && !set_add(&owners, index)) || ((flags & 2) && !set_add(&types, index)) ||
+                ((flags & 4) && !set_add(&names, index)) || ((flags & 8) && !set_add(&strings, index))) {
+                PyErr_NoMemory();
+                goto done;
+            }
+        }
+        p += 3 + len;
+    }
+    for (size_t i = 0; i < owners.n; i++)
+        if (!set_has(&types, owners.v[i]) && !set_add(&owners_only, owners.v[i])) { PyErr_NoMemory(); goto done; }
+    if (!find_refs(pd, tags, offs, count, 7, &types, 0, &type_classes) ||
+        !find_refs(pd, tags, offs, count, 7, &types, 0, &classes) ||
+        !find_refs(pd, tags, offs, count, 7, &owners_only, 0, &classes) ||
+        !find_refs(pd, tags, offs, count, 12, &names, 0, &nats) ||
+        !find_refs(pd, tags, offs, count, 10, &classes, 0, &refs) ||
+        !find_refs(pd, tags, offs, count, 11, &classes, 0, &refs) ||
+        !find_refs(pd, tags, offs, count, 10, &nats, 1, &refs) ||
+        !find_refs(pd, tags, offs, count, 11, &nats, 1, &refs) ||
+        !find_refs(pd, tags, offs, count, 8, &strings, 0, &constants)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t i = 0; i < type_classes.n; i++)
+        if (!set_add(&constants, type_classes.v[i])) { PyErr_NoMemory(); goto done; }
+    /* patterns: u2 of every ref and constant, ldc of the constants below 256 (as 0x12 xx, a
+     * two-byte pattern too), and with lambdas naming a ref every InvokeDynamic entry's u2 */
+    for (size_t i = 0; i < refs.n; i++) if (!set_add(&patterns2, refs.v[i])) { PyErr_NoMemory(); goto done; }
+    for (size_t i = 0; i < constants.n; i++) {
+        if (!set_add(&patterns2, constants.v[i])) { PyErr_NoMemory(); goto done; }
+        if (constants.v[i] < 256 && !set_add(&patterns2, 0x1200u | constants.v[i])) { PyErr_NoMemory(); goto done; }
+    }
+    if (refs.n && PyList_GET_SIZE(bootstrap)) {
+        for (unsigned h = 1; h < count; h++)
+            if (tags[h] == 15 && set_has(&refs, be16(pd + offs[h] + 1)) && !set_add(&handles, h)) {
+                PyErr_NoMemory();
+                goto done;
+            }
+        int any = 0;
+        for (Py_ssize_t b = 0; b < PyList_GET_SIZE(bootstrap) && !any; b++) {
+            PyObject *pair = PyList_GET_ITEM(bootstrap, b);
+            PyObject *bargs = PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2 ? PyTuple_GET_ITEM(pair, 1) : NULL;
+            if (bargs == NULL || !PyTuple_Check(bargs)) { PyErr_SetString(PyExc_TypeError, "bad bootstrap"); goto done; }
+            for (Py_ssize_t a = 0; a < PyTuple_GET_SIZE(bargs); a++) {
+                long v = PyLong_AsLong(PyTuple_GET_ITEM(bargs, a));
+                if (v == -1 && PyErr_Occurred()) goto done;
+                if (v >= 0 && v < 65536 && set_has(&handles, (unsigned)v)) { any = 1; break; }
+            }
+        }
+        if (any)
+            for (unsigned i = 1; i < count; i++)
+                if (tags[i] == 18 && !set_add(&patterns2, i)) { PyErr_NoMemory(); goto done; }
+    }
+    result = PyList_New(0);
+    if (result == NULL || !patterns2.n) goto done;
+    /* the methods with code, their code's place in the file (increasing: parse order) */
+    Py_ssize_t n_methods = PyList_GET_SIZE(methods), n_code = 0;
+    starts = malloc((n_methods + 1) * sizeof *starts);
+    ends = malloc((n_methods + 1) * sizeof *ends);
+    index_of = malloc((n_methods + 1) * sizeof *index_of);
+    if (!starts || !ends || !index_of) { Py_CLEAR(result); PyErr_NoMemory(); goto done; }
+    for (Py_ssize_t k = 0; k < n_methods; k++) {
+        PyObject *m = PyList_GET_ITEM(methods, k);
+        PyObject *code = PyObject_GetAttr(m, s_code);
+        if (code == NULL) { Py_CLEAR(result); goto done; }
+        int has = code != Py_None && PyObject_IsTrue(code);
+        Py_ssize_t clen = has && PyBytes_Check(code) ? PyBytes_GET_SIZE(code) : -1;
+        Py_DECREF(code);
+        if (!has) continue;
+        PyObject *at = PyObject_GetAttr(m, s_code_at);
+        if (at == NULL) { Py_CLEAR(result); goto done; }
+        Py_ssize_t code_at = PyLong_AsSsize_t(at);
+        Py_DECREF(at);
+        if (code_at == -1 && PyErr_Occurred()) { Py_CLEAR(result); goto done; }
+        if (clen < 0 || code_at < 0) { /* not made by parse_class: the Python version */
+            Py_CLEAR(result);
+            goto python;
+        }
+        starts[n_code] = (size_t)code_at;
+        ends[n_code] = (size_t)code_at + (size_t)clen;
+        index_of[n_code] = (size_t)k;
+        n_code++;
+    }
+    if (!n_code) goto done;
+    size_t lo = starts[0], hi = ends[n_code - 1];
+    if (hi > pn) hi = pn;
+    marked = calloc((size_t)n_code, 1);
+    if (marked == NULL) { Py_CLEAR(result); PyErr_NoMemory(); goto done; }
+    for (size_t q = 0; q < patterns2.n; q++) {
+        unsigned char pat[2] = {(unsigned char)(patterns2.v[q] >> 8), (unsigned char)patterns2.v[q]};
+        for (size_t at = lo; at + 2 <= hi; at++) {
+            const unsigned char *f = memchr(pd + at, pat[0], hi - 1 - at);
+            if (f == NULL) break;
+            at = (size_t)(f - pd);
+            if (pd[at + 1] != pat[1]) continue;
+            size_t a = 0, b = (size_t)n_code; /* bisect_right(starts, at) - 1 */
+            while (a < b) { size_t mid = (a + b) / 2; if (starts[mid] <= at) a = mid + 1; else b = mid; }
+            size_t i = a - 1;
+            if (at + 2 <= ends[i]) marked[i] = 1;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n_code; i++) {
+        if (!marked[i]) continue;
+        PyObject *v = PyLong_FromSize_t(index_of[i]);
+        if (v == NULL || PyList_Append(result, v) < 0) { Py_XDECREF(v); Py_CLEAR(result); goto done; }
+        Py_DECREF(v);
+    }
+    goto done;
+python:
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    free(offs); free(starts); free(ends); free(index_of); free(marked);
+    free(owners.v); free(types.v); free(names.v); free(strings.v); free(owners_only.v); free(type_classes.v);
+    free(classes.v); free(nats.v); free(refs.v); free(constants.v); free(patterns2.v); free(handles.v);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"set_needles", set_needles, METH_O, "Set the Utf8 names the prefilter searches for."},
     {"walk_batch", walk_batch, METH_VARARGS, "Walk the plain entries of one window (see the file's comment)."},
     {"class_pool", class_pool, METH_O, "Constant-pool tags and offsets of a class file, or None."},
+    {"hot_methods", hot_methods, METH_VARARGS, "rules.hot_methods for a class parsed by parse_class."},
     {"class_rest", class_rest, METH_VARARGS, "The rest of a class file's structure, or None."},
     {NULL, NULL, 0, NULL},
 };

@@ -14,12 +14,8 @@ from dataclasses import dataclass, field
 from indexium_jar.zip.records import EOCD_SIG_BYTES, LOCAL_SIG_BYTES
 
 from .classfile import ClassFormatError, parse_class
-from . import zipstream
-from .rules import DEFAULT_THRESHOLD, NEEDLE_NAMES, Finding, has_needles, scan_class
+from .rules import DEFAULT_THRESHOLD, Finding, has_needles, scan_class  # rules gives the C walk its needles
 from .zipstream import Budget, ClassBatch, CorruptArchive, LimitExceeded, Reader, ZipWalk
-
-if zipstream._fastwalk is not None:  # the C walk's prefilter: the same names as has_needles
-    zipstream._fastwalk.set_needles(NEEDLE_NAMES)
 
 MiB = 1024 * 1024
 
