@@ -147,7 +147,8 @@ def test_both_walks_agree_with_the_indexers_sizes(jar, monkeypatch):
     every = {i.header_offset: i.compress_size for i in infos}
     some = {o: s for k, (o, s) in enumerate(sorted(every.items())) if k % 3 == 0}
     packed = entrysizes.unpack(entrysizes.pack(sorted(some.items())))
-    for sizes in (every, some, packed):
+    wrong = {o: s + (1 if k % 5 == 2 else 0) for k, (o, s) in enumerate(sorted(every.items()))}
+    for sizes in (every, some, packed, wrong):
         for chunk in (997, 65536):
             assert (_report(data, chunk, ScanLimits(), sizes, True, monkeypatch)
                     == _report(data, chunk, ScanLimits(), sizes, False, monkeypatch))

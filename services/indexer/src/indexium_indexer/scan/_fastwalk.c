@@ -5,12 +5,16 @@
  * An optimisation only, never a second implementation of the rules: zipstream.ZipWalk
  * calls walk_batch() when this module was built (`make env`), and walks in Python
  * otherwise. The batch takes only the entries whose handling has no branch: a local
- * header without a data descriptor or zip64 sizes, wholly inside the window, a `.class`
- * that is stored or deflated and inflates cleanly within its limits, or any other entry
- * that is skipped by its size. At anything else (a nested jar, an encrypted class, a
- * corrupt stream, a limit crossed, the end of the window, an offset the indexer sent a
- * size for) it stops *before* that entry, and the Python walk takes it: so every error
- * and every limit is still raised by the Python code, with its messages.
+ * header without zip64 sizes whose size is known (from the header, or from the indexer
+ * for one written with a data descriptor), wholly inside the window with its descriptor,
+ * a `.class` that is stored or deflated and inflates cleanly within its limits, or any
+ * other entry that is skipped by its size. At anything else (a nested jar, an encrypted
+ * class, a corrupt stream, a descriptor that disagrees, a limit crossed, the end of the
+ * window) it stops *before* that entry, and the Python walk takes it: so every error and
+ * every limit is still raised by the Python code, with its messages.
+ *
+ * The same module reads the structure of the classes that pass (class_pool, class_rest)
+ * and finds their methods worth walking (hot_methods), for classfile.py and rules.py.
  *
  * The window is walked and inflated without the GIL (the hashing thread runs meanwhile);
  * the GIL is taken back once per batch to make the results: the (offset, fingerprint)
@@ -107,7 +111,7 @@ typedef struct {
     uint64_t offset;
     const unsigned char *name;
     uint16_t nlen, flags, method;
-    uint32_t csize;
+    uint64_t csize;
     unsigned char *data; /* a passing class's bytes (malloc), or NULL */
     size_t dlen;
     int stored; /* data points into the window, not malloc */
@@ -169,32 +173,56 @@ static int ends_with(const unsigned char *name, size_t n, const char *tail, size
     return 1;
 }
 
-/* walk_batch(buf, pos, base, stop, entries_left, inflated_left, class_limit, min_offset)
+/* walk_batch(buf, pos, base, keys, sizes, entries_left, inflated_left, class_limit, min_offset)
  * -> (pos, entries, classes, inflated, walked, hits)
  *
- * buf[pos:] is the reader's window, base the stream offset of buf[0]; no entry at or past
- * the stream offset ``stop`` is taken, nor one before ``min_offset`` (headers only go
- * forward). walked: bytes of (offset, fingerprint) u64 pairs (native order, as array('Q')
- * reads them); hits: [(raw_name, flags, class bytes)]. */
+ * buf[pos:] is the reader's window, base the stream offset of buf[0]; keys and sizes (None,
+ * or array('Q') of equal length, keys increasing) are the compressed sizes the indexer sent
+ * (ZipWalk's ``sizes``: they override the local header's, and give the size of an entry
+ * written with a data descriptor, whose descriptor is then checked here). No entry before
+ * ``min_offset`` is taken (headers only go forward). walked: bytes of (offset, fingerprint)
+ * u64 pairs (native order, as array('Q') reads them); hits: [(raw_name, flags, bytes)]. */
 static PyObject *walk_batch(PyObject *self, PyObject *args) {
-    Py_buffer view;
+    Py_buffer view, kview = {0}, sview = {0};
     Py_ssize_t pos;
-    unsigned long long base, stop, min_offset;
+    unsigned long long base, min_offset;
     long long entries_left, inflated_left;
     Py_ssize_t class_limit;
-    if (!PyArg_ParseTuple(args, "y*nKKLLnK", &view, &pos, &base, &stop, &entries_left, &inflated_left,
-                          &class_limit, &min_offset))
+    PyObject *keys_obj, *sizes_obj;
+    if (!PyArg_ParseTuple(args, "y*nKOOLLnK", &view, &pos, &base, &keys_obj, &sizes_obj, &entries_left,
+                          &inflated_left, &class_limit, &min_offset))
         return NULL;
     if (n_needles == 0) { /* an empty prefilter would pass no class: rules.py sets them on import */
         PyBuffer_Release(&view);
         PyErr_SetString(PyExc_RuntimeError, "set_needles() first");
         return NULL;
     }
+    const uint64_t *keys = NULL, *known_sizes = NULL;
+    size_t n_keys = 0;
+    if (keys_obj != Py_None) {
+        if (PyObject_GetBuffer(keys_obj, &kview, PyBUF_SIMPLE) < 0) { PyBuffer_Release(&view); return NULL; }
+        if (PyObject_GetBuffer(sizes_obj, &sview, PyBUF_SIMPLE) < 0) {
+            PyBuffer_Release(&kview);
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        if (kview.len != sview.len || kview.len % 8) {
+            PyBuffer_Release(&kview);
+            PyBuffer_Release(&sview);
+            PyBuffer_Release(&view);
+            PyErr_SetString(PyExc_ValueError, "keys and sizes: u64 arrays of one length");
+            return NULL;
+        }
+        keys = kview.buf;
+        known_sizes = sview.buf;
+        n_keys = (size_t)kview.len / 8;
+    }
     const unsigned char *buf = view.buf;
     size_t size = (size_t)view.len;
     size_t limit = (size_t)class_limit;
     if (pos < 0 || (size_t)pos > size || class_limit < 0) {
         PyBuffer_Release(&view);
+        if (keys) { PyBuffer_Release(&kview); PyBuffer_Release(&sview); }
         PyErr_SetString(PyExc_ValueError, "bad window");
         return NULL;
     }
@@ -211,7 +239,14 @@ static PyObject *walk_batch(PyObject *self, PyObject *args) {
     size_t at = (size_t)pos;
     if (walked == NULL) {
         PyBuffer_Release(&view);
+        if (keys) { PyBuffer_Release(&kview); PyBuffer_Release(&sview); }
         return PyErr_NoMemory();
+    }
+    size_t j = 0; /* the first key at or after the window's first entry (bisect_left) */
+    if (n_keys) {
+        size_t lo = 0, hi = n_keys;
+        while (lo < hi) { size_t mid = (lo + hi) / 2; if (keys[mid] < base + at) lo = mid + 1; else hi = mid; }
+        j = lo;
     }
 
     Py_BEGIN_ALLOW_THREADS
@@ -221,16 +256,40 @@ static PyObject *walk_batch(PyObject *self, PyObject *args) {
         const unsigned char *h = buf + at;
         if (!(h[0] == 'P' && h[1] == 'K' && h[2] == 3 && h[3] == 4)) break;
         uint64_t offset = base + at;
-        if (offset >= stop || offset < min_offset) break;
+        if (offset < min_offset) break;
         if (kept_total >= KEPT_MAX) break; /* memory: a batch holds about one class at most */
         if (entries_left - (long long)n_walked <= 0) break;
         uint16_t flags = u16(h + 6), method = u16(h + 8);
         uint32_t csize = u32(h + 18), usize = u32(h + 22);
         uint16_t nlen = u16(h + 26), elen = u16(h + 28);
-        if (flags & FLAG_DESCRIPTOR) break;
         if (csize == 0xFFFFFFFFu || usize == 0xFFFFFFFFu) break;
+        /* ZipWalk._local's size_of(offset): the size the indexer sent (the last of equal keys) */
+        int has_known = 0;
+        uint64_t known = 0;
+        while (j < n_keys && keys[j] < offset) j++;
+        if (j < n_keys && keys[j] == offset) {
+            size_t k = j;
+            while (k + 1 < n_keys && keys[k + 1] == offset) k++;
+            has_known = 1;
+            known = known_sizes[k];
+        }
+        uint64_t csz;
+        if (flags & FLAG_DESCRIPTOR) {
+            if (!has_known) break; /* its end is found by inflating it: the Python walk */
+            csz = known;
+        } else {
+            csz = has_known ? known : csize;
+        }
         size_t header = LOCAL_SIZE + (size_t)nlen + elen;
-        if (size - at < header + csize) break;
+        if (size - at < header || csz > size - at - header) break;
+        size_t after = at + header + (size_t)csz, descriptor = 0;
+        if (flags & FLAG_DESCRIPTOR) { /* ZipWalk._descriptor, without zip64 (those stopped above) */
+            if (size - after < 16) break;
+            const unsigned char *q = buf + after;
+            size_t sig = (q[0] == 'P' && q[1] == 'K' && q[2] == 7 && q[3] == 8) ? 4 : 0;
+            if (u32(q + sig + 4) != (uint32_t)csz) break;
+            descriptor = sig + 12;
+        }
         const unsigned char *name = h + LOCAL_SIZE;
         const unsigned char *data = h + header;
         unsigned char *kept = NULL;
@@ -238,17 +297,17 @@ static PyObject *walk_batch(PyObject *self, PyObject *args) {
         int kept_in_window = 0;
         if (ends_with(name, nlen, ".class", 6, 0)) {
             if ((flags & FLAG_ENCRYPTED) || (method != 0 && method != 8)) break;
-            if ((size_t)csize > limit + (limit >> 2) + 1024) break;
+            if (csz > limit + (limit >> 2) + 1024) break;
             if (method == 0) {
-                if (csize > limit) break;
-                if (has_needles(data, csize)) {
+                if (csz > limit) break;
+                if (has_needles(data, (size_t)csz)) {
                     kept = (unsigned char *)data;
-                    kept_len = csize;
+                    kept_len = (size_t)csz;
                     kept_in_window = 1;
                 }
             } else {
                 size_t got;
-                if (!inflate_class(&z, data, csize, usize, limit, &scratch, &scratch_cap, &got)) break;
+                if (!inflate_class(&z, data, (uint32_t)csz, usize, limit, &scratch, &scratch_cap, &got)) break;
                 if (inflated_left - inflated - (long long)got < 0) break;
                 inflated += (long long)got;
                 if (has_needles(scratch, got)) {
@@ -274,11 +333,11 @@ static PyObject *walk_batch(PyObject *self, PyObject *args) {
         w->nlen = nlen;
         w->flags = flags;
         w->method = method;
-        w->csize = csize;
+        w->csize = csz;
         w->data = kept;
         w->dlen = kept_len;
         w->stored = kept_in_window;
-        at += header + csize;
+        at = after + descriptor;
         min_offset = offset + 1;
         kept_total += kept_len;
     }
@@ -300,7 +359,7 @@ static PyObject *walk_batch(PyObject *self, PyObject *args) {
         /* ZipWalk._print: hash((raw_name, method, compressed size)), the interpreter's keyed hash */
         PyObject *raw = PyBytes_FromStringAndSize((const char *)w->name, w->nlen);
         if (raw == NULL) goto done;
-        PyObject *key = Py_BuildValue("(OII)", raw, (unsigned int)w->method, (unsigned int)w->csize);
+        PyObject *key = Py_BuildValue("(OIK)", raw, (unsigned int)w->method, (unsigned long long)w->csize);
         if (key == NULL) { Py_DECREF(raw); goto done; }
         Py_hash_t hv = PyObject_Hash(key);
         Py_DECREF(key);
@@ -327,6 +386,7 @@ done:
     }
     free(walked);
     PyBuffer_Release(&view);
+    if (keys) { PyBuffer_Release(&kview); PyBuffer_Release(&sview); }
     return result;
 }
 

@@ -70,7 +70,6 @@ _PRINT_TAIL = struct.Struct("<HQ")
 OUT_CHUNK = 256 * 1024  # inflated bytes produced per step
 FIRST_PIECE = 4096  # compressed bytes first handed to the inflater when the entry's size is unknown
 _CONSUMED: tuple[bytes, ...] = ()  # Entry._data once read_all took the bytes
-_NO_STOP = U64_MAX
 # Whether ZipWalk(classes=...) hands plain entries to the C walk: it needs the module and the
 # interpreter's keyed hash for the fingerprints (tests set it to False to compare the walks).
 FAST_WALK = _fastwalk is not None and _HASH_IS_KEYED
@@ -269,7 +268,8 @@ class ZipWalk:
                  max_class_bytes: int | None = None):
         """``max_class_bytes``: lets entries() hand runs of plain entries to the C walk as
         :class:`ClassBatch` items (when it is built, see FAST_WALK): classes up to that size
-        are inflated and prefiltered there, every other entry but a nested jar is skipped."""
+        are inflated and prefiltered there, every other entry but a nested jar is skipped;
+        entries with a data descriptor only when ``sizes`` gives their size."""
         self._r = reader
         self._budget = budget
         # Never tested for truth: len() of EntrySizes builds a dict over every entry. Asked
@@ -281,9 +281,16 @@ class ZipWalk:
         self.entries_seen = 0
         self._next_record = 0  # where the next directory record usually is in _offsets
         self._class_limit = max_class_bytes if FAST_WALK else None
-        self._sized = None  # offsets the sizes answer, increasing: the C walk stops at each
+        self._keys = self._sizes = None  # the sizes for the C walk: offsets (increasing) and sizes
         if self._class_limit is not None and sizes is not None:
-            self._sized = sizes._offsets if isinstance(sizes, EntrySizes) else sorted(sizes)
+            if isinstance(sizes, EntrySizes):
+                self._keys, self._sizes = sizes._offsets, sizes._sizes
+            else:
+                try:
+                    pairs = sorted(sizes.items())
+                    self._keys, self._sizes = array("Q", [o for o, _ in pairs]), array("Q", [s for _, s in pairs])
+                except (TypeError, OverflowError):  # not offsets and sizes: the Python walk alone
+                    self._class_limit = None
 
     def _problem(self, text: str) -> None:
         if len(self.problems) < 20:
@@ -314,8 +321,8 @@ class ZipWalk:
             offset = r._base + start
             sig = buf[start : start + 4]
             if sig == LOCAL_SIG:
-                if self._class_limit is not None and not buf[start + 6] & FLAG_DESCRIPTOR:
-                    batch = self._batch(buf, start, offset)
+                if self._class_limit is not None and (self._keys is not None or not buf[start + 6] & FLAG_DESCRIPTOR):
+                    batch = self._batch(buf, start)
                     if batch is not None:
                         yield batch
                         continue
@@ -333,19 +340,13 @@ class ZipWalk:
             else:
                 raise CorruptArchive(f"unexpected record at offset {offset}")
 
-    def _batch(self, buf: bytes, start: int, offset: int) -> ClassBatch | None:
+    def _batch(self, buf: bytes, start: int) -> ClassBatch | None:
         """The plain entries from ``buf[start:]`` on, walked in C; None if it took none (the
         entry at ``start`` is then one only the Python walk handles)."""
         r, budget, offsets = self._r, self._budget, self._offsets
-        stop = _NO_STOP
-        if self._sized is not None:
-            keys = self._sized
-            i = bisect_left(keys, offset)
-            if i < len(keys):
-                stop = keys[i]
         pos, n, classes, inflated, walked, hits = _fastwalk.walk_batch(
-            buf, start, r._base, stop, budget.entries_left, budget.inflated_left, self._class_limit,
-            offsets[-1] + 1 if offsets else 0)
+            buf, start, r._base, self._keys, self._sizes, budget.entries_left, budget.inflated_left,
+            self._class_limit, offsets[-1] + 1 if offsets else 0)
         if not n:
             return None
         r._pos = pos
