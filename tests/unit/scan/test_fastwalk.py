@@ -97,7 +97,23 @@ def _cd_elsewhere_jar() -> bytes:
     return bytes(data)
 
 
+def _cd_reordered_jar() -> bytes:
+    """The directory's records in reverse order (legal: the JVM looks entries up by name), one
+    of them naming another size than its local header."""
+    data = _many_classes(60)
+    eocd = data.rfind(b"PK\x05\x06")
+    cd_size, cd_offset = struct.unpack_from("<II", data, eocd + 12)
+    records, at = [], cd_offset
+    while at < cd_offset + cd_size:
+        nlen, elen, clen = struct.unpack_from("<HHH", data, at + 28)
+        records.append(bytearray(data[at : at + 46 + nlen + elen + clen]))
+        at += 46 + nlen + elen + clen
+    struct.pack_into("<I", records[30], 20, struct.unpack_from("<I", records[30], 20)[0] + 1)
+    return data[:cd_offset] + b"".join(reversed(records)) + data[cd_offset + cd_size :]
+
+
 JARS = {
+    "cd-reordered": _cd_reordered_jar,
     "many": lambda: _many_classes(600),
     "many-stored": lambda: _many_classes(300, stored_every=2),
     "many-descriptors": lambda: _many_classes(200, descriptors=True),
@@ -206,6 +222,8 @@ def test_the_jars_hold_what_they_are_named_for(monkeypatch):
     assert any("C10.class: encrypted" in n for n in report("encrypted-class").notes)
     assert any("C12.class: encrypted or unsupported" in n for n in report("odd-method").notes)
     assert [f.rule for f in report("cd-elsewhere").findings if f.rule == "zip_structure"] == ["zip_structure"]
+    assert [f.detail for f in report("cd-reordered").findings if f.rule == "zip_structure"] == [
+        "central directory entry 'com/example/fw/C25.class' differs from its local header"]
     assert report("truncated").failure[0] == "corrupt_zip"
     assert report("many", max_class_bytes=600).failure[0] == "class_too_large"
     assert report("many", max_inflated=60_000).failure[0] == "inflate_limit"
@@ -320,3 +338,23 @@ def test_hot_methods_of_methods_not_made_by_parse_class(monkeypatch):
     copy = classfile.Method(hot.access, cls.pool, hot.name_index, hot._desc_index, hot.code, hot.handlers)
     cls.methods = [copy]  # code_at -1: the Python steps
     assert rules.hot_methods(cls, cls.pool._data) == [copy]
+
+
+def test_the_c_parts_do_the_work_when_built(monkeypatch):
+    """The comparisons above would pass if a C part never took anything: check each does."""
+    monkeypatch.setattr(zipstream, "FAST_WALK", True)
+    taken = []
+    real = zipstream._fastwalk.cd_batch
+
+    def spy(*args):
+        out = real(*args)
+        taken.append(out[1])
+        return out
+
+    monkeypatch.setattr(zipstream._fastwalk, "cd_batch", spy)
+    report = scan_archive(iter([JARS["many"]()]), ScanLimits())
+    assert sum(taken) >= report.entries - 2  # all but the last record (and any past a window's end)
+    cls = classfile.parse_class(kit.update_checker())
+    found = zipstream._fastwalk.hot_methods(cls.pool._data, cls.pool._data, cls.pool.end, cls.pool._tags,
+                                            cls.pool._offsets, cls.methods, cls.bootstrap_methods)
+    assert found is not None and [cls.methods[i] for i in found] == rules.hot_methods(cls, cls.pool._data) != []

@@ -984,9 +984,62 @@ done:
     return result;
 }
 
+/* cd_batch(buf, pos, offsets, prints, next_record) -> (pos, records, next_record)
+ *
+ * ZipWalk._central_directory's common case for a run of records: each one in the window,
+ * without zip64 values, pointing at the local header walked in the same place of the order
+ * with the same fingerprint, and followed in the window by the next record's signature.
+ * It stops before any other record (the last one among them), which the Python loop takes.
+ * ``pos`` is where the Python loop stands: at a record's body, after its signature. */
+static PyObject *cd_batch(PyObject *self, PyObject *args) {
+    Py_buffer view, oview, pview;
+    Py_ssize_t pos, next;
+    if (!PyArg_ParseTuple(args, "y*ny*y*n", &view, &pos, &oview, &pview, &next)) return NULL;
+    PyObject *result = NULL;
+    const unsigned char *buf = view.buf;
+    size_t size = (size_t)view.len, at = (size_t)pos, i = (size_t)next, records = 0;
+    const uint64_t *offsets = oview.buf, *prints = pview.buf;
+    size_t n_offsets = (size_t)oview.len / 8;
+    if (pos < 0 || (size_t)pos > size || next < 0 || oview.len != pview.len) {
+        PyErr_SetString(PyExc_ValueError, "bad arguments");
+        goto done;
+    }
+    for (;;) { /* at: a record's body, its signature already read (as the Python loop has it) */
+        if (size - at < 42 + 4) break;
+        const unsigned char *h = buf + at;
+        uint16_t method = u16(h + 6);
+        uint32_t csize = u32(h + 16), usize = u32(h + 20), offset = u32(h + 38);
+        size_t nlen = u16(h + 24), elen = u16(h + 26), clen = u16(h + 28);
+        if (csize == 0xFFFFFFFFu || usize == 0xFFFFFFFFu || offset == 0xFFFFFFFFu) break;
+        size_t record = 42 + nlen + elen + clen;
+        if (size - at < record + 4) break;
+        const unsigned char *q = h + record;
+        if (!(q[0] == 'P' && q[1] == 'K' && q[2] == 1 && q[3] == 2)) break;
+        if (i >= n_offsets || offsets[i] != offset) break;
+        PyObject *raw = PyBytes_FromStringAndSize((const char *)h + 42, (Py_ssize_t)nlen);
+        if (raw == NULL) goto done;
+        PyObject *key = Py_BuildValue("(NII)", raw, (unsigned int)method, (unsigned int)csize);
+        if (key == NULL) goto done;
+        Py_hash_t hv = PyObject_Hash(key);
+        Py_DECREF(key);
+        if (hv == -1 && PyErr_Occurred()) goto done;
+        if (prints[i] != (uint64_t)hv) break;
+        i++;
+        records++;
+        at += record + 4; /* and the next signature */
+    }
+    result = Py_BuildValue("(nnn)", (Py_ssize_t)at, (Py_ssize_t)records, (Py_ssize_t)i);
+done:
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&oview);
+    PyBuffer_Release(&pview);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"set_needles", set_needles, METH_O, "Set the Utf8 names the prefilter searches for."},
     {"walk_batch", walk_batch, METH_VARARGS, "Walk the plain entries of one window (see the file's comment)."},
+    {"cd_batch", cd_batch, METH_VARARGS, "Check a run of central directory records (see above)."},
     {"class_pool", class_pool, METH_O, "Constant-pool tags and offsets of a class file, or None."},
     {"hot_methods", hot_methods, METH_VARARGS, "rules.hot_methods for a class parsed by parse_class."},
     {"class_rest", class_rest, METH_VARARGS, "The rest of a class file's structure, or None."},

@@ -531,9 +531,16 @@ class ZipWalk:
         # Every record checked; the common case (the records in local-header order, each
         # matching its header's fingerprint) without a call, the rest by _check_record.
         offsets, prints, fingerprint, n_offsets = self._offsets, self._prints, self._print, len(self._offsets)
+        fast = self._class_limit is not None  # runs of records checked in C (cd_batch)
         while True:
             buf, start = r._buf, r._pos
             end = len(buf)
+            if fast:
+                at, n, self._next_record = _fastwalk.cd_batch(buf, start, offsets, prints, self._next_record)
+                if n:
+                    r._pos = at
+                    seen += n
+                    continue
             if end - start < body:
                 buf, start, end = r.window(body)
                 if end - start < body:
