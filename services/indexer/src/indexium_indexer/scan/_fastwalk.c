@@ -393,9 +393,10 @@ done:
 
 /* ---- class files: the structure classfile._parse reads, for the classes that pass the prefilter ----
  *
- * class_pool(data) -> (count, tags, offsets, end) | None and class_rest(data, pool, Method) ->
- * (major, access, this, super, interfaces, methods, method annotations, class annotations,
- * bootstrap methods) | None read what classfile._parse reads, with every check it makes.
+ * class_pool(data) -> (count, tags, offsets, end) | None and class_rest(data, pool, Method, ...)
+ * -> (major, access, name, super name, interfaces, methods, [(method, annotation types)],
+ * annotation types, bootstrap methods) | None read what classfile._parse reads, with every
+ * check it makes (names as str, decoded as ConstantPool.utf8 decodes ASCII).
  * Like the walk they take only what has no branch to an error: at anything _parse would
  * raise on (and at names that are not ASCII, whose decoding Python does) they answer None
  * and parse_class runs _parse, which raises with its own message. */
@@ -514,6 +515,19 @@ static int attribute_kind(const Pool *p, unsigned index, int *which) {
     return 1;
 }
 
+/* The text of a Utf8 entry ascii_utf8 accepted, as ConstantPool.utf8 decodes it (ASCII: the same). */
+static PyObject *utf8_str(const Pool *p, unsigned index) {
+    size_t at;
+    if (!pool_offset(p, index, &at)) return NULL;
+    return PyUnicode_DecodeASCII((const char *)p->d + at + 2, (Py_ssize_t)be16(p->d + at), NULL);
+}
+
+static PyObject *class_str(const Pool *p, unsigned index) { /* ConstantPool.class_name, class_entry accepted */
+    size_t at;
+    if (!pool_offset(p, index, &at)) return NULL;
+    return utf8_str(p, be16(p->d + at));
+}
+
 static int element_value(const Pool *p, size_t *pos, int depth);
 
 /* classfile._annotation: the type checked, the pairs walked; 0 where _parse would raise. */
@@ -557,7 +571,7 @@ static int element_value(const Pool *p, size_t *pos, int depth) {
     }
 }
 
-/* classfile._annotation_types over [pos, end): appends the outer types' indices to ``out``. */
+/* classfile._annotation_types over [pos, end): appends the outer types (str) to ``out``. */
 static int annotation_types(const Pool *p, size_t pos, size_t end, PyObject *out) {
     if (pos + 2 > p->n) return 0;
     unsigned count = be16(p->d + pos);
@@ -565,7 +579,7 @@ static int annotation_types(const Pool *p, size_t pos, size_t end, PyObject *out
     for (unsigned k = 0; k < count; k++) {
         unsigned type;
         if (!annotation(p, &pos, 0, &type)) return 0;
-        PyObject *v = PyLong_FromUnsignedLong(type);
+        PyObject *v = utf8_str(p, type);
         if (v == NULL || PyList_Append(out, v) < 0) { Py_XDECREF(v); return -1; }
         Py_DECREF(v);
     }
@@ -610,6 +624,7 @@ static PyObject *class_rest(PyObject *self, PyObject *args) {
         return NULL;
     }
     PyObject *interfaces = NULL, *methods = NULL, *method_ann = NULL, *class_ann = NULL, *bootstrap = NULL;
+    PyObject *name = NULL, *super_name = NULL;
     PyObject *result = NULL;
     size_t pos = (size_t)start;
     NEED(pos + 8);
@@ -622,11 +637,23 @@ static PyObject *class_rest(PyObject *self, PyObject *args) {
     for (unsigned k = 0; k < n_interfaces; k++) {
         unsigned index = be16(d + pos + 2 * k);
         if (!class_entry(&p, index)) goto fallback;
-        PyTuple_SET_ITEM(interfaces, k, PyLong_FromUnsignedLong(index));
     }
-    pos += 2 * (size_t)n_interfaces;
     if (!class_entry(&p, this_index)) goto fallback;
     if (super_index && !class_entry(&p, super_index)) goto fallback;
+    for (unsigned k = 0; k < n_interfaces; k++) {
+        PyObject *text = class_str(&p, be16(d + pos + 2 * k));
+        if (text == NULL) goto error;
+        PyTuple_SET_ITEM(interfaces, k, text);
+    }
+    pos += 2 * (size_t)n_interfaces;
+    name = class_str(&p, this_index);
+    if (name == NULL) goto error;
+    if (super_index) {
+        if ((super_name = class_str(&p, super_index)) == NULL) goto error;
+    } else {
+        super_name = Py_None;
+        Py_INCREF(super_name);
+    }
 
     NEED(pos + 2);
     unsigned n_fields = be16(d + pos);
@@ -754,7 +781,7 @@ static PyObject *class_rest(PyObject *self, PyObject *args) {
     }
     if (pos > n) goto fallback;
     if (bootstrap == NULL && (bootstrap = PyList_New(0)) == NULL) goto error;
-    result = Py_BuildValue("(IIIIOOOOO)", be16(d + 6), access, this_index, super_index, interfaces, methods,
+    result = Py_BuildValue("(IIOOOOOOO)", be16(d + 6), access, name, super_name, interfaces, methods,
                            method_ann, class_ann, bootstrap);
     goto error; /* the common exit: drop the parts */
 fallback:
@@ -762,6 +789,8 @@ fallback:
     result = Py_None;
     Py_INCREF(result);
 error:
+    Py_XDECREF(name);
+    Py_XDECREF(super_name);
     Py_XDECREF(interfaces);
     Py_XDECREF(methods);
     Py_XDECREF(method_ann);

@@ -334,16 +334,10 @@ def _parse_fast(data: bytes) -> ClassFile | None:
     rest = _c_rest(data, pool, Method, count, tags, offsets, end)
     if rest is None:
         return None
-    major, access, this_index, super_index, interface_indices, methods, method_annotations, annotations, \
-        bootstrap = rest
-    class_name, utf8 = pool.class_name, pool.utf8
-    interfaces = tuple(class_name(i) for i in interface_indices)
-    name = class_name(this_index)
-    super_name = class_name(super_index) if super_index else None
+    major, access, name, super_name, interfaces, methods, method_annotations, annotations, bootstrap = rest
     for i, types in method_annotations:
-        methods[i].annotations = tuple(utf8(t) for t in types)
-    return ClassFile(major, access, name, super_name, interfaces, tuple(utf8(t) for t in annotations), methods,
-                     pool, bootstrap)
+        methods[i].annotations = tuple(types)
+    return ClassFile(major, access, name, super_name, interfaces, tuple(annotations), methods, pool, bootstrap)
 
 
 def _parse(data: bytes) -> ClassFile:
