@@ -148,3 +148,16 @@ def test_deflate_stream_longer_than_declared_is_corrupt():
     struct.pack_into("<I", data, 18, 10)  # local header: compressed size 10 (too small)
     assert scan(bytes(data)).failure[0] == "corrupt_zip"
     assert len(body) > 10
+
+
+def test_a_method_name_that_is_not_modified_utf8_is_a_malformed_class_not_a_failed_scan():
+    # The parse decodes method names only when a rule asks; one that does not decode used to
+    # escape as UnicodeDecodeError and fail the whole scan (and its retries).
+    data = bytearray(kit.update_checker())
+    at = data.find(b"\x01\x00\x05check")
+    data[at + 3 : at + 5] = b"\xedA"
+    report = scan(kit.zip_entries([("a/B.class", bytes(data), True), ("a/C.class", kit.runtime_exec_method(), True)]))
+    assert report.failure is None
+    assert [(f.rule, f.path, f.detail) for f in report.findings][0] == (
+        "malformed_class", "a/B.class", "malformed class file (UnicodeDecodeError)")
+    assert "runtime_exec" in rules(report)  # the scan went on past it

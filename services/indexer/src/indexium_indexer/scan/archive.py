@@ -118,4 +118,9 @@ def _class(data: bytes, path: str, report: ArchiveReport, limits: ScanLimits) ->
     except ClassFormatError as exc:
         # It names dangerous APIs and we cannot read it: an operator should look.
         findings = [Finding("malformed_class", limits.threshold, "archive", path, detail=str(exc)[:200])]
+    except UnicodeDecodeError as exc:
+        # A name the parse does not decode (a method's, decoded when the rules ask for it) that
+        # is not even modified UTF-8: the same, instead of the whole scan failing on it.
+        findings = [Finding("malformed_class", limits.threshold, "archive", path,
+                            detail=f"malformed class file ({type(exc).__name__})")]
     report.add(findings, limits.max_findings)
