@@ -75,9 +75,23 @@ static PyObject *set_needles(PyObject *self, PyObject *arg) {
         PyErr_SetString(PyExc_ValueError, "too many needles");
         return NULL;
     }
-    for (int i = 0; i < n_needles; i++) PyMem_Free(needle_text[i]);
-    n_needles = 0;
-    memset(needle_lengths, 0, sizeof needle_lengths);
+    if (n_needles) { /* set once: a batch reads them without the GIL, so they are never freed */
+        int same = n == n_needles;
+        for (Py_ssize_t i = 0; same && i < n; i++) {
+            PyObject *item;
+            int flags;
+            if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "Si", &item, &flags)) {
+                Py_DECREF(seq);
+                return NULL;
+            }
+            same = PyBytes_GET_SIZE(item) == needle_len[i] && flags == needle_flags[i] &&
+                   memcmp(PyBytes_AS_STRING(item), needle_text[i], (size_t)needle_len[i]) == 0;
+        }
+        Py_DECREF(seq);
+        if (same) Py_RETURN_NONE; /* rules.py imported again */
+        PyErr_SetString(PyExc_RuntimeError, "the needles are set already, to others");
+        return NULL;
+    }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *pair = PySequence_Fast_GET_ITEM(seq, i), *item;
         char *text;
