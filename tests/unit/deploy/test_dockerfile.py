@@ -122,3 +122,16 @@ def test_the_build_context_holds_only_what_the_image_needs():
     assert included == {"pyproject.toml", "uv.lock", "libs", "services"}
     copied = [rest for i, rest in _stages()[0] if i == "COPY"]
     assert copied == [". ."]
+
+
+def test_the_build_stage_compiles_the_scan_walk_into_the_installed_package():
+    """The scan's C walk (docs/scan.md) is built after the install, into it, and a failed
+    compile fails the image instead of shipping the slower Python walk."""
+    build = _stages()[0]
+    runs = [rest for i, rest in build if i == "RUN"]
+    sync = next(n for n, rest in enumerate(runs) if "uv sync" in rest)
+    compiles = [n for n, rest in enumerate(runs) if "build_fastwalk.py" in rest]
+    assert compiles and compiles[0] > sync, "compiled into the installed package, after uv sync"
+    line = runs[compiles[0]]
+    assert "--installed" in line and "--require" in line
+    assert any("zlib1g-dev" in rest and "gcc" in rest for rest in runs[:compiles[0]])
