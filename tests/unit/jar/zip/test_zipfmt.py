@@ -356,6 +356,9 @@ def test_directory_lookup_of_names_in_utf8_or_cp437():
     data = raw_zip([Raw("café/ü.txt".encode(), b"u", flags=0x800), Raw(b"caf\x82", b"c"),
                     Raw(b"caf\xc3\xa9", b"unflagged, so CP437")])
     directory = directory_of(data)
+    # membership before any lookup: non-ASCII names are decided by building the entry
+    assert "café" in directory and "caf├⌐" in directory and "café/ü.txt" in directory
+    assert "cafÃ©" not in directory and "caf" not in directory
     assert directory.entry("café/ü.txt").name == "café/ü.txt"
     assert directory.entry("café").name_size == 4  # the CP437 record, not the unflagged UTF-8 bytes
     assert directory.entry("caf├⌐") is not None
@@ -380,9 +383,15 @@ def test_directory_lookups_agree_with_parsing_every_record(names):
     in_place = CentralDirectory(data[: info.cd_offset + info.cd_size] + after, start=info.cd_offset,
                                 end=info.cd_offset + info.cd_size)
     last = {e.name: e for e in everything}
+    asked = {*names, "fabric", "META-INF/jars", "nothing", "a" * 39, "examplemod/textures/gui/icon.png"}
+    # Membership asked of a fresh directory (short ASCII names answer from the name index
+    # without building the entry) agrees with the lookup.
+    fresh = CentralDirectory(data[: info.cd_offset + info.cd_size] + after, start=info.cd_offset,
+                             end=info.cd_offset + info.cd_size)
+    assert {name for name in asked if name in fresh} == {name for name in asked if name in last}
     for directory in (directory_of(data), in_place):
         assert directory.entries() == everything
-        for name in {*names, "fabric", "META-INF/jars", "nothing", "a" * 39, "examplemod/textures/gui/icon.png"}:
+        for name in asked:
             assert directory.entry(name) == last.get(name)
             assert directory.entry(name) == last.get(name) and (name in directory) == (name in last)  # asked again
         for prefix in ("META-INF/jar", "fabric", "a/", "assets/examplemod/textures/gui/ic", "a" * 39):

@@ -272,9 +272,11 @@ class CentralDirectory:
         pos = self._walk(start, min(max(joint, start), end))
         if pos == joint < end and suffix is not None and suffix._hi + shift == end and (
                 data[joint:end] == suffix._data[joint - shift : end - shift]):
-            self._starts += [p + shift for p in suffix._starts] if shift else suffix._starts
-            self._index.update({raw: p + shift for raw, p in suffix._index.items()})
-            self._streamed += [p + shift for p in suffix._streamed]
+            # map() over int.__add__ runs in C: the suffix holds hundreds of records.
+            moved = shift.__add__
+            self._starts += map(moved, suffix._starts) if shift else suffix._starts
+            self._index.update(zip(suffix._index, map(moved, suffix._index.values())))
+            self._streamed += map(moved, suffix._streamed)
             pos = end
         elif pos < end:
             pos = self._walk(pos, end)
@@ -309,7 +311,14 @@ class CentralDirectory:
         return len(self._starts)
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self.entry(name) is not None
+        if not isinstance(name, str):
+            return False
+        if len(name) <= INDEXED_NAME_BYTES and name.isascii():
+            # An ASCII name reads the same as UTF-8 and as CP437, so its bytes alone decide
+            # (entry() would build the entry to compare names): the reader asks this of a
+            # dozen manifest paths per directory, most of them absent.
+            return name.encode("ascii") in self._index
+        return self.entry(name) is not None
 
     def __iter__(self):
         """Every name, in directory order (builds every entry)."""
