@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from yarl import URL
 
-from indexium_jar.errors import AssetNotFound, HttpError, TooManyRedirects
-from indexium_jar.http.hops import follow_redirects, redirect_target, status_error
+import aiohttp
+
+from indexium_jar.errors import AssetNotFound, FetchTimeout, HttpError, NetworkError, TooManyRedirects
+from indexium_jar.http.hops import follow_redirects, redirect_target, status_error, transport_errors
 
 BASE = URL("https://github.com/o/r/releases/download/v1/a.jar")
 
@@ -50,3 +52,26 @@ async def test_every_hop_is_checked_and_the_count_is_bounded():
     checked.clear()
     assert await follow_redirects(BASE, 2, check, once) == "done"
     assert [u.host for u in checked] == ["github.com", "cdn.example"]
+
+
+def test_transport_errors_map_to_the_typed_errors_and_let_the_rest_through():
+    with transport_errors("cdn.example", "no answer in 5 s"):
+        pass  # nothing raised: nothing to map
+    with pytest.raises(FetchTimeout) as timeout:
+        with transport_errors("cdn.example", "no answer in 5 s"):
+            raise TimeoutError
+    assert timeout.value.message == "no answer in 5 s" and timeout.value.retryable
+    assert timeout.value.__cause__ is None and timeout.value.__suppress_context__
+    for failure in (aiohttp.ClientConnectionError("reset"), ConnectionResetError(), OSError("unreachable")):
+        with pytest.raises(NetworkError) as network:
+            with transport_errors("cdn.example", "no answer in 5 s"):
+                raise failure
+        assert network.value.message == f"{type(failure).__name__} talking to cdn.example"
+    mine = HttpError(416)
+    with pytest.raises(HttpError) as kept:
+        with transport_errors("cdn.example", "no answer in 5 s"):
+            raise mine
+    assert kept.value is mine  # the reader's own errors pass unchanged
+    with pytest.raises(ValueError):
+        with transport_errors("cdn.example", "no answer in 5 s"):
+            raise ValueError("a bug of ours is not a network error")

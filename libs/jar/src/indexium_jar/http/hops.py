@@ -6,9 +6,8 @@ in both stages).
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
@@ -61,17 +60,28 @@ def status_error(status: int, retry_after: float | None = None) -> JarReadError:
     return HttpError(status, retry_after=retry_after)
 
 
-@contextlib.contextmanager
-def transport_errors(host: str | None, timeout_message: str) -> Iterator[None]:
-    """Timeouts and connection failures inside the block as FetchTimeout / NetworkError."""
-    try:
-        yield
-    except JarReadError:
-        raise
-    except TimeoutError:
-        raise FetchTimeout(timeout_message) from None
-    except (aiohttp.ClientError, OSError) as exc:
-        raise NetworkError(f"{type(exc).__name__} talking to {host}") from None
+class transport_errors:  # noqa: N801 (used like the context manager function it was)
+    """Timeouts and connection failures inside the block as FetchTimeout / NetworkError.
+
+    A class rather than ``contextlib.contextmanager``: the range reader enters one per HTTP
+    exchange, and a generator-based manager cost more than the exchange's own bookkeeping."""
+
+    __slots__ = ("_host", "_timeout_message")
+
+    def __init__(self, host: str | None, timeout_message: str) -> None:
+        self._host, self._timeout_message = host, timeout_message
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _tb: object) -> bool:
+        if exc is None or isinstance(exc, JarReadError):
+            return False
+        if isinstance(exc, TimeoutError):
+            raise FetchTimeout(self._timeout_message) from None
+        if isinstance(exc, (aiohttp.ClientError, OSError)):
+            raise NetworkError(f"{type(exc).__name__} talking to {self._host}") from None
+        return False
 
 
 def parse_retry_after(value: str | None) -> float | None:

@@ -91,9 +91,10 @@ class HttpRangeSource:
         }
         # Ranges address the stored bytes; a compressed transfer would shift them.
         self._headers["Accept-Encoding"] = "identity"
+        self._hop_headers: dict[tuple[str, str | None, int | None], dict[str, str]] = {}
         self._resolved: URL | None = None
         self._reresolved = False
-        self._reresolve_lock = asyncio.Lock()
+        self._reresolve_lock: asyncio.Lock | None = None  # made by the first 403 (rare)
         self._public_hosts: set[tuple[str, int | None]] = set()
         self._whole: bytes | None = None
         self._etag: str | None = None
@@ -132,6 +133,8 @@ class HttpRangeSource:
         if reply.status == 403 and start != self._origin:
             # The signed URL expired. The first request to notice resolves the chain
             # again (once per file); concurrent ones wait and use the fresh URL.
+            if self._reresolve_lock is None:  # no await since the check: one lock per source
+                self._reresolve_lock = asyncio.Lock()
             async with self._reresolve_lock:
                 if self._resolved == start and not self._reresolved:
                     self._reresolved = True
@@ -158,15 +161,18 @@ class HttpRangeSource:
     # --- one HTTP exchange --------------------------------------------------------------
 
     def _headers_for(self, url: URL, want: _Want | None) -> dict[str, str]:
-        headers = dict(self._headers)
-        same_origin = (url.host, url.port) == (self._origin.host, self._origin.port) and not (
-            self._origin.scheme == "https" and url.scheme != "https"
-        )
-        if not same_origin:
-            headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
-        if want is not None:
-            headers["Range"] = want.header
-        return headers
+        key = (url.scheme, url.host, url.port)
+        base = self._hop_headers.get(key)
+        if base is None:
+            same_origin = (url.host, url.port) == (self._origin.host, self._origin.port) and not (
+                self._origin.scheme == "https" and url.scheme != "https"
+            )
+            base = dict(self._headers)
+            if not same_origin:
+                base = {k: v for k, v in base.items() if k.lower() != "authorization"}
+            # Per host of the chain, decided once: a jar's reads go to the same two hosts.
+            base = self._hop_headers[key] = base
+        return {**base, "Range": want.header} if want is not None else dict(base)
 
     async def _exchange(self, url: URL, want: _Want | None) -> _Reply:
         self.stats.requests += 1
@@ -199,7 +205,7 @@ class HttpRangeSource:
         match = _CONTENT_RANGE.fullmatch(resp.headers.get("Content-Range", "").strip())
         if match is None:
             raise HttpError(206, "missing or invalid Content-Range")
-        first, last, total = (int(g) for g in match.groups())
+        first, last, total = map(int, match.groups())
         self._same_file(total, resp.headers.get("ETag"))
         start, end = want.expected(total)
         if (first, last + 1) != (start, end):
