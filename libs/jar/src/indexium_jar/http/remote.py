@@ -414,13 +414,18 @@ class RemoteJar:
         total = sum(end - start for start, end in ranges)
         if self.stats.bytes_fetched + total > self._policy.max_fetch_bytes:
             raise FetchLimitExceeded(f"reading would exceed {self._policy.max_fetch_bytes} bytes")
-        tasks = [asyncio.ensure_future(self._source.fetch(start, end)) for start, end in ranges]
-        try:
-            results = await asyncio.gather(*tasks)
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+        if len(ranges) == 1:
+            # Most rounds are one request: awaited in place, not as a task of its own (a
+            # task and a gather per round cost more than the planning of the round).
+            results = [await self._source.fetch(*ranges[0])]
+        else:
+            tasks = [asyncio.ensure_future(self._source.fetch(start, end)) for start, end in ranges]
+            try:
+                results = await asyncio.gather(*tasks)
+            except BaseException:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
         for offset, data in results:
             self._store.add(offset, data)
