@@ -16,7 +16,7 @@ from indexium_db.pool import connect
 from indexium_db.queries import catalog as catalog_q, facets as facets_q, indexed, mods as mods_q
 from indexium_db.queries import versions as versions_q
 from indexium_db import searchindex
-from indexium_db.querytext import PREFIX_MIN_CHARS
+from indexium_db.querytext import PREFIX_MIN_CHARS, normalized
 from indexium_db.searchindex import Lexicon, plain_words
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
@@ -314,3 +314,70 @@ def test_the_fuzzy_pass_narrowed_in_postgresql_or_in_process_is_the_sql_paths(ca
                 sql, ours = _both(catalogue, sq)
                 assert ours == sql, sq
     assert sum(1 for n in fuzzy if n) >= 5  # the fuzzy pass ran, and found names
+
+
+def test_relevance_in_process_is_postgresqls_rank_expression_to_the_bit(catalogue):
+    """SearchIndex.relevance (tsrank's ts_rank, the name bonus, popularity) against
+    catalog.rank_expression over every match of many queries; and the same matches."""
+    runner, conn, index = catalogue
+    rng = random.Random(5)
+    queries = [" ".join(rng.sample(WORDS, rng.randint(1, 3))) for _ in range(150)]
+    queries += [q[:-2] for q in queries[:40]] + ["olga's magic", "Olga's Ma", "magic", "Magic Maps", "iron c",
+                                                 "olga's furnaces", "ivan's lanterns", "Ivan's Lant", "olga's"]
+
+    async def run():
+        lexicon, differ, compared, named, covered = Lexicon(), [], 0, 0, 0
+        for q in queries:
+            words = plain_words(q)
+            if words is None:
+                continue
+            await indexed.learn(conn, lexicon, words)
+            parts = searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS)
+            tsq = indexed.tsquery_of(index, parts)
+            query = indexed.rank_query(parts) if tsq is not None else None
+            if query is None:
+                continue
+            ql = normalized(q)
+            s = catalog_q._Sql()
+            t, p = s.p(tsq, "::tsquery"), s.p(ql, "::text")
+            rows = await conn.fetch(f"SELECT m.slug, {catalog_q.rank_expression(t, p)} AS rank FROM mods m"
+                                    f" WHERE m.listed AND m.search_vector @@ {t}", *s.args)
+            if indexed.exact_union(parts):  # (a phrase part covered by a plain one: the same matches)
+                assert {index.entries[o].slug for o in index.matches(parts)} == {r["slug"] for r in rows}, q
+                covered += not all(p.exact for p in parts)
+            for r in rows:
+                ordinal = index.by_slug[r["slug"]]
+                ours = index.relevance(ordinal, query, ql)
+                compared += 1
+                named += index.entries[ordinal].name.startswith(ql)
+                if ours != r["rank"]:
+                    differ.append((q, r["slug"], ours, r["rank"]))
+        return differ, compared, named, covered
+
+    differ, compared, named, covered = runner.run(run())
+    assert not differ, differ[:5]
+    assert covered >= 4
+    assert compared > 800 and named > 20  # (names that are, or start with, the query among them)
+
+
+@pytest.mark.parametrize("hidden", [2, 5])
+def test_mods_hidden_before_the_index_knows_leave_the_page_whole(catalogue, hidden):
+    """A page ranked in process asks for SPARE_IDS more ids, so a few mods hidden a moment ago
+    (PostgreSQL's re-check drops them) leave it whole; more than that: the page PostgreSQL ranks."""
+    runner, conn, index = catalogue
+    sq = catalog_q.SearchQuery("magic", limit=5)
+
+    async def run():
+        before, total = await indexed.search(conn, sq, index=index, lexicon=Lexicon())
+        gone = [r["slug"] for r in before[:hidden]]
+        await conn.execute("UPDATE mods SET listed = false WHERE slug = ANY($1::text[])", gone)
+        sql, _ = await catalog_q.search(conn, sq, broad_matches=10**9)
+        ours, ours_total = await indexed.search(conn, sq, index=index, lexicon=Lexicon())
+        return gone, [r["slug"] for r in sql], [r["slug"] for r in ours], total, ours_total
+
+    gone, sql, ours, total, ours_total = runner.run(run())
+    assert ours == sql and len(ours) == 5 and not set(gone) & set(ours)
+    if hidden <= indexed.SPARE_IDS:
+        assert ours_total == total  # the index's count, until its re-read
+    else:
+        assert ours_total == total - hidden  # PostgreSQL's page and count

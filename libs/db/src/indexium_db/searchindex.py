@@ -2,9 +2,9 @@
 lexemes and filters, and how many, without asking PostgreSQL.
 
 Pure data and set algebra (no I/O): ``queries/indexed.py`` loads it from ``mods`` and runs the
-one PostgreSQL query that ranks its candidates. Per listed mod it holds an ordinal, its
-lexemes (``search_vector``'s, with which of them carry weight A: the name and slug), its
-lower-cased name, downloads, publish and creation times, and the filter keys search uses
+one PostgreSQL query that reads (or ranks) its candidates. Per listed mod it holds an ordinal,
+its lexemes (``search_vector``'s, with which of them carry weight A: the name and slug, and
+each one's share of ts_rank: ``tsrank``, so a page can be ranked here), its lower-cased name, downloads, publish and creation times, and the filter keys search uses
 most (per-file ``loader|game_version`` pairs, game versions, loaders, environment,
 categories). Postings are roaring bitmaps of ordinals (pyroaring): set algebra in C over
 compact containers, ~35x faster intersections and ~40x less memory than Python sets of the
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from array import array
 import re
 import sys
 from collections import defaultdict
@@ -35,6 +36,7 @@ from operator import itemgetter
 
 from pyroaring import BitMap
 
+from . import tsrank
 from .querytext import MAX_QUERY_WORDS, WORDS
 from .trigram import Words as CatalogueWords, in_at_least, trigram_set
 
@@ -215,15 +217,18 @@ class Entry:
     changed: int  # mods.updated_at, microseconds since the epoch: what the catch-up compares
     heavy: tuple[str, ...]  # lexemes with weight A
     lexemes: int  # how many of keys are lexemes (the rest are filter keys)
+    terms: array  # per lexeme (keys[:lexemes]) its share of ts_rank (tsrank.entry_term), float4
+    popularity: float  # ln(1 + downloads) / 100, relevance's popularity term
 
 
 def _entry(row: Mapping) -> Entry:
     # Keys interned: one string per distinct lexeme or filter key, however many mods hold it
     # (without, each row's own copies stay alive: most of the index's memory).
-    keys = tuple(map(sys.intern, [*row["lexemes"], *filter_keys(row)]))
+    lexemes, heavy, terms = tsrank.parse_vector(row["vector"])
+    keys = tuple(map(sys.intern, [*lexemes, *filter_keys(row)]))
     return Entry(row["id"], row["slug"], row["lower_name"], row["downloads"], _micros(row["last_published_at"]),
                  _micros(row["created_at"]) or 0, keys, _micros(row["updated_at"]) or 0,
-                 tuple(map(sys.intern, row["heavy"])), len(row["lexemes"]))
+                 tuple(map(sys.intern, heavy)), len(lexemes), terms, math.log(1 + float(row["downloads"])) / 100)
 
 
 def filter_keys(row: Mapping) -> list[str]:
@@ -464,6 +469,22 @@ class SearchIndex:
     def first(bm: BitMap, n: int) -> list[int]:
         """The n most popular members."""
         return list(islice(bm, n))
+
+    def relevance(self, ordinal: int, query: tsrank.Query, ql: str) -> float:
+        """catalog.rank_expression of one mod: ts_rank(search_vector, query, 32) as float8, + 1.0
+        for the exact lower-cased name, 0.5 for one starting with ``ql``, + ln(1 + downloads)
+        / 100, summed in that order as PostgreSQL sums them."""
+        e = self.entries[ordinal]
+        name = e.name
+        return tsrank.rank(query, e.keys, e.lexemes, e.terms) + (
+            1.0 if name == ql else 0.5 if name.startswith(ql) else 0.0) + e.popularity
+
+    def ranked(self, ordinals: Iterable[int], query: tsrank.Query, ql: str) -> list[int]:
+        """The ordinals in catalog's relevance order: relevance, then downloads, then slug (the
+        index's order only under the C collation: ``ordered``)."""
+        entries, relevance = self.entries, self.relevance
+        keyed = sorted((-relevance(o, query, ql), -entries[o].downloads, entries[o].slug, o) for o in ordinals)
+        return [k[3] for k in keyed]
 
     def ids(self, ordinals: Iterable[int]) -> list:
         return [self.entries[o].id for o in ordinals]

@@ -1,10 +1,12 @@
 """Search answered by the in-process candidate index (``indexium_db.searchindex``) and one
 PostgreSQL query; every search the index cannot take goes to ``catalog.search`` unchanged.
 
-The index says which listed mods match and how many (the total is exact as of the index);
-PostgreSQL then gets a bounded candidate set by id, applies the authoritative filters (``listed``
+The index says which listed mods match and how many (the total is exact as of the index). A
+first relevance page it also ranks itself (``tsrank``: PostgreSQL's ts_rank, exactly), and
+PostgreSQL reads the page's rows by id with the authoritative filters re-checked (``listed``
 and the facet conditions, so a mod hidden a moment ago never shows even while the index
-lags), computes catalog's rank expression over the candidates and returns the hit columns.
+lags). Otherwise PostgreSQL gets a bounded candidate set by id, applies those filters,
+computes catalog's rank expression over the candidates and returns the hit columns.
 
 Candidates of a relevance search: every match when there are at most RANK_ALL (the page is
 then exactly catalog's); else the CANDIDATES most popular matches, the CANDIDATES most popular
@@ -21,17 +23,21 @@ from dataclasses import replace
 
 import asyncpg
 
-from .. import searchindex, trigram
+from .. import searchindex, trigram, tsrank
 from ..querytext import MAX_QUERY_WORDS, PREFIX_MIN_CHARS, WORDS, normalized
 from ..searchindex import BitMap, Builder, Filters, Lexicon, SearchIndex, TokenLexemes
 from . import catalog
 from .facets import LOADERS, PLUGIN_LOADERS, SIDES, Facet
 
-# PostgreSQL ranks ~2.5 us per candidate over a ~0.3 ms query (bench/api, 20,000 mods).
+# PostgreSQL ranks ~2.5 us per candidate over a ~0.3 ms query (bench/api, 20,000 mods), the
+# index ~3 us (tsrank in Python) without reading the candidates' rows.
 RANK_ALL = 100
 CANDIDATES = 30
 LOAD_TIMEOUT_S = 120.0
 LOAD_BATCH = 5000
+# A relevance page ranked in process asks for this many ids beyond the page, so a mod hidden
+# since the index read it (PostgreSQL's re-check drops it) does not shorten the page.
+SPARE_IDS = 3
 # A fuzzy pass over more name candidates than this is catalog's own scan.
 FUZZY_MOST = 2000
 # At most this many names are tested for word similarity in process (~15-25 us each) before
@@ -40,9 +46,10 @@ FUZZY_MOST = 2000
 # cost more CPU than the queries it saved.
 FUZZY_EXACT_MOST = 8
 # The columns the index holds per mod (searchindex.SearchIndex.build / upsert).
+# (search_vector as text: its lexemes, which carry weight A, and their positions' weights, for
+# tsrank: searchindex._entry)
 _INDEX_COLUMNS = """m.id, m.slug, lower(m.name) AS lower_name, m.downloads, m.last_published_at, m.created_at,
-       tsvector_to_array(m.search_vector) AS lexemes,
-       tsvector_to_array(ts_filter(m.search_vector, '{a}')) AS heavy, m.file_facets, m.game_versions, m.loaders, m.categories,
+       m.search_vector::text AS vector, m.file_facets, m.game_versions, m.loaders, m.categories,
        m.environment, m.listed, m.updated_at"""
 _ONE_LEXEME = re.compile(r"'((?:[^']|'')*)'")
 _C_LOCALES = ("C", "POSIX")
@@ -200,13 +207,14 @@ def filters_of(sq: catalog.SearchQuery) -> Filters | None:
     return Filters(tuple(groups))
 
 
-def _hit_page_sql(sq: catalog.SearchQuery, sort: str) -> tuple[str, list]:
-    """The hit columns of the given ids that still pass the filters, in ``sort`` order."""
+def _hit_page_sql(sq: catalog.SearchQuery, sort: str | None) -> tuple[str, list]:
+    """The hit columns of the given ids that still pass the filters, in ``sort`` order (None:
+    in no order, for the caller to put in its own)."""
     s = catalog._Sql()
     ids = s.p(None, "::uuid[]")
     where = " AND ".join(catalog._filters(sq, s))
-    return (f"SELECT {catalog._HIT_COLUMNS} FROM {_candidates(ids)} WHERE {where} ORDER BY {catalog._ORDER[sort]}",
-            s.args)
+    order = f" ORDER BY {catalog._ORDER[sort]}" if sort is not None else ""
+    return f"SELECT {catalog._HIT_COLUMNS} FROM {_candidates(ids)} WHERE {where}{order}", s.args
 
 
 def _candidates(ids: str) -> str:
@@ -253,6 +261,46 @@ def tsquery_of(index: SearchIndex, parts: list[searchindex.Part] | None) -> str 
     if not parts or not index.ordered:
         return None
     return " | ".join(f"({t})" for t in sorted({p.text for p in parts}))
+
+
+def rank_query(parts: list[searchindex.Part]) -> tsrank.Query | None:
+    """tsquery_of's query as calc_rank reads it, or None when its top operator is AND or a
+    phrase (one part of several terms or lexemes: calc_rank_and, which needs positions)."""
+    if len(parts) == 1 and (len(parts[0].terms) > 1 or len(parts[0].terms[0]) > 1):
+        return None
+    textual = []
+    for part in sorted(parts, key=lambda p: p.text):  # tsquery_of's order
+        textual += [(x, False) for term in part.terms for x in term]
+        if part.prefix:
+            textual[-1] = (textual[-1][0], True)
+    return tsrank.Query.of_or(textual)
+
+
+def exact_union(parts: list[searchindex.Part]) -> bool:
+    """Whether the index's matches of the parts are exactly PostgreSQL's: a phrase part (which
+    the index over-matches as all its lexemes anywhere: Part.exact) only where an exact part
+    matches everything it over-matches, each of its lexemes one of the phrase part's (its
+    prefix, a prefix of one: "olga's magic": english's 'olga' & 'magic' covers simple's
+    'olga' <-> 's' & 'magic'; "zed's villagers": the prefix part's 'zed' & 's' & 'villagers':*
+    covers it where english stems 'villag')."""
+    exact = [([x for term in p.terms for x in term], p.prefix) for p in parts if p.exact]
+    for p in parts:
+        if p.exact:
+            continue
+        lexemes = [x for term in p.terms for x in term]
+        whole = set(lexemes[:-1] if p.prefix else lexemes)
+        if not any(_covers(e, prefix, whole, lexemes[-1]) for e, prefix in exact):
+            return False
+    return True
+
+
+def _covers(lexemes: list[str], prefix: bool, whole: set[str], last: str) -> bool:
+    """Whether a document holding every lexeme of ``whole`` (and one starting with ``last``)
+    matches the part of these ``lexemes`` (the last a prefix if ``prefix``)."""
+    plain = lexemes[:-1] if prefix else lexemes
+    if not all(x in whole for x in plain):
+        return False
+    return not prefix or any(x.startswith(lexemes[-1]) for x in (*whole, last))
 
 
 def _counted_page_sql(sq: catalog.SearchQuery, sort: str, fuzzy: bool = False,
@@ -317,6 +365,12 @@ async def _text(conn, sq, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
         return [], 0
     sort = sq.effective_sort
     tsq = tsquery_of(index, parts)
+    if sort == "relevance" and sq.offset == 0 and tsq is not None and exact_union(parts):
+        query = rank_query(parts)
+        if query is not None:
+            found = await _ranked_in_process(conn, sq, index, matches, parts, query, rank_all, per_source)
+            if found is not None:
+                return found
     if len(matches) <= rank_all:
         # Every match goes to PostgreSQL: its page and its count are catalog's exactly.
         sql, args = (_ranked_sql(sq, counted=True, tsq=tsq) if sort == "relevance"
@@ -326,7 +380,7 @@ async def _text(conn, sq, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
         if rows:
             return rows, rows[0]["total"]
         return ([], 0) if sq.offset == 0 else None
-    if not all(p.exact for p in parts):
+    if not exact_union(parts):
         return None  # a broad phrase: the index knows no positions to count it by
     if sort != "relevance":
         ids = index.page(matches, sort, sq.offset, sq.limit)
@@ -336,6 +390,24 @@ async def _text(conn, sq, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
     sql, args = _ranked_sql(sq, tsq=tsq)
     args[0] = index.ids(chosen)
     return await conn.fetch(sql, *args), len(matches)
+
+
+async def _ranked_in_process(conn, sq: catalog.SearchQuery, index: SearchIndex, matches: BitMap, parts,
+                             query: tsrank.Query, rank_all: int, per_source: int) -> tuple[list, int] | None:
+    """A first relevance page ranked by the index (every match, or a broad query's bounded
+    candidates: see the module doc), its rows read by id with the filters re-checked; None
+    when so many of them are gone that the page would be short (the caller's query then)."""
+    ql = normalized(sq.q)
+    pool = matches if len(matches) <= rank_all else candidates(index, matches, parts, ql, sq.limit, per_source)
+    order = index.ranked(pool, query, ql)
+    want = order[:sq.limit + SPARE_IDS]
+    sql, args = _hit_page_sql(sq, None)
+    args[0] = index.ids(want)
+    rows = {r["slug"]: r for r in await conn.fetch(sql, *args)}
+    page = [r for r in (rows.get(index.entries[o].slug) for o in want) if r is not None][:sq.limit]
+    if len(page) < sq.limit and len(order) > len(want):
+        return None
+    return page, len(matches)
 
 
 async def _hit_rows(conn, sq, sort: str, ids: list) -> list:
