@@ -18,6 +18,7 @@ from indexium_db.queries import versions as versions_q
 from indexium_db import searchindex
 from indexium_db.querytext import PREFIX_MIN_CHARS, normalized
 from indexium_db.searchindex import Lexicon, plain_words
+from pyroaring import BitMap
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 ADJ = ["Better", "Simple", "Magic", "Iron", "Cozy", "Lazy", "Dark", "Tiny"]
@@ -381,3 +382,16 @@ def test_mods_hidden_before_the_index_knows_leave_the_page_whole(catalogue, hidd
         assert ours_total == total  # the index's count, until its re-read
     else:
         assert ours_total == total - hidden  # PostgreSQL's page and count
+
+
+@pytest.mark.parametrize("walk", [4, 40, 10**6])
+def test_the_most_popular_names_with_a_prefix_walked_or_gathered_are_the_same(catalogue, monkeypatch, walk):
+    runner, conn, index = catalogue
+    monkeypatch.setattr(searchindex, "NAME_WALK", walk)  # the walk, cut short, or never taken
+    rng = random.Random(2)
+    names = [e.name for e in index.entries if e is not None]
+    for text in ["", "m", "ma", "magic", "olga", "zz"] + [n[:rng.randint(1, len(n))] for n in rng.sample(names, 20)]:
+        for within in (index.listed, BitMap(rng.sample(list(index.listed), 30)), BitMap()):
+            for n in (1, 3, 100):
+                assert index.first_name_prefixed(text, within, n) == index.first(
+                    index.name_prefixed(text) & within, n), (text, n)

@@ -144,18 +144,27 @@ def in_at_least(sets: list[BitMap], k: int, within: BitMap | None = None) -> Bit
     in one of any m - k + 1 of them, so only the union of the smallest m - k + 1 is a
     candidate (and intersected with ``within``); then at_least[j] holds the candidates in j of
     the sets seen so far."""
+    layers = at_least_layers(sets, k, within, k)
+    return layers[k] if layers else BitMap()
+
+
+def at_least_layers(sets: list[BitMap], k: int, within: BitMap | None = None,
+                    top: int | None = None) -> list[BitMap]:
+    """in_at_least's counting kept: layers[j] holds the candidates (members of at least k
+    sets) in at least j of them, for j up to ``top`` (default: every set); [] when k > len(sets)."""
     if k > len(sets):
-        return BitMap()
+        return []
+    top = len(sets) if top is None else top
     sets = sorted(sets, key=len)
     base = BitMap.union(*sets[: len(sets) - k + 1])
     if within is not None:
         base &= within
-    at_least = [base] + [BitMap() for _ in range(k)]
+    at_least = [base] + [BitMap() for _ in range(top)]
     for i, s in enumerate(sets):
         s = s & base
-        for j in range(min(k, i + 1), 0, -1):
+        for j in range(min(top, i + 1), 0, -1):
             at_least[j] |= at_least[j - 1] & s
-    return at_least[k]
+    return at_least
 
 
 class Words:
@@ -205,24 +214,35 @@ class Words:
         # the query's trigrams cannot reach the threshold (the epsilon covers float4 rounding).
         k = max(1, math.ceil(min(similarity_threshold, word_similarity_threshold) * m - 1e-6))
         empty = BitMap()
-        candidates = in_at_least([self._postings.get(t, empty) for t in query], k)
+        layers = at_least_layers([self._postings.get(t, empty) for t in query], k)
+        if not layers:
+            return None
+        # Candidates by how many trigrams they share, most first: sharing j of the query's m
+        # trigrams, a word scores at most j / m in either measure, so once that bound is
+        # worse than the best found, no fewer can win (equal bounds go on: ties).
+        exactly = [layers[j] - layers[j + 1] for j in range(m)] + [layers[m]]
         best, best_key = None, None
-        shared = {i: sum(t in query for t in self._trigrams[i]) for i in candidates}
-        for i in candidates:
-            s = _sml(shared[i], m, len(self._trigrams[i]))
-            if s >= similarity_threshold:
-                key = (distance(s), self._words[i])
-                if best_key is None or key < best_key:
-                    best, best_key = self._words[i], key
+        for j in range(m, k - 1, -1):
+            if best_key is not None and distance(_sml(j, m, j)) > best_key[0]:
+                break
+            for i in exactly[j]:
+                s = _sml(j, m, len(self._trigrams[i]))
+                if s >= similarity_threshold:
+                    key = (distance(s), self._words[i])
+                    if best_key is None or key < best_key:
+                        best, best_key = self._words[i], key
         if best is not None:
             return best
         trg1 = set(query)
-        for i in candidates:
-            w = self._words[i]
-            ws = _iterate(trg1, trigram_list(w))
-            if ws >= word_similarity_threshold:
-                s = _sml(shared[i], m, len(self._trigrams[i]))
-                key = (distance(ws), distance(s), w)
-                if best_key is None or key < best_key:
-                    best, best_key = w, key
+        for j in range(m, k - 1, -1):
+            bound = _sml(j, m, j)
+            if bound < word_similarity_threshold or (best_key is not None and distance(bound) > best_key[0]):
+                break
+            for i in exactly[j]:
+                w = self._words[i]
+                ws = _iterate(trg1, trigram_list(w))
+                if ws >= word_similarity_threshold:
+                    key = (distance(ws), distance(_sml(j, m, len(self._trigrams[i]))), w)
+                    if best_key is None or key < best_key:
+                        best, best_key = w, key
         return best

@@ -346,7 +346,7 @@ def candidates(index: SearchIndex, matches: BitMap, parts, ql: str, need: int,
     """The bounded candidates of a broad query (see the module doc)."""
     n = max(need, per_source)
     chosen = BitMap(index.first(matches, n))
-    chosen |= BitMap(index.first(index.name_prefixed(ql) & matches, n))
+    chosen |= BitMap(index.first_name_prefixed(ql, matches, n))
     chosen |= BitMap(index.first(index.matches(parts, heavy=True) & matches, n))
     return list(chosen)
 
