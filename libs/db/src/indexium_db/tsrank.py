@@ -77,14 +77,15 @@ def _term_of(positions: str | None) -> float:
 
 def parse_vector(text: str) -> tuple[list[str], list[str], array]:
     """tsvector_out's text as (lexemes in the vector's order, those with a weight-A position,
-    each lexeme's entry_term)."""
-    lexemes, heavy, terms = [], [], array("f")
-    for raw, positions in _ENTRY.findall(text):
-        lexeme = _UNESCAPE.sub(lambda m: m.group(1) or "'", raw) if ("'" in raw or "\\" in raw) else raw
-        lexemes.append(lexeme)
-        if "A" in positions:
-            heavy.append(lexeme)
-        terms.append(_term_of(positions))
+    each lexeme's entry_term). (Run per mod at every load: comprehensions, one regex pass.)"""
+    entries = _ENTRY.findall(text)
+    if "''" in text or "\\" in text:
+        lexemes = [_UNESCAPE.sub(lambda m: m.group(1) or "'", raw) for raw, _ in entries]
+    else:
+        lexemes = [raw for raw, _ in entries]
+    heavy = [x for x, (_, positions) in zip(lexemes, entries) if "A" in positions]
+    known = _TERMS.get
+    terms = array("f", [known(positions) or _term_of(positions) for _, positions in entries])
     return lexemes, heavy, terms
 
 
