@@ -4,11 +4,12 @@ lexemes and filters, and how many, without asking PostgreSQL.
 Pure data and set algebra (no I/O): ``queries/indexed.py`` loads it from ``mods`` and runs the
 one PostgreSQL query that reads (or ranks) its candidates. Per listed mod it holds an ordinal,
 its lexemes (``search_vector``'s, with which of them carry weight A: the name and slug, and
-each one's share of ts_rank: ``tsrank``, so a page can be ranked here), its lower-cased name, downloads, publish and creation times, and the filter keys search uses
-most (per-file ``loader|game_version`` pairs, game versions, loaders, environment,
-categories). Postings are roaring bitmaps of ordinals (pyroaring): set algebra in C over
-compact containers, ~35x faster intersections and ~40x less memory than Python sets of the
-same ordinals.
+each one's share of ts_rank: ``tsrank``, so a page can be ranked here), its lower-cased
+name, downloads, publish and creation times, and the filter keys search uses most
+(per-file ``loader|game_version`` pairs, game versions, loaders, environment, categories).
+Postings are roaring bitmaps of ordinals (pyroaring): set algebra in C over compact
+containers, ~35x faster intersections and ~40x less memory than Python sets of the same
+ordinals.
 
 Ordinals are given at a full load in popularity order (downloads descending, then slug), so
 "the most popular matches" are a bitmap's smallest members. A mod first seen by an event
