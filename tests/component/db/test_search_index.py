@@ -297,7 +297,8 @@ def test_a_remembered_prefix_union_follows_the_index(catalogue):
 @pytest.mark.parametrize("exact_most", [0, 10**6])
 def test_the_fuzzy_pass_narrowed_in_postgresql_or_in_process_is_the_sql_paths(catalogue, monkeypatch, exact_most):
     """Names tested by PostgreSQL's word_similarity before their rows are read (0), or all in
-    process first (10**6): the same page and total as catalog's fuzzy scan."""
+    process first (10**6): the same page and total as catalog's fuzzy scan (a first relevance
+    page ranked in process, the others by PostgreSQL)."""
     monkeypatch.setattr(indexed, "FUZZY_EXACT_MOST", exact_most)
     fuzzy = []
     real = indexed._fuzzy
@@ -308,6 +309,15 @@ def test_the_fuzzy_pass_narrowed_in_postgresql_or_in_process_is_the_sql_paths(ca
         return found
 
     monkeypatch.setattr(indexed, "_fuzzy", counted)
+    ranked = []
+    real_ranked = indexed._fuzzy_in_process
+
+    async def in_process(*args):
+        found = await real_ranked(*args)
+        ranked.append(found is not None and found[1] > 0)
+        return found
+
+    monkeypatch.setattr(indexed, "_fuzzy_in_process", in_process)
     for q in ["lazy lanterns", "iron magic", "cozy biomes", "dark chests", "tiny maps", "better storage"]:
         for lo, gv in [(("quilt",), ()), ((), ("1.19.2",)), (("forge",), ("1.20.1",))]:
             for sort in (None, "downloads"):
@@ -315,6 +325,7 @@ def test_the_fuzzy_pass_narrowed_in_postgresql_or_in_process_is_the_sql_paths(ca
                 sql, ours = _both(catalogue, sq)
                 assert ours == sql, sq
     assert sum(1 for n in fuzzy if n) >= 5  # the fuzzy pass ran, and found names
+    assert sum(ranked) >= 3  # relevance pages of it ranked in process
 
 
 def test_relevance_in_process_is_postgresqls_rank_expression_to_the_bit(catalogue):

@@ -399,15 +399,19 @@ async def _ranked_in_process(conn, sq: catalog.SearchQuery, index: SearchIndex, 
     when so many of them are gone that the page would be short (the caller's query then)."""
     ql = normalized(sq.q)
     pool = matches if len(matches) <= rank_all else candidates(index, matches, parts, ql, sq.limit, per_source)
-    order = index.ranked(pool, query, ql)
+    page = await _page_of(conn, sq, index, index.ranked(pool, query, ql))
+    return None if page is None else (page, len(matches))
+
+
+async def _page_of(conn, sq: catalog.SearchQuery, index: SearchIndex, order: list[int]) -> list | None:
+    """The first page of mods in the index's ``order``, read by id with the filters re-checked
+    (SPARE_IDS more asked for), or None when too many are gone for a whole page."""
     want = order[:sq.limit + SPARE_IDS]
     sql, args = _hit_page_sql(sq, None)
     args[0] = index.ids(want)
     rows = {r["slug"]: r for r in await conn.fetch(sql, *args)}
     page = [r for r in (rows.get(index.entries[o].slug) for o in want) if r is not None][:sq.limit]
-    if len(page) < sq.limit and len(order) > len(want):
-        return None
-    return page, len(matches)
+    return None if len(page) < sq.limit and len(order) > len(want) else page
 
 
 async def _hit_rows(conn, sq, sort: str, ids: list) -> list:
@@ -516,7 +520,12 @@ async def _fuzzy(conn, sq: catalog.SearchQuery, index: SearchIndex, lexicon: Lex
         return [], 0
     sort = sq.effective_sort
     words = searchindex.plain_words(sq.q)
-    tsq = tsquery_of(index, searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS) if words else None)
+    parts = searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS) if words else None
+    tsq = tsquery_of(index, parts)
+    if sort == "relevance" and sq.offset == 0 and tsq is not None and (query := rank_query(parts)) is not None:
+        found = await _fuzzy_in_process(conn, sq, index, names, query, narrow)
+        if found is not None:
+            return found
     sql, args = (_ranked_sql(sq, fuzzy=True, tsq=tsq, names=narrow) if sort == "relevance"
                  else _counted_page_sql(sq, sort, fuzzy=True, tsq=tsq, names=narrow))
     args[0] = index.ids(names)
@@ -526,6 +535,37 @@ async def _fuzzy(conn, sq: catalog.SearchQuery, index: SearchIndex, lexicon: Lex
     if rows:
         return rows, rows[0]["total"]
     return ([], 0) if sq.offset == 0 else await _fuzzy_sql(conn, sq)
+
+
+# The fuzzy pass's names (ordinals and lower(name) as the index holds them) that are
+# word-similar to the query, with their similarity: PostgreSQL's word_similarity, in C, over
+# parameters only (no row is read).
+_WORD_SIMILAR_SQL = f"""SELECT c.o, word_similarity($3::text, c.name) AS ws FROM unnest($1::int[], $2::text[]) AS c(o, name)
+WHERE word_similarity($3::text, c.name) >= {catalog.FUZZY_WORD_SIMILARITY}::float8"""
+
+
+async def _fuzzy_in_process(conn, sq: catalog.SearchQuery, index: SearchIndex, names: BitMap,
+                            query: tsrank.Query, narrow: bool) -> tuple[list, int] | None:
+    """The fuzzy pass's first relevance page ranked by the index, as _ranked_in_process: the
+    names' word similarity in process (trigram, exact for ASCII names under the C ctype) or,
+    for many names or others, from PostgreSQL's word_similarity over the names alone; the
+    rank catalog's fuzzy one (rank_expression + word_similarity). No full-text match is among
+    them (the pass runs when there is none), so the names that pass are the total."""
+    ql = normalized(sq.q)
+    entries = index.entries
+    if narrow or not all(entries[o].name.isascii() for o in names):
+        ordinals = list(names)
+        rows = await conn.fetch(_WORD_SIMILAR_SQL, ordinals, [entries[o].name for o in ordinals], ql)
+        similar = {r["o"]: r["ws"] for r in rows}
+    else:
+        similar = {o: ws for o in names
+                   if (ws := trigram.word_similarity(ql, entries[o].name)) >= catalog.FUZZY_WORD_SIMILARITY}
+    if not similar:
+        return [], 0
+    order = [k[3] for k in sorted((-(index.relevance(o, query, ql) + ws), -entries[o].downloads, entries[o].slug, o)
+                                  for o, ws in similar.items())]
+    page = await _page_of(conn, sq, index, order)
+    return None if page is None else (page, len(similar))
 
 
 async def _fuzzy_sql(conn, sq: catalog.SearchQuery) -> tuple[list, int]:
