@@ -35,31 +35,24 @@ _TERMS: dict[str, float] = {}  # positions text -> entry_term, shared by the man
 _TERMS_MAX = 100_000
 
 
-class _F4:
-    """Rounds a double to float4 (an array slot's C cast) faster than struct."""
-
-    __slots__ = ()
-    _slot = array("f", [0.0])
-
-    def __call__(self, x: float) -> float:
-        s = self._slot
-        s[0] = x
-        return s[0]
-
-
-f4 = _F4()
+def _f4(slot: array, x: float) -> float:
+    """``x`` rounded to float4 through a float4 array's slot (a C cast; faster than struct).
+    Each caller owns its slot: a load's worker thread and the event loop both round."""
+    slot[0] = x
+    return slot[0]
 
 
 def entry_term(weights: Sequence[int]) -> float:
     """calc_rank_or's numerator for one lexeme entry with these position weights (in position
     order), a float4: (wjm + resj - wjm / (jm + 1)^2), resj = sum w_j / (j + 1)^2."""
+    s = array("f", [0.0])
     resj, wjm, jm = 0.0, -1.0, 0
     for j, code in enumerate(weights):
         w = _WEIGHTS[code]
-        resj = f4(resj + f4(w / ((j + 1) * (j + 1))))
+        resj = _f4(s, resj + _f4(s, w / ((j + 1) * (j + 1))))
         if w > wjm:
             wjm, jm = w, j
-    return f4(f4(wjm + resj) - f4(wjm / ((jm + 1) * (jm + 1))))
+    return _f4(s, _f4(s, wjm + resj) - _f4(s, wjm / ((jm + 1) * (jm + 1))))
 
 
 def _term_of(positions: str | None) -> float:
@@ -204,7 +197,7 @@ class Query:
 def rank(query: Query, lexemes: Sequence[str], n: int, terms: array) -> float:
     """ts_rank(vector, query, 32) (float4) of a vector given as its first ``n`` ``lexemes``
     (sorted, as a tsvector's) with their entry_terms."""
-    s = f4._slot
+    s = array("f", [0.0])  # (float4 rounding: see _f4)
     res = 0.0
     for lexeme, prefix in query.operands:
         i = bisect_left(lexemes, lexeme, 0, n)
