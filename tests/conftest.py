@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import itertools
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -28,6 +29,28 @@ from indexium_platform import natsutil
 
 TIERS = ("unit", "component", "integration", "faults")
 _db_counter = itertools.count()
+
+
+def pytest_configure(config):
+    """As root, the session's temporary folders live in a folder of its own, not under
+    /tmp/pytest-of-root: embedded PostgreSQL runs as an unprivileged user, so the folders
+    above its data directory are opened to it (embedded._traversable), and every other
+    pytest session that starts meanwhile (a second `make test`, another checkout's) sets
+    pytest-of-root back to 0700, which fails that server's initdb or start mid-run."""
+    if os.geteuid() == 0 and config.option.basetemp is None and not hasattr(config, "workerinput"):
+        config.option.basetemp = tempfile.mkdtemp(prefix="indexium-pytest-")
+        config._indexium_basetemp = config.option.basetemp
+
+
+def pytest_unconfigure(config):
+    """The session's own temporary folder goes when the session passed (kept to read otherwise)."""
+    basetemp = getattr(config, "_indexium_basetemp", None)
+    if basetemp is not None and getattr(config, "_indexium_passed", False):
+        shutil.rmtree(basetemp, ignore_errors=True)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    session.config._indexium_passed = exitstatus == 0
 
 
 def pytest_collection_modifyitems(config, items):
