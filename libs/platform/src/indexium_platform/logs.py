@@ -113,18 +113,41 @@ class _FastJson:
         if self._pending:
             held, self._pending = self._pending, []
             lines = []
+            known = _context_members()
+            encode = _json.encode
             for item in held:
                 if type(item) is bytes:
                     lines.append(item)
                     continue
                 # A request line held as its parts (Canonical.request): formatted here, all of a
-                # loop iteration's together, off the request's own path.
+                # loop iteration's together, off the request's own path. The context's members
+                # are written inline rather than by a call per line (_context_json): this loop
+                # runs once for every request the process answers.
                 head, duration_ms, tail, context, now = item
                 second = int(now)
                 if second != self._second:
                     self._new_second(second)
+                if known is None:
+                    bound = _context_json(context)
+                else:
+                    bound = b""
+                    get = context.get
+                    for var, key, last in known:
+                        value = get(var, Ellipsis)
+                        if value is Ellipsis:
+                            continue
+                        if value is last[0]:  # the same string as on the line before (a service name)
+                            bound += last[1]
+                            continue
+                        try:
+                            member = key + encode(value)
+                        except UnicodeEncodeError:
+                            member = key + encode(_escaped(value))
+                        if type(value) is str:  # immutable: safe to reuse while the variable holds it
+                            last[0], last[1] = value, member
+                        bound += member
                 lines.append(b'%s%s%s%s,"level":"info","timestamp":"%s%06dZ"}\n' % (
-                    head, _json.encode(duration_ms), tail, _context_json(context), self._prefix_bytes,
+                    head, encode(duration_ms), tail, bound, self._prefix_bytes,
                     int((now - second) * 1_000_000)))
             self.stream.write(b"".join(lines))
             self.stream.flush()
@@ -261,6 +284,15 @@ def _known_vars(registry: dict) -> tuple:
     return _KNOWN[1]
 
 
+def _context_members() -> tuple | None:
+    """(variable, b',"key":', [last value, its member]) for every variable structlog has bound,
+    as :func:`_context_json` walks them; None with a structlog that keeps no registry."""
+    registry = _REGISTRY
+    if registry is None:
+        return None
+    return _KNOWN[1] if _KNOWN[0] == len(registry) else _known_vars(registry)
+
+
 def context_var(key: str) -> contextvars.ContextVar | None:
     """The context variable ``bind_contextvars(key=...)`` sets, for a caller that binds one key
     around every request: ``var.set(value)`` / ``var.reset(token)`` cost a fraction of
@@ -314,7 +346,11 @@ class Canonical:
                 self._heads.clear()
             head = self._heads[(method, route, status)] = (
                 encode_line({"method": method, "route": route, "status": status})[:-1] + b',"duration_ms":')
-        fast.write_line((head, duration_ms, self._tail, contextvars.copy_context(), time.time()))
+        # (write_line, inline: a call fewer on every request)
+        pending = fast._pending
+        pending.append((head, duration_ms, self._tail, contextvars.copy_context(), time.time()))
+        if not fast._scheduled or len(pending) >= PENDING_MAX:
+            fast.schedule()
 
 
 def canonical(name: str) -> Canonical:

@@ -19,6 +19,7 @@ import structlog
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestPayloadError
+from multidict import istr
 
 from . import inflate, logs
 from .metrics import ServiceMetrics
@@ -176,6 +177,9 @@ def header_text(request: web.Request, name: str, max_len: int) -> str | None:
     return value
 
 
+# Header names as multidict's istr: a look-up by an istr skips case-folding the name, which a
+# plain str costs on every look-up (aiohttp.hdrs names its headers the same way).
+X_REQUEST_ID = istr("X-Request-Id")
 _ID_PREFIX = os.urandom(8).hex()
 _ID_COUNTER = itertools.count(1)
 
@@ -218,7 +222,7 @@ def _edge_middleware(app: web.Application):
         hooks = started_app[0] if started_app else _Hooks(app)  # (a request before start-up: a test's)
         route = request.match_info.route.resource
         template = route.canonical if route is not None else "unmatched"
-        request_id = header_text(request, "X-Request-Id", 128) or new_request_id()
+        request_id = header_text(request, X_REQUEST_ID, 128) or new_request_id()
         if _REQUEST_ID is not None:
             bound = _REQUEST_ID.set(request_id)
         else:
@@ -259,7 +263,7 @@ def _edge_middleware(app: web.Application):
                 log.exception("unhandled_error", route=template)
                 response = error_response(500, "internal_error", "Something went wrong on our side.")
             status = response.status
-            response.headers["X-Request-Id"] = request_id
+            response.headers[X_REQUEST_ID] = request_id
             hook = hooks.response
             if hook is not None and not response.prepared:
                 hook(request, response)

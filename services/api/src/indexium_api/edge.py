@@ -7,7 +7,7 @@ for the read methods and the two read-only POST lookups.
 
 from __future__ import annotations
 
-from aiohttp import web
+from aiohttp import hdrs, web
 from multidict import CIMultiDict
 
 from indexium_platform.web import PREFLIGHT, RESPONSE_HOOK, ApiError
@@ -26,13 +26,24 @@ def _public(path: str) -> bool:
     return path.startswith(PUBLIC_PREFIXES)
 
 
+def _public_request(request: web.Request) -> bool:
+    """Whether the request is for a public path. A route registered under a public prefix only
+    ever matches paths under it, so its template answers without the request's path, which
+    aiohttp percent-decodes on first use (every request would pay for that); the path itself
+    decides only for the rest (the web site's pages, unmatched requests)."""
+    resource = request.match_info.route.resource
+    if resource is not None and resource.canonical.startswith(PUBLIC_PREFIXES):
+        return True
+    return request.path.startswith(PUBLIC_PREFIXES)
+
+
 @web.middleware
 async def rate_limit(request: web.Request, handler):
     api = request.app[API]
-    if request.method == "OPTIONS" or not _public(request.path):
+    if request.method == "OPTIONS" or not _public_request(request):
         return await handler(request)
     # The peer address is used here and only here: never logged, never a label.
-    key = api.keys.key(request.remote, request.headers.get("X-Forwarded-For"))
+    key = api.keys.key(request.remote, request.headers.get(hdrs.X_FORWARDED_FOR))
     if key is None:  # a trusted proxy forwarding no client
         return await handler(request)
     verdict = api.limiter.hit(key)
@@ -60,7 +71,7 @@ def preflight(request: web.Request, refused: web.HTTPMethodNotAllowed) -> web.Re
 
 def decorate(request: web.Request, response: web.StreamResponse) -> None:
     """CORS, and no-store on errors, for every public response (the rate limit is off)."""
-    if not request.path.startswith(PUBLIC_PREFIXES):  # (_public, inline: every response pays for this)
+    if not _public_request(request):
         return
     headers = response.headers
     headers.update(CORS)

@@ -14,7 +14,7 @@ from typing import Any
 from dataclasses import dataclass, field
 
 import msgspec
-from aiohttp import web
+from aiohttp import hdrs, web
 from multidict import CIMultiDict
 
 from indexium_db.queries import catalog as catalog_q
@@ -139,7 +139,7 @@ def _answer(request: web.Request, api: Api, value: Cached, result: str, cache_co
         headers = {"Cache-Control": "no-store", "X-Cache": _X_CACHE[result]}
         return web.Response(status=value.status, body=value.body, content_type=value.content_type, headers=headers)
     cache_control = cache_control or api.client_cache_control
-    if_none_match = request.headers.get("If-None-Match")
+    if_none_match = request.headers.get(hdrs.IF_NONE_MATCH)  # (an istr: no case-folding per look-up)
     if if_none_match is not None and etag_matches(if_none_match, value.etag):
         return web.Response(status=304, headers={"ETag": value.etag, "Cache-Control": cache_control,
                                                  "X-Cache": _X_CACHE[result]})
