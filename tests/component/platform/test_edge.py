@@ -144,3 +144,75 @@ async def test_each_app_answers_with_its_own_hooks_read_at_start_up_and_cleans_b
         # An empty id is no id: the edge makes one (as it did before the hooks were read once).
         resp = await a.get("/hello", headers={"X-Request-Id": ""})
         assert re.fullmatch(r"[0-9a-f]{32}", resp.headers["X-Request-Id"])
+
+
+async def test_routes_under_the_root_and_static_files_are_answered_inside_the_edge(tmp_path):
+    """The edge wraps each route's handler when the app starts (no middleware), and a request no
+    route matches reaches it through a last-resort resource registered under "/" before any
+    route: routes registered after it under "/" (a home page, a catch-all) still answer, and
+    405 still names the methods a path has."""
+    from indexium_platform.web import REQUEST_HOOK
+
+    app = base_app("edge", ServiceMetrics("edge"))
+    asked = []
+
+    async def home(request: web.Request) -> web.Response:
+        return web.Response(text="home")
+
+    async def anything(request: web.Request) -> web.Response:
+        return web.Response(text="tail " + request.match_info["tail"])
+
+    (tmp_path / "a.txt").write_text("static")
+    app.router.add_get("/", home)
+    app.router.add_static("/static", str(tmp_path))
+    app.router.add_post("/{tail:.*}", anything)
+    app[REQUEST_HOOK] = lambda request: asked.append(request.path)
+    async with TestClient(TestServer(app)) as client:
+        resp = await client.get("/")
+        assert await resp.text() == "home" and re.fullmatch(r"[0-9a-f]{32}", resp.headers["X-Request-Id"])
+        resp = await client.get("/static/a.txt")
+        assert await resp.text() == "static" and "X-Request-Id" in resp.headers
+        resp = await client.post("/some/where")
+        assert await resp.text() == "tail some/where" and "X-Request-Id" in resp.headers
+        resp = await client.get("/some/where")  # only POST there: 405 naming it, as the envelope
+        assert resp.status == 405 and "POST" in resp.headers["Allow"]
+        assert (await resp.json())["error"] == "method_not_allowed" and "X-Request-Id" in resp.headers
+        resp = await client.get("/static/missing.txt")  # (aiohttp's file response finds out as it is sent)
+        assert resp.status == 404 and "X-Request-Id" in resp.headers
+        metrics = await (await client.get("/metrics")).text()
+    assert asked == ["/", "/static/a.txt", "/some/where", "/some/where", "/static/missing.txt", "/metrics"]
+    assert 'route="unmatched",status="405"' in metrics and 'route="/",status="200"' in metrics
+
+
+async def test_the_request_hook_answers_instead_of_the_handler_with_everything_the_edge_adds():
+    """REQUEST_HOOK runs before the handler, with the request id bound; what it raises is
+    answered as the handler's own exceptions are (envelope, X-Request-Id, the response hook),
+    for requests no route matches too."""
+    import structlog
+
+    from indexium_platform.web import REQUEST_HOOK, RESPONSE_HOOK, ApiError
+
+    app = base_app("edge", ServiceMetrics("edge"))
+    handled, bound = [], []
+
+    async def hello(request: web.Request) -> web.Response:
+        handled.append(request.path)
+        return web.Response(text="hi")
+
+    def refuse(request: web.Request) -> None:
+        bound.append(structlog.contextvars.get_contextvars().get("request_id"))
+        if request.query.get("refuse"):
+            raise ApiError(429, "rate_limited", "slow down", headers={"Retry-After": "3"})
+
+    app.router.add_get("/hello", hello)
+    app[REQUEST_HOOK] = refuse
+    app[RESPONSE_HOOK] = lambda request, response: response.headers.update({"X-Hooked": "yes"})
+    async with TestClient(TestServer(app)) as client:
+        resp = await client.get("/hello", params={"refuse": "1"}, headers={"X-Request-Id": "rid-9"})
+        assert resp.status == 429 and resp.headers["Retry-After"] == "3" and resp.headers["X-Hooked"] == "yes"
+        assert await resp.json() == {"error": "rate_limited", "description": "slow down"}
+        assert resp.headers["X-Request-Id"] == "rid-9"
+        resp = await client.get("/nowhere", params={"refuse": "1"})
+        assert resp.status == 429 and resp.headers["X-Hooked"] == "yes"
+        assert (await client.get("/hello")).status == 200
+    assert handled == ["/hello"] and bound[0] == "rid-9" and len(bound) == 3 and all(bound)

@@ -19,6 +19,7 @@ import structlog
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestPayloadError
+from aiohttp.web_urldispatcher import SystemRoute, UrlMappingMatchInfo
 from multidict import istr
 
 from . import inflate, logs
@@ -30,7 +31,7 @@ METRICS = web.AppKey("metrics", ServiceMetrics)
 READINESS = web.AppKey("readiness", dict)  # name -> ReadinessCheck
 SHUTTING_DOWN = web.AppKey("shutting_down", asyncio.Event)
 SERVICE = web.AppKey("service", str)
-# Optional: called with every response the edge middleware sends (answers, error envelopes,
+# Optional: called with every response the edge sends (answers, error envelopes,
 # HTTP exceptions), before it is sent, to add headers. A hook rather than an
 # on_response_prepare signal, which costs every request a signal dispatch and a coroutine.
 RESPONSE_HOOK = web.AppKey("response_hook", Callable[[web.Request, web.StreamResponse], None])
@@ -39,10 +40,14 @@ RESPONSE_HOOK = web.AppKey("response_hook", Callable[[web.Request, web.StreamRes
 # layer costs every request, and only OPTIONS requests need this.
 PREFLIGHT = web.AppKey("preflight", Callable[[web.Request, web.HTTPMethodNotAllowed], "web.StreamResponse | None"])
 # Optional: offered every exception a handler (or the router) raises, before the edge
-# middleware answers it, as a middleware inside the edge would see it: a response to send
+# answers it, as a middleware inside the edge would see it: a response to send
 # instead, or None to leave the exception to the edge (the API's web site answers errors on
 # its pages with pages). A hook rather than a middleware, which would cost every request.
 ERROR_PAGE = web.AppKey("error_page", Callable[[web.Request, Exception], "web.StreamResponse | None"])
+# Optional: called with every request before its handler, once its request id is bound; it
+# raises (an ApiError, say) to answer instead of the handler (the API's rate limit). A hook
+# rather than a middleware, for the reason above.
+REQUEST_HOOK = web.AppKey("request_hook", Callable[[web.Request], None])
 
 log = logs.get(__name__)
 request_line = logs.canonical(__name__)
@@ -191,103 +196,180 @@ def new_request_id() -> str:
 
 
 class _Hooks:
-    """What the edge middleware reads from its app on every request, read once when the app
-    starts (a frozen app's keys cannot change): ``app.get(KEY)`` is a Python-level mapping
-    look-up, several of them per request."""
+    """What the edge reads from its app on every request, read once when the app starts (a
+    frozen app's keys cannot change): ``app.get(KEY)`` is a Python-level mapping look-up,
+    several of them per request."""
 
-    __slots__ = ("observe", "response", "preflight", "error_page")
+    __slots__ = ("observe", "request", "response", "preflight", "error_page")
 
     def __init__(self, app: web.Application) -> None:
         self.observe = app[METRICS].requests.observe
+        self.request = app.get(REQUEST_HOOK)
         self.response = app.get(RESPONSE_HOOK)
         self.preflight = app.get(PREFLIGHT)
         self.error_page = app.get(ERROR_PAGE)
 
 
-def _edge_middleware(app: web.Application):
-    """The edge middleware of ``app``: metrics by route template, one canonical log line,
-    errors as the envelope. Every request pays for each line here (it wraps a cache hit, the
-    cheapest answer there is), so the app's hooks are read once, at start-up."""
+class _Refused(SystemRoute):
+    """The route of a request no route answers: it raises aiohttp's own 404 or 405, inside
+    the edge like any handler."""
+
+    def __init__(self, refusal: web.HTTPException, at_edge) -> None:
+        super().__init__(refusal)
+        self._at_edge = at_edge(self._handle)
+
+    @property
+    def handler(self):
+        return self._at_edge
+
+
+class _Unmatched(web.AbstractResource):
+    """The router's last resort: a request no route matches gets a :class:`_Refused` route (the
+    edge wraps route handlers, so it cannot wrap aiohttp's own answer for those).
+
+    Registered before any route and indexed under "/", which the router tries last for every
+    path: when it is asked, nothing registered under a longer prefix of the path matched. A
+    route registered after it under "/" itself (the web site's home page, a catch-all) may
+    still match: then it declines, and the router goes on to that route."""
+
+    def __init__(self, router: web.UrlDispatcher, at_edge) -> None:
+        super().__init__()
+        self._router, self._at_edge = router, at_edge
+
+    @property
+    def canonical(self) -> str:
+        return "/"
+
+    def url_for(self, **kwargs: str):
+        raise RuntimeError("the unmatched-request resource has no URL")
+
+    def add_prefix(self, prefix: str) -> None:
+        raise RuntimeError("the unmatched-request resource cannot be moved under a prefix")
+
+    def get_info(self) -> dict:
+        return {}
+
+    def raw_match(self, path: str) -> bool:
+        return False
+
+    def __len__(self) -> int:
+        return 0
+
+    def __iter__(self):
+        return iter(())
+
+    async def resolve(self, request: web.Request):
+        allowed: set[str] = set()
+        for resource in self._router.resources():
+            if resource is self:
+                continue
+            match_info, methods = await resource.resolve(request)
+            if match_info is not None:
+                return None, set()  # that route answers: the router reaches it after this
+            allowed |= methods
+        # As the router itself answers: 405 when the path has routes for other methods.
+        refusal = web.HTTPMethodNotAllowed(request.method, allowed) if allowed else web.HTTPNotFound()
+        return UrlMappingMatchInfo({}, _Refused(refusal, self._at_edge)), set()
+
+
+def _edge(app: web.Application):
+    """The edge of ``app``: metrics by route template, one canonical log line, errors as the
+    envelope. Every request pays for each line here (it wraps a cache hit, the cheapest answer
+    there is), so the app's hooks are read once, at start-up, and the edge is no aiohttp
+    middleware: it wraps each route's handler when the app starts. Any middleware costs every
+    request two coroutine layers (its own and the one aiohttp adds to track the current app);
+    a wrapped handler is one. Requests no route matches reach it through :class:`_Unmatched`.
+    Returns ``at_edge(handler)``, the wrapped handler."""
     started_app: list[_Hooks] = []
-
-    async def read_hooks(app: web.Application) -> None:
-        started_app[:] = [_Hooks(app)]
-
-    app.on_startup.append(read_hooks)
     perf_counter = time.perf_counter
 
-    @web.middleware
-    async def edge(request: web.Request, handler):
-        started = perf_counter()
-        hooks = started_app[0] if started_app else _Hooks(app)  # (a request before start-up: a test's)
-        route = request.match_info.route.resource
-        template = route.canonical if route is not None else "unmatched"
-        request_id = header_text(request, X_REQUEST_ID, 128) or new_request_id()
-        if _REQUEST_ID is not None:
-            bound = _REQUEST_ID.set(request_id)
-        else:
-            structlog.contextvars.bind_contextvars(request_id=request_id)
-        status = 500
-        try:
+    def at_edge(handler):
+        async def edge(request: web.Request) -> web.StreamResponse:
+            started = perf_counter()
+            hooks = started_app[0] if started_app else _Hooks(app)  # (unmatched, before start-up: a test's)
+            route = request.match_info.route.resource
+            template = route.canonical if route is not None else "unmatched"
+            request_id = header_text(request, X_REQUEST_ID, 128) or new_request_id()
+            if _REQUEST_ID is not None:
+                bound = _REQUEST_ID.set(request_id)
+            else:
+                structlog.contextvars.bind_contextvars(request_id=request_id)
+            status = 500
             try:
                 try:
-                    response = await handler(request)
-                except Exception as exc:
-                    error_page = hooks.error_page
-                    if error_page is None or (response := error_page(request, exc)) is None:
+                    try:
+                        before = hooks.request
+                        if before is not None:
+                            before(request)
+                        response = await handler(request)
+                    except Exception as exc:
+                        error_page = hooks.error_page
+                        if error_page is None or (response := error_page(request, exc)) is None:
+                            raise
+                except ApiError as exc:
+                    response = error_response(exc.status, exc.code, exc.description, exc.headers)
+                    if exc.close_connection:
+                        response.force_close()
+                except web.HTTPException as exc:
+                    preflight = hooks.preflight if exc.status == 405 and request.method == "OPTIONS" else None
+                    if preflight is not None and (answer := preflight(request, exc)) is not None:
+                        response = answer
+                    elif exc.status >= 400 and exc.content_type != "application/json":
+                        code = _HTTP_CODES.get(exc.status, "http_error")
+                        # Keep what the exception says beyond its own body (Allow on a 405), not its
+                        # Content-Type/Length: aiohttp refuses a Content-Type header next to content_type.
+                        kept = {k: v for k, v in exc.headers.items() if k.lower() not in _BODY_HEADERS}
+                        response = error_response(exc.status, code, exc.reason, kept or None)
+                    else:
                         raise
-            except ApiError as exc:
-                response = error_response(exc.status, exc.code, exc.description, exc.headers)
-                if exc.close_connection:
-                    response.force_close()
-            except web.HTTPException as exc:
-                preflight = hooks.preflight if exc.status == 405 and request.method == "OPTIONS" else None
-                if preflight is not None and (answer := preflight(request, exc)) is not None:
-                    response = answer
-                elif exc.status >= 400 and exc.content_type != "application/json":
-                    code = _HTTP_CODES.get(exc.status, "http_error")
-                    # Keep what the exception says beyond its own body (Allow on a 405), not its
-                    # Content-Type/Length: aiohttp refuses a Content-Type header next to content_type.
-                    kept = {k: v for k, v in exc.headers.items() if k.lower() not in _BODY_HEADERS}
-                    response = error_response(exc.status, code, exc.reason, kept or None)
-                else:
+                except (asyncio.CancelledError, ConnectionResetError):
+                    # The client hung up (mid-upload, say; aiohttp then cancels the handler): nobody
+                    # to answer, not our error. Logged and counted as 499, as nginx does, never a 5xx.
+                    status = 499
                     raise
-            except (asyncio.CancelledError, ConnectionResetError):
-                # The client hung up (mid-upload, say; aiohttp then cancels the handler): nobody
-                # to answer, not our error. Logged and counted as 499, as nginx does, never a 5xx.
-                status = 499
+                except KeyboardInterrupt:
+                    raise
+                except Exception:
+                    log.exception("unhandled_error", route=template)
+                    response = error_response(500, "internal_error", "Something went wrong on our side.")
+                status = response.status
+                response.headers[X_REQUEST_ID] = request_id
+                hook = hooks.response
+                if hook is not None and not response.prepared:
+                    hook(request, response)
+                return response
+            except web.HTTPException as exc:
+                status = exc.status
+                hook = hooks.response
+                if hook is not None:
+                    hook(request, exc)
                 raise
-            except KeyboardInterrupt:
-                raise
-            except Exception:
-                log.exception("unhandled_error", route=template)
-                response = error_response(500, "internal_error", "Something went wrong on our side.")
-            status = response.status
-            response.headers[X_REQUEST_ID] = request_id
-            hook = hooks.response
-            if hook is not None and not response.prepared:
-                hook(request, response)
-            return response
-        except web.HTTPException as exc:
-            status = exc.status
-            hook = hooks.response
-            if hook is not None:
-                hook(request, exc)
-            raise
-        finally:
-            elapsed = perf_counter() - started
-            method = request.method
-            hooks.observe(template, method, status, elapsed)
-            if template not in _QUIET_ROUTES:
-                # The canonical line: no client address, ever (telemetry's privacy promise).
-                # Milliseconds to 2 decimals: integer rounding, a fraction of round(x, 2)'s cost.
-                request_line.request(method, template, status, int(elapsed * 100_000 + 0.5) / 100)
-            if _REQUEST_ID is not None:
-                _REQUEST_ID.reset(bound)
-            else:
-                structlog.contextvars.unbind_contextvars("request_id")
+            finally:
+                elapsed = perf_counter() - started
+                method = request.method
+                hooks.observe(template, method, status, elapsed)
+                if template not in _QUIET_ROUTES:
+                    # The canonical line: no client address, ever (telemetry's privacy promise).
+                    # Milliseconds to 2 decimals: integer rounding, a fraction of round(x, 2)'s cost.
+                    request_line.request(method, template, status, int(elapsed * 100_000 + 0.5) / 100)
+                if _REQUEST_ID is not None:
+                    _REQUEST_ID.reset(bound)
+                else:
+                    structlog.contextvars.unbind_contextvars("request_id")
 
-    return edge
+        edge.at_edge = True  # (a route's handler is wrapped once)
+        return edge
+
+    async def start(app: web.Application) -> None:
+        started_app[:] = [_Hooks(app)]
+        # The router is frozen now: every route is registered, and none is added from here on.
+        # aiohttp keeps a route's handler as its _handler (AbstractRoute); a test pins this.
+        for route in app.router.routes():
+            if not getattr(route.handler, "at_edge", False):
+                route._handler = at_edge(route.handler)
+
+    app.on_startup.append(start)
+    return at_edge
 
 
 async def _healthz(request: web.Request) -> web.Response:
@@ -327,7 +409,9 @@ def base_app(
     # Request bodies are inflated by read_request_body, never by aiohttp (see inflate.py).
     handler_args = {"auto_decompress": False, **(handler_args or {})}
     app = web.Application(client_max_size=client_max_size, handler_args=handler_args)
-    app.middlewares.append(_edge_middleware(app))  # first: every other middleware runs inside it
+    # The edge wraps every route when the app starts (_edge); no middleware. A service adding
+    # a middleware of its own puts it outside the edge: use the hooks above instead.
+    app.router.register_resource(_Unmatched(app.router, _edge(app)))
     app[BODY_LIMIT] = client_max_size
     app[SERVICE] = service
     app[METRICS] = metrics

@@ -1,6 +1,6 @@
 """The API app factory: public JSON for launchers and the web UI, read from PostgreSQL.
 
-Request path: edge middleware (metrics, canonical log line, error envelope) -> rate limit
+Request path: the platform edge around every route (metrics, canonical log line, error envelope) -> rate limit
 -> handler -> per-replica cache (invalidated over NATS) -> read database. The process is
 ready without PostgreSQL or NATS: it serves what it has cached and answers 503 otherwise,
 so a database outage never takes every replica out of the load balancer at once.

@@ -10,7 +10,7 @@ from __future__ import annotations
 from aiohttp import hdrs, web
 from multidict import CIMultiDict
 
-from indexium_platform.web import PREFLIGHT, RESPONSE_HOOK, ApiError
+from indexium_platform.web import PREFLIGHT, REQUEST_HOOK, RESPONSE_HOOK, ApiError
 
 from .ratelimit import Verdict
 from .state import API
@@ -37,15 +37,16 @@ def _public_request(request: web.Request) -> bool:
     return request.path.startswith(PUBLIC_PREFIXES)
 
 
-@web.middleware
-async def rate_limit(request: web.Request, handler):
-    api = request.app[API]
+def rate_limit(request: web.Request) -> None:
+    """Counts a public request against its client's limit: 429 (raised) past it. Called by
+    the platform's edge before the handler (REQUEST_HOOK): no middleware layer of its own."""
     if request.method == "OPTIONS" or not _public_request(request):
-        return await handler(request)
+        return
+    api = request.app[API]
     # The peer address is used here and only here: never logged, never a label.
     key = api.keys.key(request.remote, request.headers.get(hdrs.X_FORWARDED_FOR))
     if key is None:  # a trusted proxy forwarding no client
-        return await handler(request)
+        return
     verdict = api.limiter.hit(key)
     request[RATE] = verdict
     if not verdict.allowed:
@@ -53,7 +54,6 @@ async def rate_limit(request: web.Request, handler):
         raise ApiError(429, "rate_limited",
                        f"More than {verdict.limit} requests in a minute; retry in {verdict.reset_s} s.",
                        headers={"Retry-After": str(verdict.reset_s)})
-    return await handler(request)
 
 
 def preflight(request: web.Request, refused: web.HTTPMethodNotAllowed) -> web.Response | None:
@@ -91,10 +91,10 @@ def decorate_limited(request: web.Request, response: web.StreamResponse) -> None
 
 
 def setup(app: web.Application) -> None:
-    app[PREFLIGHT] = preflight  # answered by the platform's edge middleware: no middleware of our own
+    app[PREFLIGHT] = preflight  # answered by the platform's edge: no middleware of our own
     limited = app[API].limiter is not None
-    if limited:  # no middleware at all when the limit is off
-        app.middlewares.append(rate_limit)
-    # By the platform's edge middleware: no signal per response; without a limit, no look-up
+    if limited:  # not even a call per request when the limit is off
+        app[REQUEST_HOOK] = rate_limit
+    # By the platform's edge: no signal per response; without a limit, no look-up
     # of a verdict that is never there (a missing request key costs a raised KeyError).
     app[RESPONSE_HOOK] = decorate_limited if limited else decorate

@@ -44,7 +44,7 @@ def _is_site(request: web.Request) -> bool:
 
 def error_page(request: web.Request, exc: Exception) -> web.StreamResponse | None:
     """Errors on the site's pages are pages, not the API's JSON envelope (never a bare 500):
-    the platform's edge middleware offers it every exception (ERROR_PAGE); None leaves the
+    the platform's edge offers it every exception (ERROR_PAGE); None leaves the
     exception to the edge (redirects, every error of a non-site path, unexpected errors)."""
     if not _is_site(request):
         return None
@@ -95,4 +95,4 @@ def setup(app: web.Application) -> None:
     review.setup(app)
     static = resources.files("indexium_api.site") / "static"
     app.router.add_static(STATIC_PREFIX, str(static), name="site-static", append_version=False)
-    app[ERROR_PAGE] = error_page  # answered by the platform's edge middleware: no middleware of our own
+    app[ERROR_PAGE] = error_page  # answered by the platform's edge: no middleware of our own
