@@ -35,3 +35,35 @@ def test_trusted_proxies_name_the_client():
     assert keys.key("10.1.2.3", None) is None  # the proxy itself: not limited
     assert keys.key("10.1.2.3", "10.0.0.1") is None
     assert keys.key("198.51.100.9", "10.1.2.3") == "198.51.100.9"  # not a trusted peer
+
+
+def test_client_keys_are_remembered_for_one_window_only_and_in_a_bounded_table(monkeypatch):
+    """A client's key is made once a window from its (peer, X-Forwarded-For) and dropped with
+    the window's counts, so no address outlives its window; the table is emptied whole when
+    it is full (X-Forwarded-For is client-chosen text)."""
+    from indexium_api import ratelimit
+
+    made = []
+
+    class Counting(ClientKeys):
+        def key(self, peer, forwarded_for):
+            made.append((peer, forwarded_for))
+            return super().key(peer, forwarded_for)
+
+    now = [120.0]
+    keys, limiter = Counting(("10.0.0.0/8",)), RateLimiter(100, clock=lambda: now[0])
+    limiter.hit("198.51.100.7")  # the window starts
+    for _ in range(3):
+        assert limiter.key(keys, "198.51.100.7", None) == "198.51.100.7"
+        assert limiter.key(keys, "10.1.2.3", None) is None  # remembered too: a proxy naming no client
+        assert limiter.key(keys, "10.1.2.3", "203.0.113.5") == "203.0.113.5"
+        limiter.hit("198.51.100.7")
+    assert len(made) == 3
+    now[0] = 180.0  # the next window: the table went with the counts
+    limiter.hit("198.51.100.7")
+    assert limiter._keys == {}
+    assert limiter.key(keys, "198.51.100.7", None) == "198.51.100.7" and len(made) == 4
+    monkeypatch.setattr(ratelimit, "KEYS_MAX", 2)
+    limiter.key(keys, "10.1.2.3", "203.0.113.6")
+    limiter.key(keys, "10.1.2.3", "203.0.113.7")  # full: emptied, then this one kept
+    assert list(limiter._keys) == [("10.1.2.3", "203.0.113.7")]

@@ -44,10 +44,11 @@ def rate_limit(request: web.Request) -> None:
         return
     api = request.app[API]
     # The peer address is used here and only here: never logged, never a label.
-    key = api.keys.key(request.remote, request.headers.get(hdrs.X_FORWARDED_FOR))
+    limiter = api.limiter
+    key = limiter.key(api.keys, request.remote, request.headers.get(hdrs.X_FORWARDED_FOR))
     if key is None:  # a trusted proxy forwarding no client
         return
-    verdict = api.limiter.hit(key)
+    verdict = limiter.hit(key)
     request[RATE] = verdict
     if not verdict.allowed:
         api.metrics.rate_limited.inc()

@@ -1,7 +1,8 @@
 """Per-client rate limit: a fixed one-minute window per client address, in process memory.
 
 The client address is used for this and nothing else: it is never logged, never a
-metric label, and the table holding it is dropped whole at every window boundary.
+metric label, and the tables holding it (the counts, and the key each peer was turned
+into) are dropped whole at every window boundary.
 IPv6 clients are counted per /64 (one host usually owns a whole /64). Behind a trusted
 proxy the forwarded client (the right-most X-Forwarded-For entry that is not itself a
 trusted proxy) is limited; a trusted proxy forwarding no client is not limited at all.
@@ -20,6 +21,10 @@ from dataclasses import dataclass
 from indexium_platform import clientaddr
 
 WINDOW_S = 60
+# Client keys remembered per window (below): X-Forwarded-For from a trusted proxy is text the
+# client chose, so the table is bounded, and emptied whole when full.
+KEYS_MAX = 10_000
+_UNKNOWN = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,12 +40,27 @@ class RateLimiter:
         self.limit, self.window_s, self._clock = limit, window_s, clock
         self._window = -1
         self._counts: dict[str, int] = {}
+        # (peer, X-Forwarded-For) -> the key ClientKeys made of them, dropped with the counts:
+        # no address outlives its window here either.
+        self._keys: dict[tuple[str | None, str | None], str | None] = {}
+
+    def key(self, keys: ClientKeys, peer: str | None, forwarded_for: str | None) -> str | None:
+        """``keys.key(peer, forwarded_for)``, remembered until the window ends: parsing an
+        address (ipaddress, in Python) and writing its key cost a request more than the rest
+        of its limit, and a client sends many requests a window from one address."""
+        pair = (peer, forwarded_for)
+        key = self._keys.get(pair, _UNKNOWN)
+        if key is _UNKNOWN:
+            if len(self._keys) >= KEYS_MAX:
+                self._keys = {}
+            key = self._keys[pair] = keys.key(peer, forwarded_for)
+        return key
 
     def hit(self, key: str, cost: int = 1) -> Verdict:
         now = self._clock()
         window = int(now // self.window_s)
         if window != self._window:
-            self._window, self._counts = window, {}
+            self._window, self._counts, self._keys = window, {}, {}
         used = self._counts.get(key, 0)
         reset = max(1, math.ceil((window + 1) * self.window_s - now))
         if used + cost > self.limit:
