@@ -216,3 +216,21 @@ async def test_the_request_hook_answers_instead_of_the_handler_with_everything_t
         assert resp.status == 429 and resp.headers["X-Hooked"] == "yes"
         assert (await client.get("/hello")).status == 200
     assert handled == ["/hello"] and bound[0] == "rid-9" and len(bound) == 3 and all(bound)
+
+
+async def test_an_app_with_an_aiohttp_middleware_refuses_to_start():
+    """The edge wraps route handlers, so a middleware would run outside it (its errors without
+    the envelope, its time in no metric or log line): starting such an app fails, naming the
+    hooks to use instead."""
+    import pytest
+
+    app = base_app("m", ServiceMetrics("m"))
+
+    @web.middleware
+    async def outside(request, handler):
+        return await handler(request)
+
+    app.middlewares.append(outside)
+    with pytest.raises(RuntimeError, match="REQUEST_HOOK"):
+        async with TestClient(TestServer(app)):
+            pass

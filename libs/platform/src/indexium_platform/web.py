@@ -361,6 +361,10 @@ def _edge(app: web.Application):
         return edge
 
     async def start(app: web.Application) -> None:
+        if app.middlewares:
+            # It would run outside the edge: its errors without the envelope, its time in no
+            # metric or log line. The hooks above do what a middleware here would.
+            raise RuntimeError("base_app takes no aiohttp middleware: use REQUEST_HOOK, RESPONSE_HOOK or ERROR_PAGE")
         started_app[:] = [_Hooks(app)]
         # The router is frozen now: every route is registered, and none is added from here on.
         # aiohttp keeps a route's handler as its _handler (AbstractRoute); a test pins this.
