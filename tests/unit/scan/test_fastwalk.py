@@ -246,19 +246,8 @@ def _annotated() -> bytes:
     return cw.to_bytes()
 
 
-def _lambda() -> bytes:
-    cw = kit.ClassWriter("a/Lambda")
-    bsm = cw.method_reference("java/lang/Runtime", "exec", "(Ljava/lang/String;)Ljava/lang/Process;",
-                              "(Ljava/lang/Object;)Ljava/lang/Object;", "(Ljava/lang/String;)Ljava/lang/Process;")
-    m = cw.method("<clinit>", "()V", kit.ACC_STATIC)
-    m.op("aconst_null")
-    m.u2op("invokedynamic", cw.indy(bsm, "apply", "(Ljava/lang/Runtime;)Ljava/util/function/Function;"))._raw(0)._raw(0)
-    m.op("pop").op("return")
-    return cw.to_bytes()
-
-
 CLASSES = [kit.clean_initializer(), kit.clean_helper(), kit.process_builder_initializer(), kit.runtime_exec_method(),
-           kit.update_checker(), kit.constant_reflection(), kit.fractureiser_stage0(), _annotated(), _lambda(),
+           kit.update_checker(), kit.constant_reflection(), kit.fractureiser_stage0(), _annotated(), kit.exec_through_a_lambda(),
            _class(7, True), kit.ClassWriter("caf\u00e9/Unicode\u00e9").to_bytes()]
 
 

@@ -60,24 +60,12 @@ def _define_class(name: str = "defineClass", owner: str = "java/lang/ClassLoader
     return cw.to_bytes()
 
 
-def _exec_through_a_lambda() -> bytes:
-    """``Runtime::exec`` only as a method handle in a bootstrap argument, no direct call."""
-    cw = kit.ClassWriter("a/Lambda")
-    bsm = cw.method_reference("java/lang/Runtime", "exec", "(Ljava/lang/String;)Ljava/lang/Process;",
-                              "(Ljava/lang/Object;)Ljava/lang/Object;", "(Ljava/lang/String;)Ljava/lang/Process;")
-    m = cw.method("<clinit>", "()V", kit.ACC_STATIC)
-    m.op("aconst_null")
-    m.u2op("invokedynamic", cw.indy(bsm, "apply", "(Ljava/lang/Runtime;)Ljava/util/function/Function;"))._raw(0)._raw(0)
-    m.op("pop").op("return")
-    return cw.to_bytes()
-
-
 # (sample, the rule it must trigger)
 SAMPLES = {
     "fractureiser_stage0": (kit.fractureiser_stage0, "fractureiser_stage0"),
     "url_classloader": (_url_classloader_plugin, "url_classloader"),
     "runtime_exec": (kit.runtime_exec_method, "runtime_exec"),
-    "runtime_exec_lambda": (_exec_through_a_lambda, "runtime_exec"),
+    "runtime_exec_lambda": (kit.exec_through_a_lambda, "runtime_exec"),
     "process_builder": (kit.process_builder_initializer, "process_builder"),
     "process_builder_by_name": (_process_builder_by_name, "process_builder"),
     "reflective_invoke": (_reflective_invoke, "reflective_invoke"),
@@ -161,7 +149,7 @@ def test_one_bad_class_among_thousands_of_benign_ones_is_caught(sample, descript
 def test_markers_in_awkward_places_still_get_the_class_parsed(chunk, descriptors):
     """Marker bytes split across stream chunks, inside a deflated jar inside a jar, in stored
     entries found by their data descriptor, and reached only through a lambda's method handle."""
-    lam, define1 = _exec_through_a_lambda(), _define_class("defineClass1", "a/Loader")
+    lam, define1 = kit.exec_through_a_lambda(), _define_class("defineClass1", "a/Loader")
     inner = kit.zip_entries([("a/Lambda.class", lam, False), ("a/Loader.class", define1, True),
                              ("b/Fine.class", kit.clean_helper("b"), True)], data_descriptors=descriptors)
     outer = kit.zip_entries([("c/Fine.class", kit.clean_helper("c"), True),

@@ -328,6 +328,17 @@ def runtime_exec_method(pkg: str = "com/example/tools") -> bytes:
     return cw.to_bytes()
 
 
+def exec_through_a_lambda(pkg: str = "a") -> bytes:
+    """``Runtime::exec`` only as a method handle in a bootstrap argument, no direct call."""
+    cw = ClassWriter(f"{pkg}/Lambda")
+    bsm = cw.method_reference("java/lang/Runtime", "exec", "(Ljava/lang/String;)Ljava/lang/Process;",
+                              "(Ljava/lang/Object;)Ljava/lang/Object;", "(Ljava/lang/String;)Ljava/lang/Process;")
+    m = cw.method("<clinit>", "()V", ACC_STATIC)
+    m.op("aconst_null")
+    m.u2op("invokedynamic", cw.indy(bsm, "apply", "(Ljava/lang/Runtime;)Ljava/util/function/Function;"))._raw(0)._raw(0)
+    m.op("pop").op("return")
+    return cw.to_bytes()
+
 def update_checker(pkg: str = "com/example/tools") -> bytes:
     """``static void check() throws Exception { new URL("https://...").openStream().close(); }``"""
     cw = ClassWriter(f"{pkg}/UpdateCheck")
