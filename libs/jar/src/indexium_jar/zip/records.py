@@ -81,6 +81,12 @@ U32_MAX = 0xFFFFFFFF  # in a 32-bit size or offset: the value is in the zip64 ex
 U64_MAX = 0xFFFFFFFFFFFFFFFF
 MAX_COMMENT = U16_MAX
 
+
+def decode_name(raw: bytes, flags: int) -> str:
+    """An entry's name: UTF-8 when flagged (invalid bytes become U+FFFD rather than failing the
+    whole jar; such a name cannot be a manifest we look up anyway), else CP437."""
+    return raw.decode("utf-8", "replace") if flags & FLAG_UTF8 else raw.decode("cp437")
+
 # --- extra fields ---------------------------------------------------------------------------
 EXTRA_HEADER = struct.Struct("<HH")  # tag, size
 ZIP64_EXTRA_TAG = 0x0001

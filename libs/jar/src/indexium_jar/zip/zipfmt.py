@@ -41,7 +41,6 @@ from .records import (
     EOCD_SIG,
     FLAG_DESCRIPTOR,
     FLAG_ENCRYPTED,
-    FLAG_UTF8,
     LOCAL,
     LOCAL_SIG,
     MAX_COMMENT,
@@ -52,6 +51,7 @@ from .records import (
     ZIP64_EOCD_SIG,
     ZIP64_LOCATOR,
     ZIP64_LOCATOR_SIG,
+    decode_name,
     replace_sentinels,
     zip64_extra_values,
 )
@@ -471,7 +471,7 @@ class CentralDirectory:
                 data[name_at + nlen : name_at + nlen + elen], usize, csize, offset
             )
         # Nearly every name is ASCII, where UTF-8 and CP437 agree: that fast path inline.
-        name = raw_name.decode("ascii") if raw_name.isascii() else _decode_name(raw_name, flags)
+        name = raw_name.decode("ascii") if raw_name.isascii() else decode_name(raw_name, flags)
         return ZipEntry(name, method, flags, crc, csize, usize, offset + self._base, nlen)
 
 
@@ -494,12 +494,6 @@ def _encodings(name: str) -> list[bytes]:
         except UnicodeEncodeError:
             pass
     return out
-
-
-def _decode_name(raw: bytes, flags: int) -> str:
-    """UTF-8 when flagged (invalid bytes become U+FFFD rather than failing the whole jar;
-    such a name cannot be a manifest we look up anyway), else CP437."""
-    return raw.decode("utf-8", "replace") if flags & FLAG_UTF8 else raw.decode("cp437")
 
 
 def scan_directory_suffix(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from indexium_jar.zip.records import EOCD_SIG_BYTES, LOCAL_SIG_BYTES
+from indexium_jar.zip.records import EOCD_SIG_BYTES, LOCAL_SIG_BYTES, decode_name
 
 from .classfile import ClassFormatError, parse_class
 from .rules import DEFAULT_THRESHOLD, Finding, has_needles, scan_class  # rules gives the C walk its needles
@@ -74,7 +74,7 @@ def _walk(reader: Reader, report: ArchiveReport, budget: Budget, limits: ScanLim
         if type(entry) is ClassBatch:  # plain entries the C walk took: only the classes to check
             report.classes += entry.classes
             for raw, flags, data in entry.hits:
-                _class(data, prefix + raw.decode("utf-8" if flags & 0x800 else "cp437", "replace"), report, limits)
+                _class(data, prefix + decode_name(raw, flags), report, limits)
             continue
         raw = entry.raw_name
         if raw.endswith(b".class"):

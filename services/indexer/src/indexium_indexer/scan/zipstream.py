@@ -55,6 +55,7 @@ from indexium_jar.zip.records import (
     ZIP64_EOCD_SIZE_FIELD,
     ZIP64_LOCATOR,
     ZIP64_LOCATOR_SIG_BYTES as ZIP64_LOCATOR_SIG,
+    decode_name,
     replace_sentinels,
     zip64_extra_values,
 )
@@ -187,7 +188,7 @@ class Entry:
     @property
     def name(self) -> str:
         if self._name is None:
-            self._name = self.raw_name.decode("utf-8" if self.flags & 0x800 else "cp437", "replace")
+            self._name = decode_name(self.raw_name, self.flags)
         return self._name
 
     @property
