@@ -120,32 +120,12 @@ class _FastJson:
                     lines.append(item)
                     continue
                 # A request line held as its parts (Canonical.request): formatted here, all of a
-                # loop iteration's together, off the request's own path. The context's members
-                # are written inline rather than by a call per line (_context_json): this loop
-                # runs once for every request the process answers.
+                # loop iteration's together, off the request's own path.
                 head, duration_ms, tail, context, now = item
                 second = int(now)
                 if second != self._second:
                     self._new_second(second)
-                if known is None:
-                    bound = _context_json(context)
-                else:
-                    bound = b""
-                    get = context.get
-                    for var, key, last in known:
-                        value = get(var, Ellipsis)
-                        if value is Ellipsis:
-                            continue
-                        if value is last[0]:  # the same string as on the line before (a service name)
-                            bound += last[1]
-                            continue
-                        try:
-                            member = key + encode(value)
-                        except UnicodeEncodeError:
-                            member = key + encode(_escaped(value))
-                        if type(value) is str:  # immutable: safe to reuse while the variable holds it
-                            last[0], last[1] = value, member
-                        bound += member
+                bound = _context_json(context, known)
                 lines.append(b'%s%s%s%s,"level":"info","timestamp":"%s%06dZ"}\n' % (
                     head, encode(duration_ms), tail, bound, self._prefix_bytes,
                     int((now - second) * 1_000_000)))
@@ -236,14 +216,13 @@ def _bound_context() -> dict:
 _PREFIX_LEN = len(structlog.contextvars.STRUCTLOG_KEY_PREFIX)
 
 
-def _context_json(context: contextvars.Context) -> bytes:
+def _context_json(context: contextvars.Context, known: tuple | None) -> bytes:
     """The context's bound variables as the members of a JSON object, each after a comma (b""
-    if none); keys the canonical line sets itself are left out."""
-    registry = _REGISTRY
-    if registry is None:
+    if none); keys the canonical line sets itself are left out. ``known``: _context_members(),
+    read once for all the lines of a flush (None: a structlog that keeps no registry)."""
+    if known is None:
         bound = {k: v for k, v in context.run(_bound_context).items() if k not in _OWN_KEYS}
         return b"," + encode_line(bound)[1:-1] if bound else b""
-    known = _KNOWN[1] if _KNOWN[0] == len(registry) else _known_vars(registry)
     parts = []
     get = context.get
     for var, key, last in known:
@@ -286,7 +265,7 @@ def _known_vars(registry: dict) -> tuple:
 
 def _context_members() -> tuple | None:
     """(variable, b',"key":', [last value, its member]) for every variable structlog has bound,
-    as :func:`_context_json` walks them; None with a structlog that keeps no registry."""
+    which :func:`_context_json` walks; None with a structlog that keeps no registry."""
     registry = _REGISTRY
     if registry is None:
         return None
@@ -346,11 +325,7 @@ class Canonical:
                 self._heads.clear()
             head = self._heads[(method, route, status)] = (
                 encode_line({"method": method, "route": route, "status": status})[:-1] + b',"duration_ms":')
-        # (write_line, inline: a call fewer on every request)
-        pending = fast._pending
-        pending.append((head, duration_ms, self._tail, contextvars.copy_context(), time.time()))
-        if not fast._scheduled or len(pending) >= PENDING_MAX:
-            fast.schedule()
+        fast.write_line((head, duration_ms, self._tail, contextvars.copy_context(), time.time()))
 
 
 def canonical(name: str) -> Canonical:
