@@ -441,20 +441,22 @@ class SearchIndex:
             result = result - group if negate else result & group
         return result if filters.groups else BitMap(result)
 
-    def name_prefixed(self, text: str) -> BitMap:
-        """Mods whose lower-cased name starts with ``text``."""
+    def _name_span(self, text: str) -> slice:
+        """Where the names starting with ``text`` are in the sorted names."""
         lo = bisect.bisect_left(self._names, (text,))
-        hi = bisect.bisect_left(self._names, (text + _MAX_CHAR,), lo)
-        return BitMap(map(_ORDINAL, self._names[lo:hi]))
+        return slice(lo, bisect.bisect_left(self._names, (text + _MAX_CHAR,), lo))
+
+    def name_prefixed(self, text: str, span: slice | None = None) -> BitMap:
+        """Mods whose lower-cased name starts with ``text`` (``span``: its _name_span, if known)."""
+        return BitMap(map(_ORDINAL, self._names[span if span is not None else self._name_span(text)]))
 
     def first_name_prefixed(self, text: str, within: BitMap, n: int) -> list[int]:
         """first(name_prefixed(text) & within, n). A short prefix starts thousands of names
         (~0.5 ms to gather into a bitmap at 100,000 mods), so then ``within`` is walked in
         popularity order instead, as far as NAME_WALK members, which finds them sooner where
         such names are common in it (else the bitmap after all)."""
-        lo = bisect.bisect_left(self._names, (text,))
-        hi = bisect.bisect_left(self._names, (text + _MAX_CHAR,), lo)
-        if hi - lo > NAME_WALK // 4:
+        span = self._name_span(text)
+        if span.stop - span.start > NAME_WALK // 4:
             found, entries = [], self.entries
             for i, o in enumerate(within):
                 if i == NAME_WALK:
@@ -465,7 +467,7 @@ class SearchIndex:
                         return found
             else:
                 return found
-        return self.first(BitMap(map(_ORDINAL, self._names[lo:hi])) & within, n)
+        return self.first(self.name_prefixed(text, span) & within, n)
 
     def similar_names(self, text: str, allowed: BitMap, threshold: float, most: int) -> BitMap | None:
         """A superset of the allowed mods whose name ``text`` is at least ``threshold`` word-similar
