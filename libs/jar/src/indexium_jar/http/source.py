@@ -171,7 +171,7 @@ class HttpRangeSource:
             if not same_origin:
                 base = {k: v for k, v in base.items() if k.lower() != "authorization"}
             # Per host of the chain, decided once: a jar's reads go to the same two hosts.
-            base = self._hop_headers[key] = base
+            self._hop_headers[key] = base
         return {**base, "Range": want.header} if want is not None else dict(base)
 
     async def _exchange(self, url: URL, want: _Want | None) -> _Reply:
