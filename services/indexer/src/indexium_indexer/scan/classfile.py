@@ -135,8 +135,6 @@ class ConstantPool:
     __slots__ = ("_data", "_tags", "_offsets", "_utf8", "_members", "_attr_names", "count", "end")
 
     def __init__(self, data: bytes, count: int, start: int):
-        self._data = data
-        self.count = count
         tags = bytearray(count)
         offsets = [0] * count
         pos, i, end = start, 1, len(data)
@@ -164,11 +162,22 @@ class ConstantPool:
             raise ClassFormatError("truncated constant pool") from None
         if pos > end:
             raise ClassFormatError("truncated constant pool")
+        self._read(data, count, tags, offsets, pos)
+
+    @classmethod
+    def of(cls, data: bytes, count: int, tags, offsets: list[int], end: int) -> "ConstantPool":
+        """The pool of ``data`` whose tags and entry offsets were read already (the C reading)."""
+        pool = cls.__new__(cls)
+        pool._read(data, count, tags, offsets, end)
+        return pool
+
+    def _read(self, data: bytes, count: int, tags, offsets: list[int], end: int) -> None:
+        self._data, self.count = data, count
         self._tags, self._offsets = tags, offsets
         self._utf8: dict[int, str] = {}
         self._members: dict[int, MemberRef] = {}
         self._attr_names: dict[int, str] | None = None
-        self.end = pos  # where the class header after the pool starts
+        self.end = end  # where the class header after the pool starts
 
     def tag(self, index: int) -> int:
         if not 0 < index < self.count:
@@ -328,9 +337,7 @@ def _parse_fast(data: bytes) -> ClassFile | None:
     if head is None:
         return None
     count, tags, offsets, end = head
-    pool = ConstantPool.__new__(ConstantPool)
-    pool._data, pool.count, pool._tags, pool._offsets, pool.end = data, count, tags, offsets, end
-    pool._utf8, pool._members, pool._attr_names = {}, {}, None
+    pool = ConstantPool.of(data, count, tags, offsets, end)
     rest = _c_rest(data, pool, Method, count, tags, offsets, end)
     if rest is None:
         return None
