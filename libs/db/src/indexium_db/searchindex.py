@@ -503,11 +503,15 @@ class SearchIndex:
         return tsrank.rank(query, e.keys, e.lexemes, e.terms) + (
             1.0 if name == ql else 0.5 if name.startswith(ql) else 0.0) + e.popularity
 
-    def ranked(self, ordinals: Iterable[int], query: tsrank.Query, ql: str) -> list[int]:
-        """The ordinals in catalog's relevance order: relevance, then downloads, then slug (the
-        index's order only under the C collation: ``ordered``)."""
+    def ranked(self, ordinals: Iterable[int], query: tsrank.Query, ql: str,
+               added: Mapping[int, float] | None = None) -> list[int]:
+        """The ordinals in catalog's relevance order: relevance (plus ``added[o]``, summed after
+        it: the fuzzy pass's word similarity), then downloads, then slug (the index's order only
+        under the C collation: ``ordered``)."""
         entries, relevance = self.entries, self.relevance
-        keyed = sorted((-relevance(o, query, ql), -entries[o].downloads, entries[o].slug, o) for o in ordinals)
+        extra = added.__getitem__ if added is not None else lambda o: 0.0  # (x + 0.0 is x)
+        keyed = sorted((-(relevance(o, query, ql) + extra(o)), -entries[o].downloads, entries[o].slug, o)
+                       for o in ordinals)
         return [k[3] for k in keyed]
 
     def ids(self, ordinals: Iterable[int]) -> list:

@@ -562,9 +562,7 @@ async def _fuzzy_in_process(conn, sq: catalog.SearchQuery, index: SearchIndex, n
                    if (ws := trigram.word_similarity(ql, entries[o].name)) >= catalog.FUZZY_WORD_SIMILARITY}
     if not similar:
         return [], 0
-    order = [k[3] for k in sorted((-(index.relevance(o, query, ql) + ws), -entries[o].downloads, entries[o].slug, o)
-                                  for o, ws in similar.items())]
-    page = await _page_of(conn, sq, index, order)
+    page = await _page_of(conn, sq, index, index.ranked(similar, query, ql, added=similar))
     return None if page is None else (page, len(similar))
 
 
