@@ -11,7 +11,7 @@ export UV_PYTHON := $(shell command -v $(PYTHON))
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(CURDIR)/$(VENV)
 
-.PHONY: run test test-unit test-component test-integration bench setup env clean chromium telemetry-client
+.PHONY: run test test-unit test-component test-integration bench setup env clean chromium telemetry-client libdeflate
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -24,8 +24,16 @@ $(VENV)/.synced: $(UV) pyproject.toml $(wildcard libs/*/pyproject.toml services/
 
 # The scan's optional C walk (services/indexer/build_fastwalk.py): built where there is a C
 # compiler and zlib's header, else the scan walks in Python with the same results (docs/scan.md).
-env: $(VENV)/.synced
+# It inflates classes with libdeflate where its header is (Debian's libdeflate-dev: installed
+# with apt when missing and running as root), else with zlib alone.
+env: $(VENV)/.synced libdeflate
 	@$(PY) services/indexer/build_fastwalk.py
+
+libdeflate:
+	@[ -e /usr/include/libdeflate.h ] || [ "$$(id -u)" != 0 ] || { \
+	  echo "installing Debian's libdeflate-dev for the scan's C walk"; \
+	  { apt-get update -qq && env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libdeflate-dev; } \
+	  || echo "could not install libdeflate-dev: the scan's C walk inflates with zlib"; }
 
 # Whole system locally: embedded NATS + PostgreSQL (or NATS_URL / DATABASE_URL),
 # migrations + streams, the four services as supervised processes. DEMO=1 adds sample mods.

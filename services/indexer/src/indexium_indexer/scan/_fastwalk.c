@@ -26,6 +26,12 @@
 #include <stdint.h>
 #include <string.h>
 #include <zlib.h>
+#ifdef HAVE_LIBDEFLATE /* build_fastwalk.py defines it where libdeflate's header is */
+#include <libdeflate.h>
+#define INFLATER "libdeflate " LIBDEFLATE_VERSION_STRING
+#else
+#define INFLATER "zlib"
+#endif
 
 #define LOCAL_SIZE 30
 #define FLAG_ENCRYPTED 0x1
@@ -133,8 +139,31 @@ typedef struct {
 
 /* Inflate one raw deflate stream into *out (grown as needed, at most limit + 1 bytes).
  * 1: done, *got bytes; 0: not for the batch (corrupt, truncated, larger than limit). */
-static int inflate_class(z_stream *z, const unsigned char *in, uint32_t csize, uint32_t usize_hint,
+static int inflate_class(z_stream *z, void *ld, const unsigned char *in, uint32_t csize, uint32_t usize_hint,
                          size_t limit, unsigned char **out, size_t *cap, size_t *got) {
+#ifdef HAVE_LIBDEFLATE
+    /* One-shot, into a buffer of the size the local header gives (~30% less CPU a class than
+     * zlib): only a stream that ends within csize and inflates to at most that size succeeds,
+     * and its bytes are the stream's own whichever inflater reads it. Anything else (no size,
+     * a wrong one, a damaged stream) is left to zlib below, which decides as it always did. */
+    if (ld != NULL && usize_hint > 0 && (size_t)usize_hint <= limit) {
+        if (*cap < usize_hint) {
+            unsigned char *grown = realloc(*out, usize_hint);
+            if (grown != NULL) {
+                *out = grown;
+                *cap = usize_hint;
+            }
+        }
+        size_t done;
+        if (*cap >= usize_hint &&
+            libdeflate_deflate_decompress(ld, in, csize, *out, usize_hint, &done) == LIBDEFLATE_SUCCESS) {
+            *got = done;
+            return 1;
+        }
+    }
+#else
+    (void)ld;
+#endif
     if (inflateReset(z) != Z_OK) return 0;
     size_t want = (size_t)usize_hint + 1;
     if (want > limit + 1) want = limit + 1;
@@ -265,6 +294,10 @@ static PyObject *walk_batch(PyObject *self, PyObject *args) {
 
     Py_BEGIN_ALLOW_THREADS
     if (inflateInit2(&z, -MAX_WBITS) == Z_OK) z_ready = 1;
+    void *ld = NULL;
+#ifdef HAVE_LIBDEFLATE
+    ld = libdeflate_alloc_decompressor(); /* NULL (no memory): zlib alone */
+#endif
     while (z_ready && !failed) {
         if (size - at < LOCAL_SIZE) break;
         const unsigned char *h = buf + at;
@@ -321,7 +354,7 @@ static PyObject *walk_batch(PyObject *self, PyObject *args) {
                 }
             } else {
                 size_t got;
-                if (!inflate_class(&z, data, (uint32_t)csz, usize, limit, &scratch, &scratch_cap, &got)) break;
+                if (!inflate_class(&z, ld, data, (uint32_t)csz, usize, limit, &scratch, &scratch_cap, &got)) break;
                 if (inflated_left - inflated - (long long)got < 0) break;
                 inflated += (long long)got;
                 if (has_needles(scratch, got)) {
@@ -356,6 +389,9 @@ static PyObject *walk_batch(PyObject *self, PyObject *args) {
         kept_total += kept_len;
     }
     if (z_ready) inflateEnd(&z);
+#ifdef HAVE_LIBDEFLATE
+    if (ld != NULL) libdeflate_free_decompressor(ld);
+#endif
     Py_END_ALLOW_THREADS
     free(scratch);
 
@@ -1100,5 +1136,7 @@ PyMODINIT_FUNC PyInit__fastwalk(void) {
         *names[i] = PyUnicode_InternFromString(texts[i]);
         if (*names[i] == NULL) return NULL;
     }
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddStringConstant(m, "INFLATER", INFLATER) < 0) Py_CLEAR(m);
+    return m;
 }

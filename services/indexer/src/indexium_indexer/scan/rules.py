@@ -81,9 +81,11 @@ _HOT_STRINGS = {"java.net.URLClassLoader", "java.lang.ProcessBuilder", "java.lan
 _NEEDLE_NAMES = tuple(sorted({m for markers in RULE_MARKERS.values() for m in markers}
                              | _HOT_OWNERS | _HOT_NAMES | _HOT_TYPES | _HOT_STRINGS))
 NEEDLES = tuple(b"\x01" + len(n).to_bytes(2, "big") + n.encode() for n in _NEEDLE_NAMES)
-if _fastwalk is not None:  # the same names, with the sets of hot_methods they go to (1 owner, 2 type, 4 name, 8 string)
-    _fastwalk.set_needles([(n.encode(), (n in _HOT_OWNERS) | (n in _HOT_TYPES) << 1 | (n in _HOT_NAMES) << 2
-                            | (n in _HOT_STRINGS) << 3) for n in _NEEDLE_NAMES])
+# The same names for the C walk, with the sets of hot_methods they go to (1 owner, 2 type, 4 name, 8 string).
+C_NEEDLES = [(n.encode(), (n in _HOT_OWNERS) | (n in _HOT_TYPES) << 1 | (n in _HOT_NAMES) << 2
+              | (n in _HOT_STRINGS) << 3) for n in _NEEDLE_NAMES]
+if _fastwalk is not None:
+    _fastwalk.set_needles(C_NEEDLES)
 _NEEDLE_RE = re.compile(  # one pass, alternatives grouped by length: ~10x faster than any(n in data)
     b"\x01\x00(?:" + b"|".join(
         re.escape(bytes((length,))) + b"(?:" + b"|".join(re.escape(n.encode()) for n in _NEEDLE_NAMES
