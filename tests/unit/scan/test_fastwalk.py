@@ -329,6 +329,18 @@ def test_hot_methods_of_methods_not_made_by_parse_class(monkeypatch):
     assert rules.hot_methods(cls, cls.pool._data) == [copy]
 
 
+def test_hot_methods_of_methods_out_of_file_order(monkeypatch):
+    # The C steps scan each method's code once, which relies on parse_class's order (the code
+    # of each method after the one before): any other order is left to the Python steps.
+    monkeypatch.setattr(classfile, "FAST_PARSE", True)
+    cls = classfile.parse_class(kit.fractureiser_stage0())
+    args = (cls.pool._data, cls.pool._data, cls.pool.end, cls.pool._tags, cls.pool._offsets)
+    assert zipstream._fastwalk.hot_methods(*args, cls.methods, cls.bootstrap_methods) is not None
+    assert len(cls.methods) > 1
+    cls.methods.reverse()
+    assert zipstream._fastwalk.hot_methods(*args, cls.methods, cls.bootstrap_methods) is None
+
+
 def test_the_c_parts_do_the_work_when_built(monkeypatch):
     """The comparisons above would pass if a C part never took anything: check each does."""
     monkeypatch.setattr(zipstream, "FAST_WALK", True)

@@ -940,6 +940,9 @@ static PyObject *hot_methods(PyObject *self, PyObject *args) {
     for (size_t p = 0; p < end;) {
         int flags;
         size_t len;
+        const unsigned char *tag = memchr(d + p, 1, end - p); /* a match starts with a Utf8 tag */
+        if (tag == NULL) break;
+        p = (size_t)(tag - d);
         if (!needle_at(d, p, end, &flags, &len)) { p++; continue; }
         /* ConstantPool.utf8_at(p): the Utf8 entry whose tag byte is at p */
         size_t lo = 1, hi = count; /* bisect_left(offsets, p + 1, 1) */
@@ -1019,7 +1022,8 @@ static PyObject *hot_methods(PyObject *self, PyObject *args) {
         Py_ssize_t code_at = PyLong_AsSsize_t(at);
         Py_DECREF(at);
         if (code_at == -1 && PyErr_Occurred()) { Py_CLEAR(result); goto done; }
-        if (clen < 0 || code_at < 0) { /* not made by parse_class: the Python version */
+        if (clen < 0 || code_at < 0 || (n_code && (size_t)code_at < ends[n_code - 1])) {
+            /* not made by parse_class (its methods' code in increasing, disjoint ranges): Python */
             Py_CLEAR(result);
             goto python;
         }
@@ -1031,19 +1035,21 @@ static PyObject *hot_methods(PyObject *self, PyObject *args) {
     if (!n_code) goto done;
     size_t lo = starts[0], hi = ends[n_code - 1];
     if (hi > pn) hi = pn;
+    (void)lo;
     marked = calloc((size_t)n_code, 1);
     if (marked == NULL) { Py_CLEAR(result); PyErr_NoMemory(); goto done; }
-    for (size_t q = 0; q < patterns2.n; q++) {
-        unsigned char pat[2] = {(unsigned char)(patterns2.v[q] >> 8), (unsigned char)patterns2.v[q]};
-        for (size_t at = lo; at + 2 <= hi; at++) {
-            const unsigned char *f = memchr(pd + at, pat[0], hi - 1 - at);
-            if (f == NULL) break;
-            at = (size_t)(f - pd);
-            if (pd[at + 1] != pat[1]) continue;
-            size_t a = 0, b = (size_t)n_code; /* bisect_right(starts, at) - 1 */
-            while (a < b) { size_t mid = (a + b) / 2; if (starts[mid] <= at) a = mid + 1; else b = mid; }
-            size_t i = a - 1;
-            if (at + 2 <= ends[i]) marked[i] = 1;
+    /* A pattern found at ``at`` marks the method whose code holds it whole: the methods' code
+     * lies in the file in increasing, disjoint ranges, so that is one pass over each method's
+     * code (up to hi, as the search over [lo, hi) had it) for all patterns at once, a table of
+     * first bytes in front, instead of a search per pattern over the whole range. */
+    unsigned char first[256] = {0};
+    for (size_t q = 0; q < patterns2.n; q++) first[(patterns2.v[q] >> 8) & 0xFF] = 1;
+    for (Py_ssize_t i = 0; i < n_code; i++) {
+        size_t stop = ends[i] < hi ? ends[i] : hi;
+        for (size_t at = starts[i]; at + 2 <= stop && !marked[i]; at++) {
+            if (!first[pd[at]]) continue;
+            unsigned v = ((unsigned)pd[at] << 8) | pd[at + 1];
+            if (set_has(&patterns2, v)) marked[i] = 1;
         }
     }
     for (Py_ssize_t i = 0; i < n_code; i++) {
