@@ -16,7 +16,7 @@ import zlib
 import pytest
 from indexium_devstack import scankit as kit
 
-from indexium_indexer.scan import classfile, rules, zipstream
+from indexium_indexer.scan import bytecode, classfile, rules, zipstream
 from indexium_indexer.scan.archive import ScanLimits, scan_archive
 from indexium_indexer.scan.zipstream import Budget, ClassBatch, Reader, ZipWalk
 from indexium_jar.zip import entrysizes
@@ -339,6 +339,55 @@ def test_hot_methods_of_methods_out_of_file_order(monkeypatch):
     assert len(cls.methods) > 1
     cls.methods.reverse()
     assert zipstream._fastwalk.hot_methods(*args, cls.methods, cls.bootstrap_methods) is None
+
+
+def _facts(cls, method, fast: bool, monkeypatch):
+    monkeypatch.setattr(bytecode, "FAST_QUICK", fast)
+    try:
+        f = bytecode.analyze(cls, method)
+    except Exception as exc:  # noqa: BLE001 - both must fail alike
+        return repr(exc)
+    return (sorted((r.owner, r.name, r.descriptor) for r in f.calls), f.loads, f.built_strings, sorted(f.types),
+            sorted(f.strings), {type(r) for r in f.calls})
+
+
+def _many_strings() -> bytes:
+    cw = kit.ClassWriter("a/Strings")
+    m = cw.method("many", "()V", kit.ACC_PUBLIC | kit.ACC_STATIC)
+    for i in range(300):  # more than bytecode.MAX_RECORDED
+        m.ldc(f"s{i}").op("pop")
+    m.new("java/net/URL").op("pop").op("return")
+    return cw.to_bytes()
+
+
+def test_both_quick_walks_give_the_same_facts(monkeypatch):
+    """bytecode.analyze with _quick's walk in C and without, on every method of the classes
+    above and of damaged copies of them: the same facts or the same error."""
+    rng = random.Random(17)
+    compared = taken = 0
+    for data in CLASSES + [_class(i, i % 2 == 0) for i in range(8)] + [_many_strings()]:
+        variants = [data]
+        for _ in range(200):
+            b = bytearray(data)
+            for _ in range(rng.randint(1, 2)):
+                b[rng.randrange(len(b))] = rng.randrange(256)
+            variants.append(bytes(b))
+        for v in variants:
+            try:
+                cls = classfile.parse_class(v)
+            except classfile.ClassFormatError:
+                continue
+            for method in cls.methods:
+                if not method.code:
+                    continue
+                fast = _facts(cls, method, True, monkeypatch)
+                assert fast == _facts(cls, method, False, monkeypatch)
+                compared += 1
+                pool = cls.pool
+                taken += zipstream._fastwalk.quick_facts(method.code, pool._data, pool._tags, pool._offsets,
+                                                         classfile.MemberRef, bytecode._LEN,
+                                                         bytecode.MAX_RECORDED) is not None
+    assert compared > 3000 and taken > compared // 2  # most are ordinary: the C walk answers them
 
 
 def test_the_c_parts_do_the_work_when_built(monkeypatch):

@@ -1177,6 +1177,161 @@ done:
     return result;
 }
 
+/* ---- bytecode._quick for one method's code ------------------------------------------------------
+ *
+ * quick_facts(code, pool data, tags, offsets, MemberRef, lengths, max_recorded)
+ *   -> (calls, types, strings) | None
+ *
+ * The calls (set of MemberRef), types and ldc strings (sets of str) bytecode._quick collects,
+ * when its walk of ``code`` reaches the end with every step ordinary: each instruction of a
+ * fixed length (``lengths``: bytecode._LEN) inside the code, every constant it reads present,
+ * of the tag _quick expects and with ASCII names, no invokedynamic and no call whose arguments
+ * matter. At anything else it answers None and _quick runs in Python from the start: it then
+ * returns None for the walker, or raises with its own message, as it always did. */
+
+static Py_ssize_t ref_offsets[3]; /* MemberRef's owner, name, descriptor slots */
+static PyTypeObject *ref_type;
+static int ref_usable;
+
+static void find_ref_slots(PyTypeObject *type) {
+    static const char *texts[3] = {"owner", "name", "descriptor"};
+    ref_usable = 0;
+    Py_XDECREF(ref_type);
+    Py_INCREF(type);
+    ref_type = type;
+    for (int i = 0; i < 3; i++) {
+        PyObject *key = PyUnicode_InternFromString(texts[i]);
+        if (key == NULL) { PyErr_Clear(); return; }
+        PyObject *descr = _PyType_Lookup(type, key);
+        Py_DECREF(key);
+        if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type)) return;
+        PyMemberDef *def = ((PyMemberDescrObject *)descr)->d_member;
+        if (def->type != T_OBJECT_EX || def->offset <= 0) return;
+        ref_offsets[i] = def->offset;
+    }
+    ref_usable = 1;
+}
+
+/* ConstantPool.member(index) when every entry it reads is in place (0: not for C). */
+static int member_parts(const Pool *p, unsigned index, unsigned *owner, unsigned *name, unsigned *desc) {
+    if (!(index > 0 && index < p->count)) return 0;
+    unsigned tag = p->tags[index];
+    if (tag != 9 && tag != 10 && tag != 11) return 0;
+    size_t at;
+    if (!pool_offset(p, index, &at) || at + 4 > p->n) return 0;
+    unsigned cls = be16(p->d + at), nat = be16(p->d + at + 2);
+    if (!(nat > 0 && nat < p->count && p->tags[nat] == 12)) return 0;
+    size_t nat_at;
+    if (!pool_offset(p, nat, &nat_at) || nat_at + 4 > p->n) return 0;
+    *name = be16(p->d + nat_at);
+    *desc = be16(p->d + nat_at + 2);
+    if (!ascii_utf8(p, *name) || !ascii_utf8(p, *desc) || !class_entry(p, cls)) return 0;
+    *owner = cls;
+    return 1;
+}
+
+static int utf8_is(const Pool *p, unsigned index, const char *text) { /* ascii_utf8 accepted it */
+    size_t at;
+    if (!pool_offset(p, index, &at)) return 0;
+    size_t len = be16(p->d + at);
+    return len == strlen(text) && memcmp(p->d + at + 2, text, len) == 0;
+}
+
+static int utf8_starts(const Pool *p, unsigned index, const char *text) {
+    size_t at;
+    if (!pool_offset(p, index, &at)) return 0;
+    size_t len = be16(p->d + at), t = strlen(text);
+    return len >= t && memcmp(p->d + at + 2, text, t) == 0;
+}
+
+static PyObject *quick_facts(PyObject *self, PyObject *args) {
+    PyObject *code_obj, *data_obj, *tags_obj, *offsets, *type_obj, *lengths_obj;
+    Py_ssize_t max_recorded;
+    if (!PyArg_ParseTuple(args, "OOOOOOn", &code_obj, &data_obj, &tags_obj, &offsets, &type_obj, &lengths_obj,
+                          &max_recorded))
+        return NULL;
+    if (!PyBytes_Check(code_obj) || !PyBytes_Check(data_obj)) Py_RETURN_NONE; /* not parse_class's */
+    if (!PyByteArray_Check(tags_obj) || !PyList_Check(offsets) || !PyType_Check(type_obj) ||
+        !PyByteArray_Check(lengths_obj) || PyByteArray_GET_SIZE(lengths_obj) != 256 ||
+        PyByteArray_GET_SIZE(tags_obj) != PyList_GET_SIZE(offsets)) {
+        PyErr_SetString(PyExc_TypeError, "bad arguments");
+        return NULL;
+    }
+    if ((PyTypeObject *)type_obj != ref_type) find_ref_slots((PyTypeObject *)type_obj);
+    if (!ref_usable) Py_RETURN_NONE;
+    Pool p = {(const unsigned char *)PyBytes_AS_STRING(data_obj), (size_t)PyBytes_GET_SIZE(data_obj),
+              (unsigned)PyList_GET_SIZE(offsets), (const unsigned char *)PyByteArray_AS_STRING(tags_obj), offsets};
+    const unsigned char *code = (const unsigned char *)PyBytes_AS_STRING(code_obj);
+    const unsigned char *lengths = (const unsigned char *)PyByteArray_AS_STRING(lengths_obj);
+    size_t end = (size_t)PyBytes_GET_SIZE(code_obj), pc = 0;
+    PyObject *calls = PySet_New(NULL), *types = PySet_New(NULL), *strings = PySet_New(NULL), *result = NULL;
+    if (calls == NULL || types == NULL || strings == NULL) goto done;
+    while (pc < end) {
+        unsigned op = code[pc], n = lengths[op];
+        if (n == 0 || pc + n > end) goto python; /* a switch, wide, an invalid opcode, a cut one */
+        if (op >= 0xB6 && op <= 0xB9) {
+            unsigned owner, name, desc;
+            if (!member_parts(&p, be16(code + pc + 1), &owner, &name, &desc)) goto python;
+            if (utf8_is(&p, name, "forName") || utf8_is(&p, name, "loadClass") || utf8_is(&p, name, "decode"))
+                goto python; /* _VALUE_SENSITIVE: the walker's */
+            if (utf8_is(&p, name, "<init>")) {
+                size_t cat;
+                if (!pool_offset(&p, owner, &cat)) goto python;
+                if (utf8_is(&p, be16(p.d + cat), "java/lang/String") &&
+                    (utf8_starts(&p, desc, "([B") || utf8_starts(&p, desc, "([C")))
+                    goto python;
+            }
+            PyObject *ref = ref_type->tp_alloc(ref_type, 0);
+            if (ref == NULL) goto done;
+            PyObject *parts[3] = {class_str(&p, owner), utf8_str(&p, name), utf8_str(&p, desc)};
+            for (int i = 0; i < 3; i++) *(PyObject **)((char *)ref + ref_offsets[i]) = parts[i];
+            if (!parts[0] || !parts[1] || !parts[2]) { Py_DECREF(ref); goto done; }
+            int rc = PySet_Add(calls, ref);
+            Py_DECREF(ref);
+            if (rc < 0) goto done;
+        } else if (op == 0xBB || op == 0xBD || op == 0xC5) {
+            unsigned index = be16(code + pc + 1);
+            if (!class_entry(&p, index)) goto python;
+            PyObject *t = class_str(&p, index);
+            if (t == NULL || PySet_Add(types, t) < 0) { Py_XDECREF(t); goto done; }
+            Py_DECREF(t);
+        } else if (op == 0x12 || op == 0x13) {
+            unsigned index = op == 0x12 ? code[pc + 1] : be16(code + pc + 1);
+            if (!(index > 0 && index < p.count)) goto python;
+            unsigned tag = p.tags[index];
+            size_t at;
+            if (tag == 8) { /* String: recorded while fewer than max_recorded */
+                if (!pool_offset(&p, index, &at) || at + 2 > p.n || !ascii_utf8(&p, be16(p.d + at))) goto python;
+                if (PySet_GET_SIZE(strings) < max_recorded) {
+                    PyObject *t = utf8_str(&p, be16(p.d + at));
+                    if (t == NULL || PySet_Add(strings, t) < 0) { Py_XDECREF(t); goto done; }
+                    Py_DECREF(t);
+                }
+            } else if (tag == 7) {
+                if (!class_entry(&p, index)) goto python;
+                PyObject *t = class_str(&p, index);
+                if (t == NULL || PySet_Add(types, t) < 0) { Py_XDECREF(t); goto done; }
+                Py_DECREF(t);
+            } else if (tag == 3) {
+                if (!pool_offset(&p, index, &at) || at + 4 > p.n) goto python;
+            }
+        } else if (op == 0xBA) {
+            goto python; /* _quick leaves invokedynamic to the walker */
+        }
+        pc += n;
+    }
+    result = PyTuple_Pack(3, calls, types, strings);
+    goto done;
+python:
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    Py_XDECREF(calls);
+    Py_XDECREF(types);
+    Py_XDECREF(strings);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"set_needles", set_needles, METH_O, "Set the Utf8 names the prefilter searches for."},
     {"walk_batch", walk_batch, METH_VARARGS, "Walk the plain entries of one window (see the file's comment)."},
@@ -1184,6 +1339,7 @@ static PyMethodDef methods[] = {
     {"class_pool", class_pool, METH_O, "Constant-pool tags and offsets of a class file, or None."},
     {"hot_methods", hot_methods, METH_VARARGS, "rules.hot_methods for a class parsed by parse_class."},
     {"class_rest", class_rest, METH_VARARGS, "The rest of a class file's structure, or None."},
+    {"quick_facts", quick_facts, METH_VARARGS, "bytecode._quick's facts of one method's code, or None."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -24,6 +24,14 @@ from dataclasses import dataclass, field
 
 from .classfile import ClassFile, ClassFormatError, MemberRef, Method, argument_slots
 
+try:  # _quick's walk in C for code whose every step is ordinary (_fastwalk.c, built by `make env`)
+    from ._fastwalk import quick_facts as _c_quick
+except ImportError:  # not built: _quick alone
+    _c_quick = None
+
+# Whether analyze tries the C walk of _quick first (tests set it to False to compare the two).
+FAST_QUICK = _c_quick is not None
+
 WIDE = object()  # an unknown long or double
 _MULTI = object()  # a local variable assigned more than one value
 MAX_ARRAY = 4096  # longest constant array we model (class names and URLs are far shorter)
@@ -589,6 +597,12 @@ def analyze(cls: ClassFile, method: Method) -> MethodFacts:
     """Facts about one method's code (empty for abstract and native methods)."""
     if not method.code:
         return MethodFacts()
+    if FAST_QUICK:
+        pool = cls.pool
+        found = _c_quick(method.code, pool._data, pool._tags, pool._offsets, MemberRef, _LEN, MAX_RECORDED)
+        if found is not None:  # else something not ordinary: _quick below decides, as without C
+            calls, types, strings = found
+            return MethodFacts(calls, [], [], types, strings)
     try:
         quick = _quick(cls, method)
         return quick if quick is not None else _Walker(cls, method).run()
