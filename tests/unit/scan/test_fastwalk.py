@@ -12,6 +12,7 @@ import random
 import struct
 import zipfile
 import zlib
+from array import array
 
 import pytest
 from indexium_devstack import scankit as kit
@@ -404,6 +405,16 @@ def test_the_c_parts_do_the_work_when_built(monkeypatch):
     monkeypatch.setattr(zipstream._fastwalk, "cd_batch", spy)
     report = scan_archive(iter([JARS["many"]()]), ScanLimits())
     assert sum(taken) >= report.entries - 2  # all but the last record (and any past a window's end)
+    # the fingerprints computed as CPython's tuple hash, without a tuple (checked at import),
+    # are ZipWalk._print's: a stored and a deflated entry, one with a name that is not ASCII
+    assert zipstream._fastwalk.DIRECT_PRINTS == 1
+    data = kit.zip_entries([("caf\u00e9/X.class", b"x" * 5000, True), ("a/b.txt", b"y" * 300, False)])
+    walked = zipstream._fastwalk.walk_batch(data, 0, 0, None, None, 10, 10**6, 10**6, 0)[4]
+    infos = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    pairs = array("Q", walked)
+    assert list(pairs[0::2]) == [i.header_offset for i in infos]
+    assert list(pairs[1::2]) == [zipstream.ZipWalk._print(i.filename.encode(), i.compress_type, i.compress_size)
+                                 for i in infos]
     cls = classfile.parse_class(kit.update_checker())
     found = zipstream._fastwalk.hot_methods(cls.pool._data, cls.pool._data, cls.pool.end, cls.pool._tags,
                                             cls.pool._offsets, cls.methods, cls.bootstrap_methods)
