@@ -2,8 +2,9 @@
 
 from indexium_devstack import scankit as kit
 
-from indexium_indexer.scan.bytecode import analyze
-from indexium_indexer.scan.classfile import parse_class
+from indexium_indexer.scan import rules
+from indexium_indexer.scan.bytecode import ClassLoad, MethodFacts, analyze
+from indexium_indexer.scan.classfile import MemberRef, parse_class
 from indexium_indexer.scan.rules import DEFAULT_THRESHOLD, has_needles, is_suspicious, scan_class
 
 
@@ -115,3 +116,39 @@ def test_define_class_in_static_init():
     m.op("pop").op("return")
     (f,) = findings(cw.to_bytes())
     assert (f.rule, f.severity) == ("define_class", 6)
+
+
+def _hits(calls=(), loads=(), built=(), types=(), strings=()):
+    facts = MethodFacts({MemberRef(*c) for c in calls}, list(loads), list(built), set(types), set(strings))
+    return [(rule, weight) for rule, weight, _ in rules.method_hits(facts)]
+
+
+def test_each_weight_of_each_method_rule():
+    """method_hits branch by branch (the class samples above reach only some of them)."""
+    built_url = ClassLoad("forName", False, "java.net.URLClassLoader")
+    assert _hits() == []
+    assert _hits(calls=[("java/lang/Runtime", "exec", "(Ljava/lang/String;)Ljava/lang/Process;")]) == [
+        ("runtime_exec", 3)]
+    assert _hits(calls=[("java/lang/Runtime", "getRuntime", "()Ljava/lang/Runtime;")]) == []
+    assert _hits(calls=[("java/lang/ProcessBuilder", "start", "()Ljava/lang/Process;")]) == [("process_builder", 3)]
+    assert _hits(types=["java/lang/ProcessBuilder"]) == [("process_builder", 3)]
+    assert _hits(loads=[ClassLoad("forName", True, "java.lang.Runtime")]) == [("process_builder", 4)]
+    assert _hits(loads=[built_url]) == [("url_classloader", 6), ("dynamic_class_load", 2)]
+    assert _hits(loads=[ClassLoad("loadClass", True, "java.net.URLClassLoader")]) == [("url_classloader", 4)]
+    assert _hits(strings=["java.net.URLClassLoader"]) == [("url_classloader", 4)]
+    assert _hits(types=["java/net/URLClassLoader"]) == [("url_classloader", 3)]
+    assert _hits(calls=[("java/net/URLClassLoader", "newInstance", "([Ljava/net/URL;)Ljava/net/URLClassLoader;")]) == [
+        ("url_classloader", 3)]
+    assert _hits(calls=[("java/lang/ClassLoader", "defineClass", "(I)V")]) == [("define_class", 2)]
+    assert _hits(calls=[("a/Loader", "defineClass1", "([BII)Ljava/lang/Class;")]) == [("define_class", 2)]
+    assert _hits(calls=[("a/Loader", "defineClass", "(I)V")]) == []
+    invoke = ("java/lang/reflect/Method", "invoke", "(Ljava/lang/Object;[Ljava/lang/Object;)Ljava/lang/Object;")
+    assert _hits(calls=[invoke], loads=[ClassLoad("forName", False, None)]) == [("reflective_invoke", 4)]
+    assert _hits(calls=[("java/lang/reflect/Method", "invoke", "()V")],
+                 loads=[ClassLoad("forName", False, "a.B")]) == [("reflective_invoke", 4)]
+    assert _hits(calls=[invoke]) == []
+    for network in (("java/net/URL", "openStream", "()Ljava/io/InputStream;"),
+                    ("java/net/http/HttpClient", "send", "()V"), ("java/net/Socket", "connect", "()V")):
+        assert _hits(calls=[network]) == [("network", 1)]
+    assert _hits(types=["java/net/Socket"]) == [("network", 1)]
+    assert _hits(calls=[("java/net/URL", "getHost", "()Ljava/lang/String;")]) == []

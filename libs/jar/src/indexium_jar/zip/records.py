@@ -85,6 +85,8 @@ MAX_COMMENT = U16_MAX
 def decode_name(raw: bytes, flags: int) -> str:
     """An entry's name: UTF-8 when flagged (invalid bytes become U+FFFD rather than failing the
     whole jar; such a name cannot be a manifest we look up anyway), else CP437."""
+    if raw.isascii():  # the same text in both (CP437's first half is ASCII), without CP437's charmap codec
+        return raw.decode("ascii")
     return raw.decode("utf-8", "replace") if flags & FLAG_UTF8 else raw.decode("cp437")
 
 # --- extra fields ---------------------------------------------------------------------------

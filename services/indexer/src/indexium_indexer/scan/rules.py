@@ -261,44 +261,48 @@ def locations(cls: ClassFile, facts: dict[str, MethodFacts] | None = None, *,
 
 def method_hits(facts: MethodFacts) -> list[tuple[str, int, str]]:
     """(rule, base weight, detail) for one method, before location weighting."""
+    # The calls' (owner, name) pairs and owners made once: every class that names a rule's API
+    # comes here, and a generator per test over the calls was most of this function's time.
     hits: list[tuple[str, int, str]] = []
-    calls = {(r.owner, r.name) for r in facts.calls}
-    loaded = [ld.value for ld in facts.loads if ld.value]
-    dynamic = [ld for ld in facts.loads if not ld.constant]
+    refs, loads, types = facts.calls, facts.loads, facts.types
+    calls = {(r.owner, r.name) for r in refs}
+    owners = {o for o, _ in calls}
 
-    if any(o == "java/lang/Runtime" and n == "exec" for o, n in calls):
+    if ("java/lang/Runtime", "exec") in calls:
         hits.append(("runtime_exec", 3, "java.lang.Runtime.exec"))
-    if "java/lang/ProcessBuilder" in facts.types or any(o == "java/lang/ProcessBuilder" for o, _ in calls):
+    if "java/lang/ProcessBuilder" in types or "java/lang/ProcessBuilder" in owners:
         hits.append(("process_builder", 3, "java.lang.ProcessBuilder"))
-    elif any(v in ("java.lang.ProcessBuilder", "java.lang.Runtime") for v in loaded):
+    elif any(ld.value in ("java.lang.ProcessBuilder", "java.lang.Runtime") for ld in loads):
         hits.append(("process_builder", 4, "process API looked up by name"))
 
-    url_loader_names = [ld for ld in facts.loads if ld.value == "java.net.URLClassLoader"]
+    url_loader_names = [ld for ld in loads if ld.value == "java.net.URLClassLoader"] if loads else []
     if any(not ld.constant for ld in url_loader_names):
         hits.append(("url_classloader", 6, 'Class.forName("java.net.URLClassLoader") on a name built at run time'))
     elif url_loader_names or "java.net.URLClassLoader" in facts.strings:
         hits.append(("url_classloader", 4, "java.net.URLClassLoader looked up by name"))
-    elif "java/net/URLClassLoader" in facts.types or any(o == "java/net/URLClassLoader" for o, _ in calls):
+    elif "java/net/URLClassLoader" in types or "java/net/URLClassLoader" in owners:
         hits.append(("url_classloader", 3, "new java.net.URLClassLoader"))
 
-    if any(n in _DEFINE_NAMES and (o in _DEFINE_OWNERS or "[B" in d)
-           for o, n, d in ((r.owner, r.name, r.descriptor) for r in facts.calls)):
+    if any(r.name in _DEFINE_NAMES and (r.owner in _DEFINE_OWNERS or "[B" in r.descriptor) for r in refs):
         hits.append(("define_class", 2, "defines a class from bytes"))
 
+    dynamic = [ld for ld in loads if not ld.constant] if loads else []
     if dynamic:
         shown = ", ".join(sorted({repr(ld.value) for ld in dynamic if ld.value})) or "an unknown name"
-        if _METHOD_INVOKE in facts.calls or ("java/lang/reflect/Method", "invoke") in calls:
+        if _METHOD_INVOKE in refs or ("java/lang/reflect/Method", "invoke") in calls:
             hits.append(("reflective_invoke", 4, f"Method.invoke after loading {shown} built at run time"))
         else:
             hits.append(("dynamic_class_load", 2, f"loads {shown} built at run time"))
 
-    if calls & _NETWORK_CALLS or "java/net/Socket" in facts.types or any(o == "java/net/Socket" for o, _ in calls):
+    if calls & _NETWORK_CALLS or "java/net/Socket" in types or "java/net/Socket" in owners:
         hits.append(("network", 1, "opens network connections"))
     return hits
 
 
 def is_stage0(method: Method, facts: MethodFacts, location: str) -> bool:
     """fractureiser stage 0: the whole sequence in one static method run from ``<clinit>``."""
+    if location not in ("static_init", "called_from_init") or not facts.built_strings:
+        return False  # the cheap conditions first: most methods with a finding fail them
     calls = {(r.owner, r.name) for r in facts.calls}
     urlish = bool(facts.types & _URL_TYPES) or any(
         v and "URLClassLoader" in v for v in [*facts.built_strings, *(ld.value for ld in facts.loads)]
@@ -339,21 +343,22 @@ def scan_class(cls: ClassFile, path: str = "", data: bytes | None = None) -> lis
     hits_by_method = []
     for m in hot:
         f = analyze(cls, m)  # each method's own code, even if a doctored class repeats a signature
-        facts.setdefault(m.signature, f)
+        sig = m.signature  # made once: name + descriptor joined anew on every read
+        facts.setdefault(sig, f)
         if h := method_hits(f):
-            hits_by_method.append((m, f, h))
+            hits_by_method.append((m, sig, f, h))
     if not hits_by_method:
         return []
     where = locations(cls, facts_of=facts_of)
     class_name = cls.name.replace("/", ".")
     out: list[Finding] = []
-    for m, f, hits in hits_by_method:
-        location = where[m.signature]
+    for m, sig, f, hits in hits_by_method:
+        location = where[sig]
         factor = FACTORS[location]
         if is_stage0(m, f, location):
             hits.insert(0, ("fractureiser_stage0", 10, "fractureiser stage-0 loader pattern"))
         for rule, base, detail in hits:
-            out.append(Finding(rule, base * factor, location, path, class_name, m.signature, detail))
+            out.append(Finding(rule, base * factor, location, path, class_name, sig, detail))
     return out
 
 
