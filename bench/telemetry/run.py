@@ -187,10 +187,19 @@ async def bench_http(infra: Infra, args) -> None:
                                                   bodies[:half], args.seconds, args.concurrency, bare.pid)
         nats_pid = infra.nats.proc.pid if infra.nats else None  # an external NATS: not ours to read
         nats_started = cpu_seconds(nats_pid) if nats_pid else 0.0
+        profiler = None
+        if args.profile:
+            # py-spy samples the telemetry process during its run only (not the warm-up's salt fetch).
+            profiler = subprocess.Popen([args.py_spy, "record", "--pid", str(telemetry.proc.pid), "--rate", "200",
+                                         "--format", args.profile_format, "--output", args.profile,
+                                         "--duration", str(int(args.seconds) + 1)],
+                                        stdout=subprocess.DEVNULL)
         tel_rate, tel_st, tel_cpu = await load(f"{telemetry.url}/api/v1/analytics/submit",
                                                bodies[half:], args.seconds, args.concurrency,
                                                telemetry.proc.pid)
         nats_cpu = (cpu_seconds(nats_pid) - nats_started) / max(1, tel_st.get(202, 0)) * 1e6 if nats_pid else None
+        if profiler is not None:
+            profiler.wait(60)
     finally:
         telemetry.stop(10)
         bare.terminate()
@@ -279,6 +288,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mods", type=int, default=5_000)
     parser.add_argument("--skip-http", action="store_true")
     parser.add_argument("--skip-aggregation", action="store_true")
+    parser.add_argument("--profile", metavar="FILE",
+                        help="py-spy record the telemetry process during its run into FILE (CPU figures then include py-spy's pauses)")
+    parser.add_argument("--profile-format", default="raw", choices=("raw", "speedscope", "flamegraph"))
+    parser.add_argument("--py-spy", default="py-spy", help="the py-spy executable for --profile")
     parser.add_argument("--bare-server", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.bare_server:
