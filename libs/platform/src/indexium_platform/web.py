@@ -9,6 +9,7 @@ flip readiness to false, stop new work and close resources within the grace peri
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import os
 import time
@@ -450,8 +451,36 @@ def run(app: web.Application, *, host: str, port: int, shutdown_grace_s: float,
     log.info("stopped")
 
 
-def serve(name: str, settings_cls, create_app: Callable[..., web.Application]) -> None:
-    """A service's whole ``main``: settings (fail fast, naming every bad variable), logs, app, run."""
+def collect_less(app: web.Application, young_threshold: int) -> None:
+    """Fewer cyclic-GC passes for a process serving many small requests at once (opt-in, per
+    service, from its ``main``: it sets process-wide state).
+
+    CPython collects its youngest generation whenever the tracked objects allocated and not
+    yet freed since the last pass exceed 700. Nearly everything a request allocates is freed
+    by reference counting when it ends, so with a few dozen requests in flight that count is
+    the objects those requests hold; it keeps crossing 700, and every pass walks all of
+    them (and every gen1 and full pass all the objects loaded at start-up). Measured on
+    telemetry's accept path at 64 requests in flight: ~1 pass per 16 pings and about a tenth
+    of the process's CPU. So: the youngest generation collected past ``young_threshold``
+    objects instead, and everything loaded before serving (modules, settings, the first
+    caches) frozen once start-up is done, out of every later pass (``gc.freeze``). Cyclic
+    garbage is still collected, just in fewer, larger passes; an object loaded at start-up
+    that later ends in a reference cycle stays, which start-up state does not do."""
+    first, *older = gc.get_threshold()
+    gc.set_threshold(max(first, young_threshold), *older)
+
+    async def freeze(app: web.Application) -> None:
+        gc.collect()
+        gc.freeze()
+
+    # Last of the start-up hooks: after the cleanup contexts have opened their resources.
+    app.on_startup.append(freeze)
+
+
+def serve(name: str, settings_cls, create_app: Callable[..., web.Application], *,
+          young_gc_threshold: int | None = None) -> None:
+    """A service's whole ``main``: settings (fail fast, naming every bad variable), logs, app, run.
+    ``young_gc_threshold``: see :func:`collect_less`."""
     from .settings import SettingsError, load
 
     try:
@@ -460,6 +489,8 @@ def serve(name: str, settings_cls, create_app: Callable[..., web.Application]) -
         raise SystemExit(f"{name}: {exc}") from None
     logs.configure(name, fmt=settings.log_format, level=settings.log_level)
     app = create_app(settings)
+    if young_gc_threshold is not None:
+        collect_less(app, young_gc_threshold)
     app[BODY_TIMEOUT] = settings.http_body_timeout_s
     run(app, host=settings.host, port=settings.port, shutdown_grace_s=settings.shutdown_grace_s,
         keepalive_timeout_s=settings.http_keepalive_timeout_s)
