@@ -146,3 +146,19 @@ def test_what_the_table_keeps_is_hmac_sha256_under_the_hours_key():
     assert set(cap._seen) == {hmac.digest(key, prefix[0], "sha256")}
     assert cap._seen[hmac.digest(key, prefix[0], "sha256")] == {hmac.digest(key, server, "sha256")[:8]}
     assert set(cap._counts) == {hmac.new(key, prefix[1], hashlib.sha256).digest()}
+
+
+@pytest.mark.parametrize("peer", [
+    "198.51.100.7", "127.0.0.1", "0.0.0.0", "255.255.255.255", "::1", "2001:db8:1:2:aaaa::1",
+    "::ffff:198.51.100.7", "::FFFF:c633:6407", "fe80::1%eth0", "2001:db8::", "01.2.3.4", "1.2.3",
+    " 1.2.3.4", "1.2.3.4\x00", "١.2.3.4", "1::2::3", "", None, "unix:/run/sock",
+])
+def test_the_peer_read_without_an_ipaddress_object_gives_what_the_general_path_gives(peer):
+    # Without trusted proxies a peer in plain address text is read by inet_pton; anything
+    # else by TrustedProxies. Both must give the same networks (or the same refusal).
+    fast = ClientNetwork(()).networks(peer, None)
+    proxies = ClientNetwork(("192.0.2.0/24",))  # trusted proxies: always the general path
+    assert fast == proxies.networks(peer, None)
+    if peer and peer.isascii() and peer.count(".") == 3 and ":" not in peer and fast != (b"?",):
+        assert fast == tuple(bytes((4, bits)) + ipaddress.ip_address(peer).packed[:bits // 8]
+                             for bits in (24, 16))

@@ -26,6 +26,10 @@ class TrustedProxies:
     def __init__(self, networks: tuple[str, ...]):
         self._networks = tuple(ipaddress.ip_network(c, strict=False) for c in networks)
 
+    def __bool__(self) -> bool:
+        """Whether any proxy is trusted (without one, the client is always the peer)."""
+        return bool(self._networks)
+
     def _is_trusted(self, addr: Address) -> bool:
         return any(addr in net for net in self._networks if addr.version == net.version)
 

@@ -28,6 +28,7 @@ import hashlib
 import hmac
 import math
 import os
+import socket
 import time
 from collections.abc import Callable
 
@@ -44,6 +45,10 @@ MAX_TRACKED = 1_000_000
 # take at most limit x 64 (/16, /48) or limit x 512 (/32) ids of MAX_TRACKED an hour: with
 # the default 32, 2,048 or 16,384, so filling the table takes 489 /16s or /48s, or 62 /32s.
 LEVELS = {4: ((24, 1), (16, 64)), 6: ((64, 1), (48, 64), (32, 512))}
+# Each level's network as ClientNetwork gives it: (the tag bytes, how many bytes of the address).
+_CUTS = {version: tuple((bytes((version, bits)), bits // 8) for bits, _ in levels)
+         for version, levels in LEVELS.items()}
+_V4_MAPPED = bytes(10) + b"\xff\xff"
 
 
 class ClientNetwork:
@@ -54,17 +59,28 @@ class ClientNetwork:
         self._proxies = clientaddr.TrustedProxies(trusted_proxies)
 
     @staticmethod
-    def _networks(addr) -> tuple[bytes, ...]:
-        if addr.version == 6 and addr.ipv4_mapped is not None:
-            addr = addr.ipv4_mapped
-        packed = addr.packed
-        return tuple(bytes((addr.version, bits)) + packed[:bits // 8] for bits, _ in LEVELS[addr.version])
+    def _cut(version: int, packed: bytes) -> tuple[bytes, ...]:
+        if version == 6 and packed[:12] == _V4_MAPPED:
+            version, packed = 4, packed[12:]
+        return tuple(tag + packed[:n] for tag, n in _CUTS[version])
 
     def networks(self, peer: str | None, forwarded_for: str | None) -> tuple[bytes, ...] | None:
+        if not self._proxies and peer:
+            # No proxy trusted, so the client is the peer: its text as the kernel wrote it, read
+            # without an ipaddress object (what is not plain dotted quad or IPv6 text, a
+            # scoped address say, takes the general path below).
+            try:
+                return self._cut(4, socket.inet_pton(socket.AF_INET, peer))
+            except (OSError, ValueError):  # (ValueError: a NUL or a non-ASCII character)
+                pass
+            try:
+                return self._cut(6, socket.inet_pton(socket.AF_INET6, peer))
+            except (OSError, ValueError):  # (ValueError: a NUL or a non-ASCII character)
+                pass
         addr = self._proxies.client(peer, forwarded_for)
         if addr is clientaddr.NOT_AN_ADDRESS:
             return (b"?",)  # a unix socket or test transport: one network
-        return None if addr is None else self._networks(addr)
+        return None if addr is None else self._cut(addr.version, addr.packed)
 
 
 class NewServerCap:
