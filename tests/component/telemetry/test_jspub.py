@@ -78,3 +78,32 @@ async def test_the_rate_limit_key_is_what_key_value_create_writes_and_a_released
     assert await limiter.acquire(server, now) == key  # the purged key (a tombstone) is open again
     with pytest.raises(RateLimited):
         await limiter.acquire(server, now)
+
+
+async def test_publishes_without_an_answer_time_out_after_the_timeout_and_not_much_later(nc):
+    # One ticker times out every waiting publish (no timer per publish): each within 1.2
+    # timeouts of its own start, however the publishes are spread, and answered ones are not
+    # touched.
+    publisher = JetStreamPublisher(nc, 0.5)
+    await publisher.start()
+    await nc.subscribe("silent.subject")  # a subscriber that never answers
+    loop = asyncio.get_running_loop()
+
+    async def silent(delay: float) -> float:
+        await asyncio.sleep(delay)
+        started = loop.time()
+        with pytest.raises(nats.errors.TimeoutError):
+            await publisher.publish("silent.subject", b"x")
+        return loop.time() - started
+
+    async def answered(delay: float) -> dict:
+        await asyncio.sleep(delay)
+        return await publisher.publish(telemetry.PING, os.urandom(8))
+
+    waited = await asyncio.gather(*(silent(d / 10) for d in range(8)))
+    assert all(0.5 <= w < 0.5 * 1.2 + 0.1 for w in waited), waited
+    results = await asyncio.gather(silent(0), answered(0.1), answered(0.3), silent(0.35))
+    assert [r["stream"] for r in results[1:3]] == [telemetry.STREAM.name] * 2
+    assert publisher.in_flight == 0
+    await asyncio.sleep(0.2)
+    assert publisher._ticker is None  # nothing waiting: the ticker stopped

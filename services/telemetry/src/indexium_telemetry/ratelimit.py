@@ -46,7 +46,8 @@ class RateLimiter:
         value = _VALUE.pack(now.timestamp())
         try:
             # The publisher's timeout is INDEXIUM_TELEMETRY_PUBLISH_TIMEOUT_SECONDS (``app``).
-            await self._publisher.publish(self._subject + key, value, dict(self._create_headers))
+            # (nats-py only reads the headers: one dict serves every create.)
+            await self._publisher.publish(self._subject + key, value, self._create_headers)
             return key
         except nats.js.errors.APIError as exc:
             # 10071 / 10164: a message is there already (what KeyValue.create looks for too).
