@@ -180,3 +180,27 @@ def test_a_decoded_ping_is_a_ping_v1_of_mod_entries():
     ping = decode_ping(samples.encode(samples.ping(mods=[{"slug": "sodium", "version": "1.0\n"}])))
     assert isinstance(ping, PingV1) and all(isinstance(m, ModEntry) for m in ping.mods)
     assert ping.mods[0].slug == "sodium" and ping.mods[0].version == "1.0"
+
+
+def test_refusals_keep_their_order_a_slug_anywhere_then_the_nil_uuid_then_an_entry_naming_two_ids():
+    two_ids = {"slug": "sodium", "mod_id": str(uuid.uuid4())}
+    nil = "00000000-0000-0000-0000-000000000000"
+    body = samples.encode(samples.ping(mods=[two_ids, {"slug": "jei"}, {"slug": "Bad Slug"}]))
+    with pytest.raises(InvalidPing, match="slug") as err:
+        decode_ping(body)
+    assert str(err.value) == _strict_error(body)
+    with pytest.raises(InvalidPing, match="nil UUID"):
+        decode_ping(samples.encode(samples.ping(server_uuid=nil, mods=[{"slug": "jei"}, two_ids])))
+    with pytest.raises(InvalidPing, match=r"exactly one .* at `\$\.mods\[1\]`"):
+        decode_ping(samples.encode(samples.ping(mods=[{"slug": "jei"}, two_ids, {"mod_id": str(uuid.uuid4()),
+                                                                               "manifest_id": "x"}])))
+    with pytest.raises(InvalidPing, match=r"exactly one .* at `\$\.mods\[0\]`"):
+        decode_ping(samples.encode(samples.ping(mods=[{"version": "1.0"}, {"slug": "jei"}])))
+
+
+def test_a_version_is_cleaned_every_time_and_a_clean_one_remembered_is_kept_as_sent():
+    for _ in range(3):
+        ping = decode_ping(samples.encode(samples.ping(mods=[
+            {"slug": "sodium", "version": "1.0.0"}, {"slug": "jei", "version": " 1.0.0\t"},
+            {"slug": "iris", "version": "1.0.0"}])))
+        assert [m.version for m in ping.mods] == ["1.0.0", "1.0.0", "1.0.0"]

@@ -75,9 +75,12 @@ class _LoosePingV1(PingV1, frozen=True, forbid_unknown_fields=True):
 _strict_decoder = msgspec.json.Decoder(PingV1)
 _decoder = msgspec.json.Decoder(_LoosePingV1)
 _SLUG = re.compile(SLUG_PATTERN)
-# Bounded, like the spellings below: made-up valid slugs cannot grow it past this.
-_SLUGS_VALID_MAX = 100_000
+# Slugs found valid and versions found already clean (the same few thousand mods and their
+# versions recur in every ping): bounded, like the spellings below, so that made-up values
+# cannot grow them past this; past it a new value is checked every time.
+_SEEN_VALUES_MAX = 100_000
 _SLUGS_VALID: set[str] = set()
+_VERSIONS_CLEAN: set[str] = set()
 _JAVA_LEGACY = re.compile(r"^1\.(\d+)")
 _JAVA_MAJOR = re.compile(r"^(\d+)")
 _GAME_VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,31}\Z")
@@ -137,42 +140,48 @@ def _decode_strictly(body: bytes) -> PingV1:
         raise InvalidPing(f"The body is not valid JSON: {exc}") from None
 
 
-def _checked(body: bytes) -> PingV1:
-    """The ping as PingV1 decodes it (a _LoosePingV1 whose slugs all match), or InvalidPing."""
-    try:
-        ping = _decoder.decode(body)
-    except msgspec.DecodeError:  # ValidationError too: the strict decoder's error names it
-        return _decode_strictly(body)
-    valid = _SLUGS_VALID
-    for entry in ping.mods:
-        slug = entry.slug
-        if slug is not None and slug not in valid:
-            if _SLUG.match(slug) is None:
-                _decode_strictly(body)  # raises, naming the first field refused
-                raise InvalidPing(f"Invalid ping: Expected `str` matching regex {SLUG_PATTERN!r}")
-            if len(valid) < _SLUGS_VALID_MAX:
-                valid.add(slug)
-    return ping
-
-
 def decode_ping(body: bytes) -> PingV1:
     if not body.strip():
         raise InvalidPing("The body is empty; send a JSON ping.")
-    ping = _checked(body)
+    try:
+        ping = _decoder.decode(body)
+    except msgspec.DecodeError:  # ValidationError too: the strict decoder's error names it
+        ping = _decode_strictly(body)
+    # One pass over the mods: each slug as PingV1 checks it (against those found valid
+    # before), each entry naming exactly one id, each version as shown (clean_version, for
+    # versions not already seen clean). Refusals keep a strict decode's order: a slug
+    # anywhere first, then the nil uuid, then the first entry not naming exactly one id.
+    valid, clean = _SLUGS_VALID, _VERSIONS_CLEAN
+    mods = ping.mods
+    not_one = cleaned = None
+    for i, entry in enumerate(mods):
+        slug = entry.slug
+        if slug is not None:
+            if slug not in valid:
+                if _SLUG.match(slug) is None:
+                    _decode_strictly(body)  # raises, naming the first field refused
+                    raise InvalidPing(f"Invalid ping: Expected `str` matching regex {SLUG_PATTERN!r}")
+                if len(valid) < _SEEN_VALUES_MAX:
+                    valid.add(slug)
+            if not_one is None and (entry.mod_id is not None or entry.manifest_id is not None):
+                not_one = i
+        elif not_one is None and (entry.mod_id is None) is (entry.manifest_id is None):
+            not_one = i
+        version = entry.version
+        if version is not None and version not in clean:
+            shown = clean_version(version)
+            if shown is version:
+                if len(clean) < _SEEN_VALUES_MAX:
+                    clean.add(version)
+            else:
+                if cleaned is None:
+                    cleaned = list(mods)
+                cleaned[i] = msgspec.structs.replace(entry, version=shown)
     if ping.server_uuid.int == 0:
         raise InvalidPing("Invalid ping: server_uuid must not be the nil UUID - at `$.server_uuid`")
-    mods = ping.mods
-    for i, entry in enumerate(mods):
-        if (entry.slug is not None) + (entry.mod_id is not None) + (entry.manifest_id is not None) != 1:
-            raise InvalidPing(
-                f"Invalid ping: give exactly one of slug, mod_id or manifest_id - at `$.mods[{i}]`")
-        version = entry.version
-        if version is not None:
-            cleaned = clean_version(version)
-            if cleaned is not version:
-                if mods is ping.mods:
-                    mods = list(mods)
-                mods[i] = msgspec.structs.replace(entry, version=cleaned)
+    if not_one is not None:
+        raise InvalidPing(
+            f"Invalid ping: give exactly one of slug, mod_id or manifest_id - at `$.mods[{not_one}]`")
     os_, arch, loader = _OS_SEEN.get(ping.os), _ARCH_SEEN.get(ping.arch), _LOADER_SEEN.get(ping.loader)
     if os_ is None:
         os_ = normalize_os(ping.os)
@@ -187,7 +196,7 @@ def decode_ping(body: bytes) -> PingV1:
         if len(_LOADER_SEEN) < _SEEN_MAX:
             _LOADER_SEEN[ping.loader] = loader
     return msgspec.structs.replace(
-        ping, mods=mods, game_version=normalize_game_version(ping.game_version),
+        ping, mods=mods if cleaned is None else cleaned, game_version=normalize_game_version(ping.game_version),
         loader=loader, java_version=ping.java_version.strip(), os=os_, arch=arch)
 
 
