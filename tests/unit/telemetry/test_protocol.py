@@ -204,3 +204,9 @@ def test_a_version_is_cleaned_every_time_and_a_clean_one_remembered_is_kept_as_s
             {"slug": "sodium", "version": "1.0.0"}, {"slug": "jei", "version": " 1.0.0\t"},
             {"slug": "iris", "version": "1.0.0"}])))
         assert [m.version for m in ping.mods] == ["1.0.0", "1.0.0", "1.0.0"]
+
+
+@pytest.mark.parametrize("sent,kept", [(" 1.20.1 ", "1.20.1"), ("24w14a", "24w14a"), ("1.20.1; DROP", "other")])
+def test_a_game_version_seen_before_is_kept_as_it_was_the_first_time(sent, kept):
+    for _ in range(3):  # the first decode normalizes it; later ones find it remembered
+        assert decode_ping(samples.encode(samples.ping(game_version=sent))).game_version == kept

@@ -182,6 +182,11 @@ def decode_ping(body: bytes) -> PingV1:
     if not_one is not None:
         raise InvalidPing(
             f"Invalid ping: give exactly one of slug, mod_id or manifest_id - at `$.mods[{not_one}]`")
+    game_version = _GAME_VERSION_SEEN.get(ping.game_version)
+    if game_version is None:
+        game_version = normalize_game_version(ping.game_version)
+        if len(_GAME_VERSION_SEEN) < _SEEN_MAX:
+            _GAME_VERSION_SEEN[ping.game_version] = game_version
     os_, arch, loader = _OS_SEEN.get(ping.os), _ARCH_SEEN.get(ping.arch), _LOADER_SEEN.get(ping.loader)
     if os_ is None:
         os_ = normalize_os(ping.os)
@@ -196,8 +201,7 @@ def decode_ping(body: bytes) -> PingV1:
         if len(_LOADER_SEEN) < _SEEN_MAX:
             _LOADER_SEEN[ping.loader] = loader
     return msgspec.structs.replace(
-        ping, mods=mods if cleaned is None else cleaned, game_version=normalize_game_version(ping.game_version),
-        loader=loader, java_version=ping.java_version.strip(), os=os_, arch=arch)
+        ping, mods=mods if cleaned is None else cleaned, game_version=game_version, loader=loader, java_version=ping.java_version.strip(), os=os_, arch=arch)
 
 
 # Values as reported -> normalized: a few dozen spellings exist in the wild; bounded so that
@@ -206,6 +210,7 @@ _SEEN_MAX = 256
 _OS_SEEN: dict[str, str] = {}
 _ARCH_SEEN: dict[str, str] = {}
 _LOADER_SEEN: dict[str, str] = {}
+_GAME_VERSION_SEEN: dict[str, str] = {}
 
 
 def java_major(java_version: str) -> str:

@@ -73,7 +73,8 @@ async def submit(request: web.Request) -> web.Response:
         metrics.ping_outcome["unavailable"].inc()
         raise _unavailable("The mod catalogue")
     mods, unknown = catalogue.resolve_all(ping.mods)
-    metrics.unknown_mods.inc(unknown)
+    if unknown:  # (a prometheus inc takes a lock: not for nothing)
+        metrics.unknown_mods.inc(unknown)
     if not mods:
         # Nothing we could count: not queued, and the server's window stays open.
         metrics.ping_outcome["ignored"].inc()
