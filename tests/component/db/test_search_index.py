@@ -228,6 +228,80 @@ def test_a_typo_is_corrected_in_process_with_one_query_and_no_transaction(catalo
     assert len(sent) == 1 and not any(q.startswith(("BEGIN", "SET")) for q in sent), sent
 
 
+def _prewarmed(catalogue) -> Lexicon:
+    """A lexicon as the API's is after start-up: every listed name's words learned."""
+    runner, conn, index = catalogue
+    lexicon = Lexicon()
+    runner.run(indexed.prewarm(conn, lexicon, index))
+    return lexicon
+
+
+def test_an_unlearned_typo_is_learned_and_answered_in_one_query(catalogue):
+    """A word the lexicon does not know and the index corrects: its lexemes learned and the
+    corrected query's page read in one statement (indexed._typo_at_once), the SQL path's answer."""
+    runner, conn, index = catalogue
+    warm = _prewarmed(catalogue)
+    sent: list[str] = []
+
+    async def run():
+        sq = catalog_q.SearchQuery("lantrns")
+        sql = await catalog_q.search(conn, sq, corrections=catalog_q.Corrections(), broad_matches=10**9)
+        fresh = Lexicon()
+        fresh._tokens, fresh._prefix = dict(warm._tokens), dict(warm._prefix)
+        assert fresh.unknown(plain_words("lantrns")) == (["lantrns"], ["lantrns"])
+        # (once before, on another copy: asyncpg's own first-use queries of the statement's types are not counted)
+        again = Lexicon()
+        again._tokens, again._prefix = dict(warm._tokens), dict(warm._prefix)
+        await indexed.search(conn, sq, index=index, lexicon=again, corrections=catalog_q.Corrections())
+        def log(record):
+            sent.append(record.query)
+
+        conn.add_query_logger(log)
+        try:
+            ours = await indexed.search(conn, sq, index=index, lexicon=fresh, corrections=catalog_q.Corrections())
+        finally:
+            conn.remove_query_logger(log)
+        return sql, ours, fresh
+
+    (sql, sql_total), (ours, total), fresh = runner.run(run())
+    assert [r["slug"] for r in ours] == [r["slug"] for r in sql] and total == sql_total > 0
+    assert fresh.token("lantrns") is not None  # learned along the way: the next one asks nothing
+    assert len(sent) == 1 and not any(q.startswith(("BEGIN", "SET")) for q in sent), sent
+
+
+@pytest.mark.parametrize("facets", [False, True])
+def test_words_learned_with_a_speculative_corrected_page_answer_as_the_sql_path(catalogue, monkeypatch, facets):
+    """Unknown words with a prewarmed lexicon: typos corrected (the page read with the learning),
+    words that match as typed ("furnacs": english stems it as furnaces; "m017": a slug's), the
+    speculative page then unused; and words far from any: the same answer as catalog.search."""
+    runner, conn, index = catalogue
+    warm = _prewarmed(catalogue)
+    answered = []
+    real = indexed._typo_at_once
+
+    async def counted(*args):
+        found = await real(*args)
+        answered.append(found is not None)
+        return found
+
+    monkeypatch.setattr(indexed, "_typo_at_once", counted)
+    for q in ["lantrns", "furnacs", "magik storage", "irn chests", "bettr lanterns", "chestz", "m017", "lanterms",
+              "quokka", "storag", "Furnacs magic", "olga's magik"]:
+        lo, gv = (("fabric",), ("1.20.1",)) if facets else ((), ())
+        sq = catalog_q.SearchQuery(q, loaders=lo, game_versions=gv, limit=7)
+
+        async def run(sq=sq):
+            sql = await catalog_q.search(conn, sq, corrections=catalog_q.Corrections(), broad_matches=10**9)
+            lexicon = Lexicon()
+            lexicon._tokens, lexicon._prefix = dict(warm._tokens), dict(warm._prefix)
+            ours = await indexed.search(conn, sq, index=index, lexicon=lexicon, corrections=catalog_q.Corrections())
+            return sql, ours
+
+        (a, at), (b, bt) = runner.run(run())
+        assert ([r["slug"] for r in b], bt) == ([r["slug"] for r in a], at), sq
+    assert sum(answered) >= 3  # the one-statement answer was taken, not only declined
+
+
 def test_a_re_read_adds_the_words_a_new_name_brings_to_typo_corrections(catalogue):
     runner, conn, index = catalogue
 

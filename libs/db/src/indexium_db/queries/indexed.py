@@ -13,11 +13,17 @@ then exactly catalog's); else the CANDIDATES most popular matches, the CANDIDATE
 matches whose name starts with the query (exact names among them) and the CANDIDATES most
 popular matches with every query word in the name or slug (weight A), so an exact, prefix or
 name match is never lost to popularity.
+
+A query with words the lexicon has not learned that the index corrects to words it knows (a
+typo, mostly) is answered in one round trip (_typo_at_once): learning its words and reading
+the corrected query's first page in one statement, the page used only when the learned words
+match nothing (else the steps as usual, the words known by then).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from dataclasses import replace
 
@@ -119,27 +125,35 @@ def _term(text: str) -> tuple[str, ...] | None:
     return tuple(lexemes)
 
 
+# What PostgreSQL makes of each query token (websearch_to_tsquery in catalog._text_query's
+# configurations) and word (the prefix part's 'simple'): learn's query, given the two arrays' placeholders.
+_LEARN_SQL = """SELECT true AS token, t.w, websearch_to_tsquery('english', t.w)::text AS english,
+       websearch_to_tsquery('russian', t.w)::text AS russian,
+       websearch_to_tsquery('simple', t.w)::text AS simple
+FROM unnest({tokens}::text[]) AS t(w)
+UNION ALL
+SELECT false, w.w, NULL, NULL, to_tsquery('simple', quote_literal(w.w))::text
+FROM unnest({words}::text[]) AS w(w)"""
+
+
 async def learn(conn: asyncpg.Connection, lexicon: Lexicon, words: searchindex.Words) -> None:
     """Ask PostgreSQL, in one query, what each token and word not yet in ``lexicon`` is in the
     configurations catalog._text_query uses (and the prefix part's 'simple'), and remember it."""
     tokens, prefix_words = lexicon.unknown(words)
     if not tokens and not prefix_words:
         return
-    rows = await conn.fetch(
-        """SELECT true AS token, t.w, websearch_to_tsquery('english', t.w)::text AS english,
-                  websearch_to_tsquery('russian', t.w)::text AS russian,
-                  websearch_to_tsquery('simple', t.w)::text AS simple
-           FROM unnest($1::text[]) AS t(w)
-           UNION ALL
-           SELECT false, w.w, NULL, NULL, to_tsquery('simple', quote_literal(w.w))::text
-           FROM unnest($2::text[]) AS w(w)""",
-        tokens, prefix_words)
-    for r in rows:
-        if r["token"]:
-            lexicon.put(r["w"], TokenLexemes(_term(r["english"]), _term(r["russian"]), _term(r["simple"])))
+    rows = await conn.fetch(_LEARN_SQL.format(tokens="$1", words="$2"), tokens, prefix_words)
+    _remember(lexicon, [(r["token"], r["w"], r["english"], r["russian"], r["simple"]) for r in rows])
+
+
+def _remember(lexicon: Lexicon, learned) -> None:
+    """learn's answers, (token?, w, english, russian, simple) each, into the lexicon."""
+    for token, w, english, russian, simple in learned:
+        if token:
+            lexicon.put(w, TokenLexemes(_term(english), _term(russian), _term(simple)))
         else:
-            term = _term(r["simple"])
-            lexicon.put(None, None, r["w"], term[0] if term is not None and len(term) == 1 else None)
+            term = _term(simple)
+            lexicon.put(None, None, w, term[0] if term is not None and len(term) == 1 else None)
 
 
 async def prewarm(conn: asyncpg.Connection, lexicon: Lexicon, index: SearchIndex) -> None:
@@ -397,20 +411,37 @@ async def _ranked_in_process(conn, sq: catalog.SearchQuery, index: SearchIndex, 
     """A first relevance page ranked by the index (every match, or a broad query's bounded
     candidates: see the module doc), its rows read by id with the filters re-checked; None
     when so many of them are gone that the page would be short (the caller's query then)."""
+    order = _ranked_order(sq, index, matches, parts, query, rank_all, per_source)
+    page = await _page_of(conn, sq, index, order)
+    return None if page is None else (page, len(matches))
+
+
+def _ranked_order(sq: catalog.SearchQuery, index: SearchIndex, matches: BitMap, parts, query: tsrank.Query,
+                  rank_all: int, per_source: int) -> list[int]:
+    """_ranked_in_process's order: every match, or a broad query's bounded candidates, ranked."""
     ql = normalized(sq.q)
     pool = matches if len(matches) <= rank_all else candidates(index, matches, parts, ql, sq.limit, per_source)
-    page = await _page_of(conn, sq, index, index.ranked(pool, query, ql))
-    return None if page is None else (page, len(matches))
+    return index.ranked(pool, query, ql)
 
 
 async def _page_of(conn, sq: catalog.SearchQuery, index: SearchIndex, order: list[int]) -> list | None:
     """The first page of mods in the index's ``order``, read by id with the filters re-checked
     (SPARE_IDS more asked for), or None when too many are gone for a whole page."""
-    want = order[:sq.limit + SPARE_IDS]
+    sql, args = _page_of_sql(sq, index, order)
+    return _page_from(await conn.fetch(sql, *args), sq, index, order)
+
+
+def _page_of_sql(sq: catalog.SearchQuery, index: SearchIndex, order: list[int]) -> tuple[str, list]:
     sql, args = _hit_page_sql(sq, None)
-    args[0] = index.ids(want)
-    rows = {r["slug"]: r for r in await conn.fetch(sql, *args)}
-    page = [r for r in (rows.get(index.entries[o].slug) for o in want) if r is not None][:sq.limit]
+    args[0] = index.ids(order[:sq.limit + SPARE_IDS])
+    return sql, args
+
+
+def _page_from(rows, sq: catalog.SearchQuery, index: SearchIndex, order: list[int]) -> list | None:
+    """_page_of's page from the rows its query read."""
+    want = order[:sq.limit + SPARE_IDS]
+    by_slug = {r["slug"]: r for r in rows}
+    page = [r for r in (by_slug.get(index.entries[o].slug) for o in want) if r is not None][:sq.limit]
     return None if len(page) < sq.limit and len(order) > len(want) else page
 
 
@@ -453,6 +484,10 @@ async def search(
         if ids is None:  # an order the index does not keep: catalog's page, the index's total
             return await catalog.search(conn, sq, total=len(allowed), corrections=corrections)
         return await _hit_rows(conn, sq, sort, ids), len(allowed)
+    if len(sq.q.strip()) >= catalog.FUZZY_MIN_CHARS:
+        found = await _typo_at_once(conn, sq, index, lexicon, allowed, corrections, rank_all, per_source)
+        if found is not None:
+            return found
     found = await _text(conn, sq, index, lexicon, allowed, rank_all, per_source)
     if found is None:
         return await catalog.search(conn, sq, total=total, corrections=corrections)
@@ -467,6 +502,69 @@ async def search(
             corrected = await catalog._corrected(conn, sq.q, corrections, known=index.words)
             return await _corrected_or_fuzzy(conn, sq, corrected, index, lexicon, allowed, rank_all, per_source)
     return await _corrected_or_fuzzy(conn, sq, corrected, index, lexicon, allowed, rank_all, per_source)
+
+
+async def _typo_at_once(conn, sq: catalog.SearchQuery, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
+                       corrections: catalog.Corrections | None, rank_all: int,
+                       per_source: int) -> tuple[list, int] | None:
+    """The answer of a query with words the lexicon does not know yet (most often a typo) that
+    the index corrects to words it knows, in one round trip: learning its words (what _text
+    would ask first) and reading the corrected query's first page (what _corrected_or_fuzzy
+    would read when the query as typed matches nothing) in one statement. The page is used
+    only when the learned words match nothing, so the answer is the steps' own; None: the
+    steps are for the caller to take (the words are learned by then, the corrected query's
+    too when it has unknown words of its own)."""
+    words = searchindex.plain_words(sq.q)
+    if words is None:
+        return None
+    tokens, prefix_words = lexicon.unknown(words)
+    if not tokens and not prefix_words:
+        return None
+    known, corrected = correct(index, sq.q, corrections)
+    if not known or corrected is None:
+        return None
+    fixed = replace(sq, q=corrected)
+    fixed_words = searchindex.plain_words(corrected)
+    if fixed_words is None:
+        return None
+    more_tokens, more_words = lexicon.unknown(fixed_words)
+    if more_tokens or more_words:
+        # Its page needs the corrected words' lexemes: learn them with the typed ones.
+        await learn(conn, lexicon, searchindex.Words(tokens + more_tokens, prefix_words + more_words))
+        return None
+    planned = _planned(fixed, fixed_words, index, lexicon, allowed, rank_all, per_source)
+    if planned is None:
+        return None
+    order, total = planned
+    page_sql, args = _page_of_sql(fixed, index, order)
+    learn_sql = _LEARN_SQL.format(tokens=f"${len(args) + 1}", words=f"${len(args) + 2}")
+    rows = await conn.fetch(
+        f"""SELECT l.learned, p.* FROM (SELECT (SELECT json_agg(json_build_array(x.token, x.w, x.english, x.russian,
+    x.simple)) FROM ({learn_sql}) x) AS learned) l LEFT JOIN ({page_sql}) p ON true""",
+        *args, tokens, prefix_words)
+    learned = rows[0]["learned"] or []
+    _remember(lexicon, json.loads(learned) if isinstance(learned, str) else learned)  # (a json codec, or none)
+    parts = searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS)
+    if parts is None or (parts and index.matches(parts) & allowed):
+        return None  # the query as typed is _text's (or catalog's) to answer
+    page = _page_from([r for r in rows if r["slug"] is not None], fixed, index, order)
+    return None if page is None else (page, total)
+
+
+def _planned(sq: catalog.SearchQuery, words: searchindex.Words, index: SearchIndex, lexicon: Lexicon,
+             allowed: BitMap, rank_all: int, per_source: int) -> tuple[list[int], int] | None:
+    """(order, total) when _text would answer ``sq`` (its words known) with a first page ranked
+    in process (_ranked_in_process), else None."""
+    parts = searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS)
+    if not parts or sq.effective_sort != "relevance" or sq.offset != 0:
+        return None
+    matches = index.matches(parts) & allowed
+    if not matches or tsquery_of(index, parts) is None or not exact_union(parts):
+        return None
+    query = rank_query(parts)
+    if query is None:
+        return None
+    return _ranked_order(sq, index, matches, parts, query, rank_all, per_source), len(matches)
 
 
 def correct(index: SearchIndex, q: str, corrections: catalog.Corrections | None) -> tuple[bool, str | None]:

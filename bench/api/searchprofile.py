@@ -1,0 +1,209 @@
+"""Per-query search profile: our search (``indexed.search``, as run.py's search_baseline runs
+it) against the plain FTS baseline, query by query, with the PostgreSQL round trips ours made
+and the path it took.
+
+    python bench/api/searchprofile.py [--mods 20000] [--data /tmp/searchprofile] [--repeat 3] [--slowest 40]
+
+The catalogue is seeded once into an embedded PostgreSQL under ``--data`` (kept: a second
+run with the same --mods reuses it). Each query is timed best of ``--repeat``; before each
+repetition the lexicon is put back as prewarm left it and the corrections memory is fresh,
+so every repetition does what run.py's single pass does. Round trips are counted by
+wrapping the connection (each fetch/execute, and BEGIN/COMMIT of a transaction).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import pstats
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import asyncpg
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import data
+from indexium_db.queries import catalog as catalog_q
+from indexium_db.queries import indexed
+from indexium_db.searchindex import Lexicon
+from indexium_devstack.embedded import EmbeddedPostgres
+from run import _baseline_sql, _search_query, load_catalogue, pct, queries
+
+
+class Counted:
+    """A connection that counts its round trips (and names each by its statement)."""
+
+    def __init__(self, conn: asyncpg.Connection) -> None:
+        self._conn = conn
+        self.trips: list[str] = []
+
+    def _note(self, sql: str) -> None:
+        self.trips.append(_kind_of(sql))
+
+    async def fetch(self, sql, *args, **kw):
+        self._note(sql)
+        return await self._conn.fetch(sql, *args, **kw)
+
+    async def fetchrow(self, sql, *args, **kw):
+        self._note(sql)
+        return await self._conn.fetchrow(sql, *args, **kw)
+
+    async def fetchval(self, sql, *args, **kw):
+        self._note(sql)
+        return await self._conn.fetchval(sql, *args, **kw)
+
+    async def execute(self, sql, *args, **kw):
+        self._note(sql)
+        return await self._conn.execute(sql, *args, **kw)
+
+    def transaction(self, **kw):
+        counted = self
+
+        class _Tx:
+            async def __aenter__(self):
+                counted.trips.append("BEGIN")
+                self._tx = counted._conn.transaction(**kw)
+                return await self._tx.__aenter__()
+
+            async def __aexit__(self, *exc):
+                counted.trips.append("COMMIT")
+                return await self._tx.__aexit__(*exc)
+
+        return _Tx()
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+
+def _kind_of(sql: str) -> str:
+    s = " ".join(sql.split())
+    if "AS token" in s:
+        return "learn"
+    if "search_words" in s:
+        return "correct"
+    if s.startswith("SET LOCAL"):
+        return "thresholds"
+    if "c.o, word_similarity" in s:
+        return "word_similar"
+    if "word_similarity" in s or "<%" in s:
+        return "fuzzy_page"
+    if "EXPLAIN" in s:
+        return "estimate"
+    if "WITH parts AS" in s:
+        return "catalog_page"
+    if "OFFSET 0) m" in s:
+        return "page"
+    return "other"
+
+
+def _path(trips: list[str]) -> str:
+    kinds = set(trips)
+    if "catalog_page" in kinds and "correct" in kinds:
+        return "catalog (typo)"
+    if "catalog_page" in kinds:
+        return "catalog"
+    if "fuzzy_page" in kinds or "word_similar" in kinds:
+        return "fuzzy"
+    tags = []
+    if "correct" in kinds:
+        tags.append("corrected (pg)")
+    if "learn" in kinds:
+        tags.append("learn")
+    return "+".join(tags) or "index"
+
+
+async def seeded(root: Path, mods: int) -> tuple[EmbeddedPostgres, list[str]]:
+    root.mkdir(parents=True, exist_ok=True)
+    names_file = root / f"names-{mods}.json"
+    pg = EmbeddedPostgres(root / f"pg-{mods}", durable=False).start()
+    if names_file.exists():
+        return pg, json.loads(names_file.read_text())
+    admin = await asyncpg.connect(pg.dsn("postgres"))
+    await admin.execute("DROP DATABASE IF EXISTS bench")
+    await admin.execute("CREATE DATABASE bench")
+    await admin.close()
+    catalogue = await load_catalogue(pg.dsn("bench"), mods)
+    names_file.write_text(json.dumps(catalogue.names))
+    return pg, catalogue.names
+
+
+async def main(args) -> None:
+    pg, names = await seeded(Path(args.data), args.mods)
+    try:
+        conn = await asyncpg.connect(pg.dsn("bench"))
+        index = await indexed.load(conn)
+        lexicon = Lexicon()
+        await indexed.prewarm(conn, lexicon, index)
+        tokens, prefix = dict(lexicon._tokens), dict(lexicon._prefix)
+        catalogue = data.Catalogue(names=names)
+        counted = Counted(conn)
+        profile = cProfile.Profile() if args.profile else None
+        rows = []
+        for kind, items in queries(catalogue, random.Random(11)).items():
+            if args.kind and kind not in args.kind:
+                continue
+            for params in items:
+                sql, qargs = _baseline_sql(params)
+                base = []
+                for _ in range(args.repeat):
+                    started = time.perf_counter()
+                    await conn.fetch(sql, *qargs)
+                    base.append((time.perf_counter() - started) * 1000)
+                ours, cpu = [], []
+                for _ in range(args.repeat):
+                    lexicon._tokens, lexicon._prefix = dict(tokens), dict(prefix)
+                    counted.trips = []
+                    started, c0 = time.perf_counter(), time.process_time()
+                    if profile is not None:
+                        profile.enable()
+                    await indexed.search(counted, _search_query(params), index=index, lexicon=lexicon,
+                                         corrections=catalog_q.Corrections())
+                    if profile is not None:
+                        profile.disable()
+                    ours.append((time.perf_counter() - started) * 1000)
+                    cpu.append((time.process_time() - c0) * 1000)
+                rows.append((kind, params, min(base), min(ours), min(cpu), list(counted.trips)))
+        await conn.close()
+    finally:
+        pg.stop()
+    if profile is not None:
+        stats = pstats.Stats(profile).strip_dirs()
+        stats.sort_stats("tottime").print_stats(25)
+        stats.sort_stats("cumulative").print_stats(40)
+    b95 = pct([r[2] for r in rows], 95)
+    o95 = pct([r[3] for r in rows], 95)
+    print(f"{len(rows)} queries, {args.mods} mods, best of {args.repeat}")
+    print(f"{'kind':24} {'n':>4} {'base p95':>9} {'ours p95':>9} {'ratio':>6} {'> 0.5x base p95':>16}  trips")
+    for kind in dict.fromkeys(r[0] for r in rows):
+        rs = [r for r in rows if r[0] == kind]
+        b, o = pct([r[2] for r in rs], 95), pct([r[3] for r in rs], 95)
+        slow = sum(r[3] > 0.5 * b95 for r in rs)
+        trips = Counter(len(r[5]) for r in rs)
+        print(f"{kind:24} {len(rs):4} {b:8.2f}  {o:8.2f}  {o / b:5.2f}x {slow:16}  "
+              + " ".join(f"{k}:{v}" for k, v in sorted(trips.items())))
+    slow = sum(r[3] > 0.5 * b95 for r in rows)
+    print(f"{'all':24} {len(rows):4} {b95:8.2f}  {o95:8.2f}  {o95 / b95:5.2f}x {slow:16}  "
+          f"(at most {int(len(rows) * 0.05)} may exceed 0.5x the baseline p95 = {0.5 * b95:.2f} ms)")
+    print(f"\npaths: {dict(Counter(_path(r[5]) for r in rows))}")
+    print(f"\nslowest {args.slowest} (ours ms, CPU ms, baseline ms, round trips, path, query):")
+    for kind, params, b, o, c, trips in sorted(rows, key=lambda r: -r[3])[:args.slowest]:
+        q = {k: v for k, v in params.items()}
+        print(f"  {o:6.2f} {c:6.2f} {b:6.2f}  {len(trips)} {_path(trips):16} {','.join(trips):40} {kind[:10]:10} {q}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mods", type=int, default=20_000)
+    parser.add_argument("--data", default="/tmp/searchprofile")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--slowest", type=int, default=40)
+    parser.add_argument("--profile", action="store_true", help="cProfile our searches (printed first)")
+    parser.add_argument("--kind", action="append", help="only this kind of query (repeatable)")
+    asyncio.run(main(parser.parse_args()))
