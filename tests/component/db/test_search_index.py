@@ -370,9 +370,10 @@ def test_a_remembered_prefix_union_follows_the_index(catalogue):
 
 @pytest.mark.parametrize("exact_most", [0, 10**6])
 def test_the_fuzzy_pass_narrowed_in_postgresql_or_in_process_is_the_sql_paths(catalogue, monkeypatch, exact_most):
-    """Names tested by PostgreSQL's word_similarity before their rows are read (0), or all in
-    process first (10**6): the same page and total as catalog's fuzzy scan (a first relevance
-    page ranked in process, the others by PostgreSQL)."""
+    """Names tested by PostgreSQL's word_similarity before their rows are read (0: the page,
+    ranked by PostgreSQL, in the same statement), or all in process first (10**6: a first
+    relevance page ranked in process, the others by PostgreSQL): the same page and total as
+    catalog's fuzzy scan."""
     monkeypatch.setattr(indexed, "FUZZY_EXACT_MOST", exact_most)
     fuzzy = []
     real = indexed._fuzzy
@@ -392,6 +393,14 @@ def test_the_fuzzy_pass_narrowed_in_postgresql_or_in_process_is_the_sql_paths(ca
         return found
 
     monkeypatch.setattr(indexed, "_fuzzy_in_process", in_process)
+    narrowed = []
+    real_sql = indexed._ranked_sql
+
+    def ranked_sql(*args, **kw):
+        narrowed.append(kw.get("names", False))
+        return real_sql(*args, **kw)
+
+    monkeypatch.setattr(indexed, "_ranked_sql", ranked_sql)
     for q in ["lazy lanterns", "iron magic", "cozy biomes", "dark chests", "tiny maps", "better storage"]:
         for lo, gv in [(("quilt",), ()), ((), ("1.19.2",)), (("forge",), ("1.20.1",))]:
             for sort in (None, "downloads"):
@@ -399,7 +408,10 @@ def test_the_fuzzy_pass_narrowed_in_postgresql_or_in_process_is_the_sql_paths(ca
                 sql, ours = _both(catalogue, sq)
                 assert ours == sql, sq
     assert sum(1 for n in fuzzy if n) >= 5  # the fuzzy pass ran, and found names
-    assert sum(ranked) >= 3  # relevance pages of it ranked in process
+    if exact_most:
+        assert sum(ranked) >= 3  # relevance pages of it ranked in process
+    else:
+        assert not ranked and sum(narrowed) >= 3  # one statement: names narrowed, page ranked, by PostgreSQL
 
 
 def test_relevance_in_process_is_postgresqls_rank_expression_to_the_bit(catalogue):

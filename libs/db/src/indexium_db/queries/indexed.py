@@ -49,7 +49,10 @@ FUZZY_MOST = 2000
 # At most this many names are tested for word similarity in process (~15-25 us each) before
 # the fuzzy query, which none left saves; more go to PostgreSQL as they are (it tests them
 # anyway, in C). In the bench's name + facets class most such sets keep a match: testing 100
-# cost more CPU than the queries it saved.
+# cost more CPU than the queries it saved. Past it, one statement tests the names, reads the
+# rows of those that pass and ranks the page (_ranked_sql names=True): ranking hundreds of
+# passing names in process (tsrank, ~10 us each) after a statement for their similarities cost
+# more CPU and a round trip more (bench/api/searchprofile.py, name + facets).
 FUZZY_EXACT_MOST = 8
 # The columns the index holds per mod (searchindex.SearchIndex.build / upsert).
 # (search_vector as text: its lexemes, which carry weight A, and their positions' weights, for
@@ -620,8 +623,9 @@ async def _fuzzy(conn, sq: catalog.SearchQuery, index: SearchIndex, lexicon: Lex
     words = searchindex.plain_words(sq.q)
     parts = searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS) if words else None
     tsq = tsquery_of(index, parts)
-    if sort == "relevance" and sq.offset == 0 and tsq is not None and (query := rank_query(parts)) is not None:
-        found = await _fuzzy_in_process(conn, sq, index, names, query, narrow)
+    if not narrow and sort == "relevance" and sq.offset == 0 and tsq is not None \
+            and (query := rank_query(parts)) is not None:
+        found = await _fuzzy_in_process(conn, sq, index, names, query)
         if found is not None:
             return found
     sql, args = (_ranked_sql(sq, fuzzy=True, tsq=tsq, names=narrow) if sort == "relevance"
@@ -643,15 +647,15 @@ WHERE word_similarity($3::text, c.name) >= {catalog.FUZZY_WORD_SIMILARITY}::floa
 
 
 async def _fuzzy_in_process(conn, sq: catalog.SearchQuery, index: SearchIndex, names: BitMap,
-                            query: tsrank.Query, narrow: bool) -> tuple[list, int] | None:
+                            query: tsrank.Query) -> tuple[list, int] | None:
     """The fuzzy pass's first relevance page ranked by the index, as _ranked_in_process: the
     names' word similarity in process (trigram, exact for ASCII names under the C ctype) or,
-    for many names or others, from PostgreSQL's word_similarity over the names alone; the
+    for names that are not ASCII, from PostgreSQL's word_similarity over the names alone; the
     rank catalog's fuzzy one (rank_expression + word_similarity). No full-text match is among
     them (the pass runs when there is none), so the names that pass are the total."""
     ql = normalized(sq.q)
     entries = index.entries
-    if narrow or not all(entries[o].name.isascii() for o in names):
+    if not all(entries[o].name.isascii() for o in names):
         ordinals = list(names)
         rows = await conn.fetch(_WORD_SIMILAR_SQL, ordinals, [entries[o].name for o in ordinals], ql)
         similar = {r["o"]: r["ws"] for r in rows}
