@@ -145,6 +145,7 @@ async def main(args) -> None:
         catalogue = data.Catalogue(names=names)
         counted = Counted(conn)
         profile = cProfile.Profile() if args.profile else None
+        ab = []
         rows = []
         for kind, items in queries(catalogue, random.Random(11)).items():
             if args.kind and kind not in args.kind:
@@ -169,7 +170,25 @@ async def main(args) -> None:
                         profile.disable()
                     ours.append((time.perf_counter() - started) * 1000)
                     cpu.append((time.process_time() - c0) * 1000)
-                rows.append((kind, params, min(base), min(ours), min(cpu), list(counted.trips)))
+                row = (kind, params, min(base), min(ours), min(cpu), list(counted.trips))
+                if args.ab:
+                    # The same query with one module constant changed, timed at the same moment.
+                    name, value = args.ab.split("=")
+                    old = getattr(indexed, name)
+                    setattr(indexed, name, type(old)(value))
+                    try:
+                        other, other_cpu = [], []
+                        for _ in range(args.repeat):
+                            lexicon._tokens, lexicon._prefix = dict(tokens), dict(prefix)
+                            started, c0 = time.perf_counter(), time.process_time()
+                            await indexed.search(conn, _search_query(params), index=index, lexicon=lexicon,
+                                                 corrections=catalog_q.Corrections())
+                            other.append((time.perf_counter() - started) * 1000)
+                            other_cpu.append((time.process_time() - c0) * 1000)
+                    finally:
+                        setattr(indexed, name, old)
+                    ab.append((kind, params, min(ours), min(other), min(cpu), min(other_cpu)))
+                rows.append(row)
         await conn.close()
     finally:
         pg.stop()
@@ -177,6 +196,13 @@ async def main(args) -> None:
         stats = pstats.Stats(profile).strip_dirs()
         stats.sort_stats("tottime").print_stats(25)
         stats.sort_stats("cumulative").print_stats(40)
+    if ab:
+        print(f"A/B: indexed.{args.ab} (B) against as is (A), same moment, best of {args.repeat} each")
+        for kind in dict.fromkeys(r[0] for r in ab):
+            rs = [r for r in ab if r[0] == kind]
+            print(f"  {kind:24} p95 A {pct([r[2] for r in rs], 95):6.2f} B {pct([r[3] for r in rs], 95):6.2f} ms"
+                  f"  CPU p95 A {pct([r[4] for r in rs], 95):6.2f} B {pct([r[5] for r in rs], 95):6.2f} ms"
+                  f"  sum A {sum(r[2] for r in rs):7.1f} B {sum(r[3] for r in rs):7.1f} ms")
     b95 = pct([r[2] for r in rows], 95)
     o95 = pct([r[3] for r in rows], 95)
     print(f"{len(rows)} queries, {args.mods} mods, best of {args.repeat}")
@@ -205,5 +231,6 @@ if __name__ == "__main__":
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--slowest", type=int, default=40)
     parser.add_argument("--profile", action="store_true", help="cProfile our searches (printed first)")
+    parser.add_argument("--ab", help="also time each query with indexed.NAME=VALUE (an int constant)")
     parser.add_argument("--kind", action="append", help="only this kind of query (repeatable)")
     asyncio.run(main(parser.parse_args()))

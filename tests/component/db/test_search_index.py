@@ -368,13 +368,15 @@ def test_a_remembered_prefix_union_follows_the_index(catalogue):
     assert not index.matches(part)
 
 
-@pytest.mark.parametrize("exact_most", [0, 10**6])
-def test_the_fuzzy_pass_narrowed_in_postgresql_or_in_process_is_the_sql_paths(catalogue, monkeypatch, exact_most):
-    """Names tested by PostgreSQL's word_similarity before their rows are read (0: the page,
-    ranked by PostgreSQL, in the same statement), or all in process first (10**6: a first
-    relevance page ranked in process, the others by PostgreSQL): the same page and total as
-    catalog's fuzzy scan."""
+@pytest.mark.parametrize(("exact_most", "ranked_most"), [(0, 0), (0, 10**6), (10**6, 10**6)])
+def test_the_fuzzy_pass_narrowed_in_postgresql_or_in_process_is_the_sql_paths(catalogue, monkeypatch, exact_most,
+                                                                             ranked_most):
+    """Names tested by PostgreSQL's word_similarity before their rows are read (exact_most 0)
+    with the page ranked by PostgreSQL in the same statement (ranked_most 0) or ranked in
+    process after it, or all tested in process first (10**6: a first relevance page ranked in
+    process, the others by PostgreSQL): the same page and total as catalog's fuzzy scan."""
     monkeypatch.setattr(indexed, "FUZZY_EXACT_MOST", exact_most)
+    monkeypatch.setattr(indexed, "FUZZY_RANKED_MOST", ranked_most)
     fuzzy = []
     real = indexed._fuzzy
 
@@ -408,7 +410,7 @@ def test_the_fuzzy_pass_narrowed_in_postgresql_or_in_process_is_the_sql_paths(ca
                 sql, ours = _both(catalogue, sq)
                 assert ours == sql, sq
     assert sum(1 for n in fuzzy if n) >= 5  # the fuzzy pass ran, and found names
-    if exact_most:
+    if ranked_most:
         assert sum(ranked) >= 3  # relevance pages of it ranked in process
     else:
         assert not ranked and sum(narrowed) >= 3  # one statement: names narrowed, page ranked, by PostgreSQL

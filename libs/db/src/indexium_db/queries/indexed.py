@@ -49,11 +49,13 @@ FUZZY_MOST = 2000
 # At most this many names are tested for word similarity in process (~15-25 us each) before
 # the fuzzy query, which none left saves; more go to PostgreSQL as they are (it tests them
 # anyway, in C). In the bench's name + facets class most such sets keep a match: testing 100
-# cost more CPU than the queries it saved. Past it, one statement tests the names, reads the
-# rows of those that pass and ranks the page (_ranked_sql names=True): ranking hundreds of
-# passing names in process (tsrank, ~10 us each) after a statement for their similarities cost
-# more CPU and a round trip more (bench/api/searchprofile.py, name + facets).
+# cost more CPU than the queries it saved.
 FUZZY_EXACT_MOST = 8
+# A fuzzy pass over at most this many names ranks its first relevance page in process (their
+# similarities from the in-process test or one statement over the names, then the page's rows);
+# over more, one statement tests the names, reads the rows of those that pass and ranks the
+# page (_ranked_sql names=True).
+FUZZY_RANKED_MOST = FUZZY_EXACT_MOST
 # The columns the index holds per mod (searchindex.SearchIndex.build / upsert).
 # (search_vector as text: its lexemes, which carry weight A, and their positions' weights, for
 # tsrank: searchindex._entry)
@@ -260,15 +262,17 @@ def _text_sql(sq: catalog.SearchQuery, s: catalog._Sql, tsq: str | None, fuzzy: 
         cte, match, rank = catalog._text_query(sq, s, fuzzy, ranked=ranked, inline_threshold=True)
         return f"{cte}, ", " CROSS JOIN query", match, rank
     t = s.p(tsq, "::tsquery")
-    match, rank = f"m.search_vector @@ {t}", ""
+    match, rank, join = f"m.search_vector @@ {t}", "", ""
     if ranked or fuzzy:
         ql = s.p(normalized(sq.q), "::text")
         rank = catalog.rank_expression(t, ql)
         if fuzzy:
-            similar = f"word_similarity({ql}, lower(m.name))"
-            match = f"({match} OR {similar} >= {catalog.FUZZY_WORD_SIMILARITY}::float8)"
-            rank += f" + {similar}"
-    return "WITH ", "", match, rank
+            # Computed once per row (the fence keeps the planner from copying the call into the
+            # condition and the rank, as it would a plain column expression): the same value.
+            join = f" CROSS JOIN LATERAL (SELECT word_similarity({ql}, lower(m.name)) AS ws OFFSET 0) w"
+            match = f"({match} OR w.ws >= {catalog.FUZZY_WORD_SIMILARITY}::float8)"
+            rank += " + w.ws"
+    return "WITH ", join, match, rank
 
 
 def tsquery_of(index: SearchIndex, parts: list[searchindex.Part] | None) -> str | None:
@@ -623,9 +627,9 @@ async def _fuzzy(conn, sq: catalog.SearchQuery, index: SearchIndex, lexicon: Lex
     words = searchindex.plain_words(sq.q)
     parts = searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS) if words else None
     tsq = tsquery_of(index, parts)
-    if not narrow and sort == "relevance" and sq.offset == 0 and tsq is not None \
+    if len(names) <= FUZZY_RANKED_MOST and sort == "relevance" and sq.offset == 0 and tsq is not None \
             and (query := rank_query(parts)) is not None:
-        found = await _fuzzy_in_process(conn, sq, index, names, query)
+        found = await _fuzzy_in_process(conn, sq, index, names, query, narrow)
         if found is not None:
             return found
     sql, args = (_ranked_sql(sq, fuzzy=True, tsq=tsq, names=narrow) if sort == "relevance"
@@ -647,15 +651,15 @@ WHERE word_similarity($3::text, c.name) >= {catalog.FUZZY_WORD_SIMILARITY}::floa
 
 
 async def _fuzzy_in_process(conn, sq: catalog.SearchQuery, index: SearchIndex, names: BitMap,
-                            query: tsrank.Query) -> tuple[list, int] | None:
+                            query: tsrank.Query, narrow: bool) -> tuple[list, int] | None:
     """The fuzzy pass's first relevance page ranked by the index, as _ranked_in_process: the
     names' word similarity in process (trigram, exact for ASCII names under the C ctype) or,
-    for names that are not ASCII, from PostgreSQL's word_similarity over the names alone; the
+    for many names or others, from PostgreSQL's word_similarity over the names alone; the
     rank catalog's fuzzy one (rank_expression + word_similarity). No full-text match is among
     them (the pass runs when there is none), so the names that pass are the total."""
     ql = normalized(sq.q)
     entries = index.entries
-    if not all(entries[o].name.isascii() for o in names):
+    if narrow or not all(entries[o].name.isascii() for o in names):
         ordinals = list(names)
         rows = await conn.fetch(_WORD_SIMILAR_SQL, ordinals, [entries[o].name for o in ordinals], ql)
         similar = {r["o"]: r["ws"] for r in rows}
