@@ -386,12 +386,11 @@ async def _text(conn, sq, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
         return [], 0
     sort = sq.effective_sort
     tsq = tsquery_of(index, parts)
-    if sort == "relevance" and sq.offset == 0 and tsq is not None and exact_union(parts):
-        query = rank_query(parts)
-        if query is not None:
-            found = await _ranked_in_process(conn, sq, index, matches, parts, query, rank_all, per_source)
-            if found is not None:
-                return found
+    query = _in_process_rank(sq, parts, tsq)
+    if query is not None:
+        found = await _ranked_in_process(conn, sq, index, matches, parts, query, rank_all, per_source)
+        if found is not None:
+            return found
     if len(matches) <= rank_all:
         # Every match goes to PostgreSQL: its page and its count are catalog's exactly.
         sql, args = (_ranked_sql(sq, counted=True, tsq=tsq) if sort == "relevance"
@@ -411,6 +410,14 @@ async def _text(conn, sq, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
     sql, args = _ranked_sql(sq, tsq=tsq)
     args[0] = index.ids(chosen)
     return await conn.fetch(sql, *args), len(matches)
+
+
+def _in_process_rank(sq: catalog.SearchQuery, parts: list[searchindex.Part], tsq: str | None) -> tsrank.Query | None:
+    """The rank query when _text ranks ``sq``'s first relevance page in process (relevance
+    sort, the first page, a tsquery the index can write, an exact union of ``parts``), else None."""
+    if sq.effective_sort != "relevance" or sq.offset != 0 or tsq is None or not exact_union(parts):
+        return None
+    return rank_query(parts)
 
 
 async def _ranked_in_process(conn, sq: catalog.SearchQuery, index: SearchIndex, matches: BitMap, parts,
@@ -563,13 +570,13 @@ def _planned(sq: catalog.SearchQuery, words: searchindex.Words, index: SearchInd
     """(order, total) when _text would answer ``sq`` (its words known) with a first page ranked
     in process (_ranked_in_process), else None."""
     parts = searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS)
-    if not parts or sq.effective_sort != "relevance" or sq.offset != 0:
+    if not parts:
+        return None
+    query = _in_process_rank(sq, parts, tsquery_of(index, parts))
+    if query is None:
         return None
     matches = index.matches(parts) & allowed
-    if not matches or tsquery_of(index, parts) is None or not exact_union(parts):
-        return None
-    query = rank_query(parts)
-    if query is None:
+    if not matches:
         return None
     return _ranked_order(sq, index, matches, parts, query, rank_all, per_source), len(matches)
 
