@@ -49,6 +49,7 @@ LEVELS = {4: ((24, 1), (16, 64)), 6: ((64, 1), (48, 64), (32, 512))}
 _CUTS = {version: tuple((bytes((version, bits)), bits // 8) for bits, _ in levels)
          for version, levels in LEVELS.items()}
 _V4_MAPPED = bytes(10) + b"\xff\xff"
+_FAMILIES = ((4, socket.AF_INET), (6, socket.AF_INET6))
 
 
 class ClientNetwork:
@@ -69,14 +70,11 @@ class ClientNetwork:
             # No proxy trusted, so the client is the peer: its text as the kernel wrote it, read
             # without an ipaddress object (what is not plain dotted quad or IPv6 text, a
             # scoped address say, takes the general path below).
-            try:
-                return self._cut(4, socket.inet_pton(socket.AF_INET, peer))
-            except (OSError, ValueError):  # (ValueError: a NUL or a non-ASCII character)
-                pass
-            try:
-                return self._cut(6, socket.inet_pton(socket.AF_INET6, peer))
-            except (OSError, ValueError):  # (ValueError: a NUL or a non-ASCII character)
-                pass
+            for version, family in _FAMILIES:
+                try:
+                    return self._cut(version, socket.inet_pton(family, peer))
+                except (OSError, ValueError):  # (ValueError: a NUL or a non-ASCII character)
+                    pass
         addr = self._proxies.client(peer, forwarded_for)
         if addr is clientaddr.NOT_AN_ADDRESS:
             return (b"?",)  # a unix socket or test transport: one network

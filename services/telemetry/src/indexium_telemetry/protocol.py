@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Callable
 from typing import Annotated, Literal
 
 import msgspec
@@ -182,26 +183,12 @@ def decode_ping(body: bytes) -> PingV1:
     if not_one is not None:
         raise InvalidPing(
             f"Invalid ping: give exactly one of slug, mod_id or manifest_id - at `$.mods[{not_one}]`")
-    game_version = _GAME_VERSION_SEEN.get(ping.game_version)
-    if game_version is None:
-        game_version = normalize_game_version(ping.game_version)
-        if len(_GAME_VERSION_SEEN) < _SEEN_MAX:
-            _GAME_VERSION_SEEN[ping.game_version] = game_version
-    os_, arch, loader = _OS_SEEN.get(ping.os), _ARCH_SEEN.get(ping.arch), _LOADER_SEEN.get(ping.loader)
-    if os_ is None:
-        os_ = normalize_os(ping.os)
-        if len(_OS_SEEN) < _SEEN_MAX:
-            _OS_SEEN[ping.os] = os_
-    if arch is None:
-        arch = normalize_arch(ping.arch)
-        if len(_ARCH_SEEN) < _SEEN_MAX:
-            _ARCH_SEEN[ping.arch] = arch
-    if loader is None:
-        loader = normalize_loader(ping.loader)
-        if len(_LOADER_SEEN) < _SEEN_MAX:
-            _LOADER_SEEN[ping.loader] = loader
+    game_version = _spelling(_GAME_VERSION_SEEN, normalize_game_version, ping.game_version)
+    os_, arch = _spelling(_OS_SEEN, normalize_os, ping.os), _spelling(_ARCH_SEEN, normalize_arch, ping.arch)
+    loader = _spelling(_LOADER_SEEN, normalize_loader, ping.loader)
     return msgspec.structs.replace(
-        ping, mods=mods if cleaned is None else cleaned, game_version=game_version, loader=loader, java_version=ping.java_version.strip(), os=os_, arch=arch)
+        ping, mods=mods if cleaned is None else cleaned, game_version=game_version, loader=loader,
+        java_version=ping.java_version.strip(), os=os_, arch=arch)
 
 
 # Values as reported -> normalized: a few dozen spellings exist in the wild; bounded so that
@@ -211,6 +198,16 @@ _OS_SEEN: dict[str, str] = {}
 _ARCH_SEEN: dict[str, str] = {}
 _LOADER_SEEN: dict[str, str] = {}
 _GAME_VERSION_SEEN: dict[str, str] = {}
+
+
+def _spelling(seen: dict[str, str], normalize: Callable[[str], str], value: str) -> str:
+    """``normalize(value)``, remembered in ``seen`` while it holds fewer than _SEEN_MAX."""
+    normalized = seen.get(value)
+    if normalized is None:
+        normalized = normalize(value)
+        if len(seen) < _SEEN_MAX:
+            seen[value] = normalized
+    return normalized
 
 
 def java_major(java_version: str) -> str:
