@@ -1,11 +1,12 @@
-"""trigram.in_at_least: members of at least k of the sets, against counting them one by one."""
+"""trigram.in_at_least and at_least_layers: members of at least k (or j >= k) of the sets, against
+counting them one by one."""
 
 import random
 
 import pytest
 from pyroaring import BitMap
 
-from indexium_db.trigram import in_at_least
+from indexium_db.trigram import at_least_layers, in_at_least
 
 
 @pytest.mark.parametrize(("seed", "rounds", "universe", "most", "set_counts", "within_size"), [
@@ -22,3 +23,7 @@ def test_members_of_at_least_k_sets_as_counted_one_by_one(seed, rounds, universe
             counted = {x for x in range(universe) if sum(x in s for s in sets) >= k
                        and (within is None or x in within)}
             assert set(in_at_least(sets, k, within)) == counted, (sets, k, within)
+            layers = at_least_layers(sets, k, within)
+            for j in range(k, len(sets) + 1):  # Words.nearest reads the layers from k up
+                at_j = {x for x in counted if sum(x in s for s in sets) >= j}
+                assert set(layers[j]) == at_j, (sets, k, j, within)

@@ -144,38 +144,29 @@ def in_at_least(sets: list[BitMap], k: int, within: BitMap | None = None) -> Bit
     in one of any m - k + 1 of them, so only the union of the smallest m - k + 1 is a
     candidate (and intersected with ``within``); then at_least[j] holds the candidates in j of
     the sets seen so far."""
-    m = len(sets)
-    if k > m:
-        return BitMap()
-    sets = sorted(sets, key=len)
-    base = BitMap.union(*sets[: m - k + 1])
-    if within is not None:
-        base &= within
-    at_least = [base] + [BitMap() for _ in range(k)]
-    for i, s in enumerate(sets):
-        s = s & base
-        # at_least_layers' counting, only the layers that can still reach k: after set i, a
-        # member in j of them can gain at most m - 1 - i more (about half the bitmap operations).
-        for j in range(min(k, i + 1), max(1, k - (m - 1 - i)) - 1, -1):
-            at_least[j] |= at_least[j - 1] & s
-    return at_least[k]
+    layers = at_least_layers(sets, k, within, k)
+    return layers[k] if layers else BitMap()
 
 
 def at_least_layers(sets: list[BitMap], k: int, within: BitMap | None = None,
                     top: int | None = None) -> list[BitMap]:
-    """in_at_least's counting kept: layers[j] holds the candidates (members of at least k
-    sets) in at least j of them, for j up to ``top`` (default: every set); [] when k > len(sets)."""
-    if k > len(sets):
+    """in_at_least's counting kept: for k <= j <= ``top`` (default: every set), layers[j] holds
+    the candidates (members of at least k sets) in at least j of them; [] when k > len(sets).
+    Layers below k are counted only as far as they can still reach k (after set i, a member
+    in j of them can gain at most m - 1 - i more), which halves the bitmap operations: they
+    are not the counts below k."""
+    m = len(sets)
+    if k > m:
         return []
-    top = len(sets) if top is None else top
+    top = m if top is None else top
     sets = sorted(sets, key=len)
-    base = BitMap.union(*sets[: len(sets) - k + 1])
+    base = BitMap.union(*sets[: m - k + 1])
     if within is not None:
         base &= within
     at_least = [base] + [BitMap() for _ in range(top)]
     for i, s in enumerate(sets):
         s = s & base
-        for j in range(min(top, i + 1), 0, -1):
+        for j in range(min(top, i + 1), max(1, k - (m - 1 - i)) - 1, -1):
             at_least[j] |= at_least[j - 1] & s
     return at_least
 
