@@ -25,9 +25,11 @@ $(VENV)/.synced: $(UV) pyproject.toml $(wildcard libs/*/pyproject.toml services/
 # The scan's optional C walk (services/indexer/build_fastwalk.py): built where there is a C
 # compiler and zlib's header, else the scan walks in Python with the same results (docs/scan.md).
 # It inflates classes with libdeflate where its header is (Debian's libdeflate-dev: installed
-# with apt when missing and running as root), else with zlib alone.
+# with apt when missing and running as root), else with zlib alone. The jar reader's optional
+# C directory walk (libs/jar/build_cdwalk.py) the same way: without a compiler it walks in Python.
 env: $(VENV)/.synced libdeflate
 	@$(PY) services/indexer/build_fastwalk.py
+	@$(PY) libs/jar/build_cdwalk.py
 
 libdeflate:
 	@[ -e /usr/include/libdeflate.h ] || [ "$$(id -u)" != 0 ] || { \
@@ -75,4 +77,5 @@ bench: env
 	@for b in $(BENCH); do echo "== bench/$$b"; $(PY) bench/$$b/run.py $(BENCH_ARGS) || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(TOOLS) .run services/indexer/src/indexium_indexer/scan/_fastwalk*.so
+	rm -rf $(VENV) $(TOOLS) .run services/indexer/src/indexium_indexer/scan/_fastwalk*.so \
+	  libs/jar/src/indexium_jar/zip/_cdwalk*.so

@@ -138,3 +138,13 @@ def test_the_build_stage_compiles_the_scan_walk_into_the_installed_package():
     # libdeflate inflates the classes (build_fastwalk.py links its static library: the runtime
     # stage needs nothing more, and --require fails a build whose header is there but not linked)
     assert any("libdeflate-dev" in rest for rest in runs[:compiles[0]])
+
+
+def test_the_build_stage_compiles_the_directory_walk_into_the_installed_package():
+    """The jar reader's C directory walk (libs/jar/build_cdwalk.py) the same way: after the
+    install, into it, a failed compile failing the image."""
+    runs = [rest for i, rest in _stages()[0] if i == "RUN"]
+    sync = next(n for n, rest in enumerate(runs) if "uv sync" in rest)
+    compiles = [(n, c) for n, rest in enumerate(runs) for c in rest.split("&&") if "build_cdwalk.py" in c]
+    assert compiles and compiles[0][0] > sync, "compiled into the installed package, after uv sync"
+    assert "--installed" in compiles[0][1] and "--require" in compiles[0][1]

@@ -66,6 +66,12 @@ DEFAULT_MARGIN = 1024  # room for a local extra field longer than the central on
 # the JarJar metadata: 29 bytes at most) is this short, and few other names are.
 INDEXED_NAME_BYTES = 32
 
+try:  # the record walk in C (_cdwalk.c), built by `make env` where a compiler is; else Python's loop
+    from . import _cdwalk
+except ImportError:  # no compiler: the Python loop (the tests run it too, with _cdwalk set to None)
+    _cdwalk = None
+_CD_WALK_ERRORS = {-1: "truncated central directory", -2: "bad central directory record"}
+
 _METHOD_NAMES = {
     1: "shrink",
     6: "implode",
@@ -287,6 +293,11 @@ class CentralDirectory:
         """Walk the records from ``pos`` while before ``stop``; returns where the walk ended."""
         data, end = self._data, self._hi
         starts, index, streamed = self._starts, self._index, self._streamed
+        if _cdwalk is not None:
+            pos = _cdwalk.walk(data, pos, stop, end, INDEXED_NAME_BYTES, starts, index, streamed)
+            if pos < 0:
+                raise CorruptZip(_CD_WALK_ERRORS[pos])
+            return pos
         append, unpack, header, short = starts.append, CENTRAL_WALK.unpack_from, CENTRAL.size, INDEXED_NAME_BYTES
         # Locals, not module globals: each is read once per record.
         signature, descriptor, streamed_append = CENTRAL_SIG, FLAG_DESCRIPTOR, streamed.append
