@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from indexium_db.pool import connect
 from indexium_db.queries import catalog as catalog_q, facets as facets_q, indexed, mods as mods_q
 from indexium_db.queries import versions as versions_q
-from indexium_db import searchindex
+from indexium_db import searchindex, trigram
 from indexium_db.querytext import PREFIX_MIN_CHARS, normalized
 from indexium_db.searchindex import Lexicon, plain_words
 from pyroaring import BitMap
@@ -368,13 +368,19 @@ def test_a_remembered_prefix_union_follows_the_index(catalogue):
     assert not index.matches(part)
 
 
-@pytest.mark.parametrize(("exact_most", "ranked_most"), [(0, 0), (0, 10**6), (10**6, 10**6)])
-def test_the_fuzzy_pass_narrowed_in_postgresql_or_in_process_is_the_sql_paths(catalogue, monkeypatch, exact_most,
-                                                                             ranked_most):
+@pytest.mark.parametrize(("in_c", "exact_most", "ranked_most"),
+                         [(False, 0, 0), (False, 0, 10**6), (False, 10**6, 10**6), (True, 0, 0)])
+def test_the_fuzzy_pass_narrowed_in_postgresql_or_in_process_is_the_sql_paths(catalogue, monkeypatch, in_c,
+                                                                             exact_most, ranked_most):
     """Names tested by PostgreSQL's word_similarity before their rows are read (exact_most 0)
     with the page ranked by PostgreSQL in the same statement (ranked_most 0) or ranked in
     process after it, or all tested in process first (10**6: a first relevance page ranked in
-    process, the others by PostgreSQL): the same page and total as catalog's fuzzy scan."""
+    process, the others by PostgreSQL), or all tested by the C word similarity (in_c, the
+    bound FUZZY_MOST_IN_C; pages of up to FUZZY_RANKED_IN_C names ranked in process): the
+    same page and total as catalog's fuzzy scan."""
+    if in_c and trigram._trigram is None:
+        pytest.skip("the C word similarity is not built here (no compiler)")
+    monkeypatch.setattr(indexed, "FUZZY_IN_C", in_c)
     monkeypatch.setattr(indexed, "FUZZY_EXACT_MOST", exact_most)
     monkeypatch.setattr(indexed, "FUZZY_RANKED_MOST", ranked_most)
     fuzzy = []
@@ -410,8 +416,10 @@ def test_the_fuzzy_pass_narrowed_in_postgresql_or_in_process_is_the_sql_paths(ca
                 sql, ours = _both(catalogue, sq)
                 assert ours == sql, sq
     assert sum(1 for n in fuzzy if n) >= 5  # the fuzzy pass ran, and found names
-    if ranked_most:
+    if ranked_most or in_c:
         assert sum(ranked) >= 3  # relevance pages of it ranked in process
+        if in_c:
+            assert not any(narrowed)  # every name tested in process: PostgreSQL narrows none
     else:
         assert not ranked and sum(narrowed) >= 3  # one statement: names narrowed, page ranked, by PostgreSQL
 

@@ -5,9 +5,13 @@ word_similarity to the last float4 bit, and catalog._corrected's nearest word ch
 from __future__ import annotations
 
 import random
+import shutil
 
+import pytest
+
+from indexium_db import trigram
 from indexium_db.queries import catalog as catalog_q
-from indexium_db.trigram import Words, distance, similarity, trigram_set, word_similarity
+from indexium_db.trigram import Words, distance, similarity, trigram_set, word_similarity, word_similarities
 
 BASE = ["sodium", "furnaces", "furnace", "rendering", "lanterns", "iron", "chests", "magic", "storage", "biomes",
         "redux", "cozy", "weather", "farming", "tweaks", "waypoints", "villagers", "recipes", "enchantments",
@@ -53,6 +57,37 @@ async def test_similarity_and_word_similarity_are_postgresqls_to_the_bit(db):
               or set(r["t"]) != trigram_set(a)]
     assert not differ, differ[:10]
     assert sum(r["ws"] not in (0.0, 1.0) for r in rows) > 2000  # not only the trivial cases
+    # word_similarities (in C where built) over the ASCII pairs, one query against many names
+    by_query: dict[str, list[tuple[str, float]]] = {}
+    for (a, b), r in zip(pairs, rows):
+        if a.isascii() and b.isascii():
+            by_query.setdefault(a, []).append((b, r["ws"]))
+    assert sum(map(len, by_query.values())) > 5000
+    differ = [(a, b, ws, ours) for a, named in by_query.items()
+              for (b, ws), ours in zip(named, word_similarities(a, [b for b, _ in named])) if ours != ws]
+    assert not differ, differ[:10]
+
+
+def test_word_similarities_is_built_where_there_is_a_compiler_and_takes_ascii_only():
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler on this machine: word similarity in Python")
+    assert trigram._trigram is not None, "a C compiler is here but _trigram is not built: run `make env`"
+    for names in (["café"], ["ok", "日本語"]):
+        with pytest.raises(ValueError):
+            word_similarities("cafe", names)
+    with pytest.raises(ValueError):
+        word_similarities("naïve", ["naive"])
+    assert word_similarities("cozy", []) == []
+    assert word_similarities("", ["x"]) == [0.0] and word_similarities("x", ["", "  "]) == [0.0, 0.0]
+
+
+def test_word_similarities_without_the_c_module_is_the_python_loop(monkeypatch):
+    names = ["Better Redux Mod", "redux", "reux", "", "a b c", "ancient tools utils"]
+    with_c = word_similarities("reux", names)
+    monkeypatch.setattr(trigram, "_trigram", None)
+    assert word_similarities("reux", names) == with_c == [word_similarity("reux", n) for n in names]
+    with pytest.raises(ValueError):
+        word_similarities("reux", ["rëux"])
 
 
 async def test_nearest_word_is_the_one_the_sql_path_picks(db):

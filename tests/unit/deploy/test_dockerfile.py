@@ -140,11 +140,12 @@ def test_the_build_stage_compiles_the_scan_walk_into_the_installed_package():
     assert any("libdeflate-dev" in rest for rest in runs[:compiles[0]])
 
 
-def test_the_build_stage_compiles_the_directory_walk_into_the_installed_package():
-    """The jar reader's C directory walk (libs/jar/build_cdwalk.py) the same way: after the
-    install, into it, a failed compile failing the image."""
+@pytest.mark.parametrize("script", ["libs/jar/build_cdwalk.py", "libs/db/build_trigram.py"])
+def test_the_build_stage_compiles_the_other_c_modules_into_the_installed_package(script):
+    """The jar reader's C directory walk and the search's C word similarity the same way:
+    after the install, into it, a failed compile failing the image."""
     runs = [rest for i, rest in _stages()[0] if i == "RUN"]
     sync = next(n for n, rest in enumerate(runs) if "uv sync" in rest)
-    compiles = [(n, c) for n, rest in enumerate(runs) for c in rest.split("&&") if "build_cdwalk.py" in c]
+    compiles = [(n, c) for n, rest in enumerate(runs) for c in rest.split("&&") if script in c]
     assert compiles and compiles[0][0] > sync, "compiled into the installed package, after uv sync"
     assert "--installed" in compiles[0][1] and "--require" in compiles[0][1]

@@ -23,6 +23,11 @@ import sys
 
 from pyroaring import BitMap
 
+try:  # word_similarities in C (_trigram.c), built by `make env` where a compiler is
+    from . import _trigram
+except ImportError:  # no compiler: one name at a time in Python (the tests run it too)
+    _trigram = None
+
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _F4 = struct.Struct("f")
 
@@ -81,6 +86,16 @@ def word_similarity(a: str, b: str) -> float:
     trg1 = trigram_list(a)
     trg2 = trigram_list(b)
     return _iterate(set(trg1), trg2)
+
+
+def word_similarities(a: str, names: list[str]) -> list[float]:
+    """word_similarity(a, name) of each name; ``a`` and the names ASCII (ValueError else). In C
+    where it is built (~0.3 us a name), else word_similarity's loop (~20 us)."""
+    if _trigram is not None:
+        return _trigram.word_similarities(a, names)
+    if not a.isascii() or not all(n.isascii() for n in names):
+        raise ValueError("word_similarities takes ASCII text only")
+    return [word_similarity(a, n) for n in names]
 
 
 def _iterate(query: set[str], trg2: list[str]) -> float:

@@ -1,6 +1,9 @@
 """Compiling the optional C modules in place: the jar reader's directory walk
-(``zip/_cdwalk.c``, libs/jar/build_cdwalk.py) and the scan's walk (the indexer's
-``scan/_fastwalk.c``, services/indexer/build_fastwalk.py).
+(``zip/_cdwalk.c``, libs/jar/build_cdwalk.py), the search's word similarity
+(indexium_db's ``_trigram.c``, libs/db/build_trigram.py) and the scan's walk (the indexer's
+``scan/_fastwalk.c``, services/indexer/build_fastwalk.py). Kept in indexium_jar, which the
+development environment and the image always install (the API and the indexer depend on
+it); indexium_db itself does not, only its build script imports this.
 
 Each is an optimisation with a Python fallback giving the same results: `make env` builds
 it where there is a C compiler and goes on without one; the image (deploy/Dockerfile)
@@ -87,3 +90,29 @@ def discard(built: Path) -> None:
 
 def _pending(built: Path) -> Path:
     return built.with_suffix(".tmp")
+
+
+def build_plain(argv: list[str] | None, *, doc: str, script: str, package: str, module: str, what: str,
+                env_flags: str) -> int:
+    """The whole build of a module that needs nothing but Python's headers (``doc``: the
+    script's docstring, its first paragraph the description; ``script``: its __file__;
+    ``what``: how the fallback is named in the messages)."""
+    source_dir = Path(script).resolve().parent / "src" / Path(*package.split("."))
+    source = source_dir / f"{module}.c"
+    args = arguments(doc.split("\n\n")[0], source_dir, package).parse_args(argv)
+    built = target(args, package, module)
+    if built is None:
+        return 1
+    if up_to_date(built, [source.stat().st_mtime, Path(script).resolve().stat().st_mtime, Path(__file__).stat().st_mtime]):
+        return 0
+    unbuilt = 1 if args.require else 0
+    cc = compiler()
+    if cc is None:
+        print(f"no C compiler: {what} in Python")
+        return unbuilt
+    _used, failure = compile_first(cc, source, built, [[]], env_flags=env_flags)
+    if failure is not None:
+        print(f"could not build {module}.c: {what} in Python:\n" + failure)
+        return unbuilt
+    install(built)
+    return 0

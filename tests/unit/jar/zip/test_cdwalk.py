@@ -1,20 +1,14 @@
 """The jar reader's C directory walk (zip/_cdwalk.c): built where there is a compiler, and
 the same records, names, descriptor flags, end and errors as the Python walk it replaces,
-over real directories, damaged ones and random bytes."""
+over real directories, damaged ones and random bytes (its build script:
+tests/unit/deploy/test_c_modules.py)."""
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import io
-import os
 import shutil
 import struct
-import subprocess
-import sys
-import sysconfig
 import zipfile
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -25,7 +19,6 @@ from indexium_jar.zip import zipfmt
 from indexium_jar.zip.records import CENTRAL_SIG
 from indexium_jar.zip.zipfmt import CentralDirectory, locate_eocd, scan_directory_suffix
 
-SCRIPT = Path(__file__).resolve().parents[4] / "libs" / "jar" / "build_cdwalk.py"
 SIG = CENTRAL_SIG.to_bytes(4, "little")
 
 needs_c = pytest.mark.skipif(zipfmt._cdwalk is None, reason="no C compiler here: the Python walk only")
@@ -133,32 +126,3 @@ def test_random_bytes_walk_the_same(data, a, b, rng):
     start, end = sorted((a % (len(blob) + 1), b % (len(blob) + 1)))
     with pytest.MonkeyPatch.context() as m:
         assert _walked(m, True, blob, start=start, end=end) == _walked(m, False, blob, start=start, end=end)
-
-
-def _build(*args: str, cc: str | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    if cc is not None:
-        env["CC"] = cc
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, env=env, timeout=120)
-
-
-def test_builds_a_module_that_loads_into_the_given_directory(tmp_path):
-    if shutil.which("cc") is None:
-        pytest.skip("no C compiler on this machine")
-    done = _build("--into", str(tmp_path), "--require")
-    assert done.returncode == 0, done.stdout + done.stderr
-    (built,) = tmp_path.glob("_cdwalk*" + sysconfig.get_config_var("EXT_SUFFIX"))
-    loader = importlib.machinery.ExtensionFileLoader("_cdwalk", str(built))
-    module = importlib.util.module_from_spec(importlib.util.spec_from_loader("_cdwalk", loader))
-    loader.exec_module(module)
-    starts, index, streamed = [], {}, []
-    assert module.walk(SIG + bytes(42), 0, 46, 46, 32, starts, index, streamed) == 46
-    assert (starts, index, streamed) == ([0], {b"": 0}, [])
-
-
-def test_without_a_compiler_make_env_goes_on_and_the_image_build_stops(tmp_path):
-    relaxed = _build("--into", str(tmp_path), cc="false")
-    assert relaxed.returncode == 0 and "in Python" in relaxed.stdout
-    required = _build("--into", str(tmp_path), "--require", cc="false")
-    assert required.returncode == 1
-    assert not list(tmp_path.iterdir()), "nothing half-built is left behind"

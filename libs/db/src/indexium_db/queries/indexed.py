@@ -56,6 +56,14 @@ FUZZY_EXACT_MOST = 8
 # over more, one statement tests the names, reads the rows of those that pass and ranks the
 # page (_ranked_sql names=True).
 FUZZY_RANKED_MOST = FUZZY_EXACT_MOST
+# Where word similarity is in C (trigram._trigram, ~0.2 us a name: built by `make env`), every
+# ASCII name of the bound is tested in process, whatever their number; the bound is then this
+# many names before catalog's own scan (a 4-letter typo at 100,000 mods: several thousand
+# names share enough trigrams, which sent it to that scan, 17-29 ms), and a first relevance
+# page of up to FUZZY_RANKED_IN_C names that pass is ranked in process.
+FUZZY_IN_C = trigram._trigram is not None
+FUZZY_MOST_IN_C = 25_000
+FUZZY_RANKED_IN_C = RANK_ALL
 # The columns the index holds per mod (searchindex.SearchIndex.build / upsert).
 # (search_vector as text: its lexemes, which carry weight A, and their positions' weights, for
 # tsrank: searchindex._entry)
@@ -619,24 +627,26 @@ async def _fuzzy(conn, sq: catalog.SearchQuery, index: SearchIndex, lexicon: Lex
     """catalog's last resort (names word-similar to the query) over the index's superset of
     them, counted by PostgreSQL; catalog's own scan when the index cannot bound it."""
     ql = normalized(sq.q)
-    names = index.similar_names(ql, allowed, catalog.FUZZY_WORD_SIMILARITY, FUZZY_MOST)
+    in_c = FUZZY_IN_C and index.words_exact
+    names = index.similar_names(ql, allowed, catalog.FUZZY_WORD_SIMILARITY, FUZZY_MOST_IN_C if in_c else FUZZY_MOST)
     if names is None or not takes(sq):
         return await _fuzzy_sql(conn, sq)
-    narrow = len(names) > FUZZY_EXACT_MOST or not index.words_exact
+    narrow = not index.words_exact or (not in_c and len(names) > FUZZY_EXACT_MOST)
+    similar = None
     if not narrow:
         # Word similarity is exact in process (trigram, under the C ctype), so names that miss
         # it need no query; names that are not ASCII stay for PostgreSQL to decide.
-        names = BitMap(o for o in names if not index.entries[o].name.isascii()
-                       or trigram.word_similarity(ql, index.entries[o].name) >= catalog.FUZZY_WORD_SIMILARITY)
+        names, similar = _word_similar(index, ql, names)
     if not names:
         return [], 0
     sort = sq.effective_sort
     words = searchindex.plain_words(sq.q)
     parts = searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS) if words else None
     tsq = tsquery_of(index, parts)
-    if len(names) <= FUZZY_RANKED_MOST and sort == "relevance" and sq.offset == 0 and tsq is not None \
+    here = len(names) <= FUZZY_RANKED_MOST or (similar is not None and len(names) <= FUZZY_RANKED_IN_C)
+    if here and sort == "relevance" and sq.offset == 0 and tsq is not None \
             and (query := rank_query(parts)) is not None:
-        found = await _fuzzy_in_process(conn, sq, index, names, query, narrow)
+        found = await _fuzzy_in_process(conn, sq, index, names, query, similar)
         if found is not None:
             return found
     sql, args = (_ranked_sql(sq, fuzzy=True, tsq=tsq, names=narrow) if sort == "relevance"
@@ -650,6 +660,20 @@ async def _fuzzy(conn, sq: catalog.SearchQuery, index: SearchIndex, lexicon: Lex
     return ([], 0) if sq.offset == 0 else await _fuzzy_sql(conn, sq)
 
 
+def _word_similar(index: SearchIndex, ql: str, names: BitMap) -> tuple[BitMap, dict[int, float] | None]:
+    """The names at least FUZZY_WORD_SIMILARITY word-similar to ``ql`` (ASCII), tested in
+    process, and those that are not ASCII (PostgreSQL's to decide); with the similarities
+    when every name was ASCII (else None)."""
+    entries = index.entries
+    plain = [o for o in names if entries[o].name.isascii()]
+    threshold = catalog.FUZZY_WORD_SIMILARITY
+    similar = {o: ws for o, ws in zip(plain, trigram.word_similarities(ql, [entries[o].name for o in plain]))
+               if ws >= threshold}
+    if len(plain) == len(names):
+        return BitMap(similar), similar
+    return BitMap(similar) | (names - BitMap(plain)), None
+
+
 # The fuzzy pass's names (ordinals and lower(name) as the index holds them) that are
 # word-similar to the query, with their similarity: PostgreSQL's word_similarity, in C, over
 # parameters only (no row is read).
@@ -658,21 +682,19 @@ WHERE word_similarity($3::text, c.name) >= {catalog.FUZZY_WORD_SIMILARITY}::floa
 
 
 async def _fuzzy_in_process(conn, sq: catalog.SearchQuery, index: SearchIndex, names: BitMap,
-                            query: tsrank.Query, narrow: bool) -> tuple[list, int] | None:
+                            query: tsrank.Query, similar: dict[int, float] | None) -> tuple[list, int] | None:
     """The fuzzy pass's first relevance page ranked by the index, as _ranked_in_process: the
-    names' word similarity in process (trigram, exact for ASCII names under the C ctype) or,
-    for many names or others, from PostgreSQL's word_similarity over the names alone; the
-    rank catalog's fuzzy one (rank_expression + word_similarity). No full-text match is among
-    them (the pass runs when there is none), so the names that pass are the total."""
+    names' word similarity from _word_similar (in process: trigram, exact for ASCII names
+    under the C ctype) or, when it could not test them all (not ASCII, or many names without
+    the C module), from PostgreSQL's word_similarity over the names alone; the rank catalog's
+    fuzzy one (rank_expression + word_similarity). No full-text match is among them (the pass
+    runs when there is none), so the names that pass are the total."""
     ql = normalized(sq.q)
-    entries = index.entries
-    if narrow or not all(entries[o].name.isascii() for o in names):
+    if similar is None:
+        entries = index.entries
         ordinals = list(names)
         rows = await conn.fetch(_WORD_SIMILAR_SQL, ordinals, [entries[o].name for o in ordinals], ql)
         similar = {r["o"]: r["ws"] for r in rows}
-    else:
-        similar = {o: ws for o in names
-                   if (ws := trigram.word_similarity(ql, entries[o].name)) >= catalog.FUZZY_WORD_SIMILARITY}
     if not similar:
         return [], 0
     page = await _page_of(conn, sq, index, index.ranked(similar, query, ql, added=similar))
