@@ -378,7 +378,7 @@ def test_the_fuzzy_pass_narrowed_in_postgresql_or_in_process_is_the_sql_paths(ca
     process, the others by PostgreSQL), or all tested by the C word similarity (in_c, the
     bound FUZZY_MOST_IN_C; pages of up to FUZZY_RANKED_IN_C names ranked in process): the
     same page and total as catalog's fuzzy scan."""
-    if in_c and trigram._trigram is None:
+    if in_c and trigram._fastsearch is None:
         pytest.skip("the C word similarity is not built here (no compiler)")
     monkeypatch.setattr(indexed, "FUZZY_IN_C", in_c)
     monkeypatch.setattr(indexed, "FUZZY_EXACT_MOST", exact_most)
@@ -453,17 +453,19 @@ def test_relevance_in_process_is_postgresqls_rank_expression_to_the_bit(catalogu
             if indexed.exact_union(parts):  # (a phrase part covered by a plain one: the same matches)
                 assert {index.entries[o].slug for o in index.matches(parts)} == {r["slug"] for r in rows}, q
                 covered += not all(p.exact for p in parts)
-            for r in rows:
-                ordinal = index.by_slug[r["slug"]]
+            ordinals = [index.by_slug[r["slug"]] for r in rows]
+            in_c = (searchindex._fastsearch.relevances(index.entries, ordinals, query.operands, query.size, ql)
+                    if searchindex._fastsearch is not None else [None] * len(rows))
+            for r, ordinal, c in zip(rows, ordinals, in_c):
                 ours = index.relevance(ordinal, query, ql)
                 compared += 1
                 named += index.entries[ordinal].name.startswith(ql)
-                if ours != r["rank"]:
-                    differ.append((q, r["slug"], ours, r["rank"]))
+                if ours != r["rank"] or c not in (None, ours):
+                    differ.append((q, r["slug"], ours, c, r["rank"]))
         return differ, compared, named, covered
 
     differ, compared, named, covered = runner.run(run())
-    assert not differ, differ[:5]
+    assert not differ, differ[:5]  # (C: relevances in _fastsearch.c, where it is built, to the same bit)
     assert covered >= 4
     assert compared > 800 and named > 20  # (names that are, or start with, the query among them)
 

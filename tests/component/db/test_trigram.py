@@ -11,7 +11,8 @@ import pytest
 
 from indexium_db import trigram
 from indexium_db.queries import catalog as catalog_q
-from indexium_db.trigram import Words, distance, similarity, trigram_set, word_similarity, word_similarities
+from indexium_db.trigram import (Words, distance, similar_among, similarity, trigram_set, word_similarities,
+                                  word_similarity)
 
 BASE = ["sodium", "furnaces", "furnace", "rendering", "lanterns", "iron", "chests", "magic", "storage", "biomes",
         "redux", "cozy", "weather", "farming", "tweaks", "waypoints", "villagers", "recipes", "enchantments",
@@ -66,12 +67,28 @@ async def test_similarity_and_word_similarity_are_postgresqls_to_the_bit(db):
     differ = [(a, b, ws, ours) for a, named in by_query.items()
               for (b, ws), ours in zip(named, word_similarities(a, [b for b, _ in named])) if ours != ws]
     assert not differ, differ[:10]
+    # similar_among: the same over items' names, by ordinal, those at least the threshold kept
+    kept = 0
+    for a, named in by_query.items():
+        items = [_Named(b) for b, _ in named]
+        ordinals = range(0, len(items), 2)
+        expected = {o: named[o][1] for o in ordinals if named[o][1] >= 0.5}
+        assert similar_among(a, items, ordinals, 0.5) == expected, a
+        kept += len(expected)
+    assert kept > 100
+
+
+class _Named:
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
 
 def test_word_similarities_is_built_where_there_is_a_compiler_and_takes_ascii_only():
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("no C compiler on this machine: word similarity in Python")
-    assert trigram._trigram is not None, "a C compiler is here but _trigram is not built: run `make env`"
+    assert trigram._fastsearch is not None, "a C compiler is here but _fastsearch is not built: run `make env`"
     for names in (["café"], ["ok", "日本語"]):
         with pytest.raises(ValueError):
             word_similarities("cafe", names)
@@ -83,11 +100,15 @@ def test_word_similarities_is_built_where_there_is_a_compiler_and_takes_ascii_on
 
 def test_word_similarities_without_the_c_module_is_the_python_loop(monkeypatch):
     names = ["Better Redux Mod", "redux", "reux", "", "a b c", "ancient tools utils"]
-    with_c = word_similarities("reux", names)
-    monkeypatch.setattr(trigram, "_trigram", None)
-    assert word_similarities("reux", names) == with_c == [word_similarity("reux", n) for n in names]
-    with pytest.raises(ValueError):
-        word_similarities("reux", ["rëux"])
+    items = [_Named(n) for n in names]
+    with_c = word_similarities("reux", names), similar_among("reux", items, [0, 1, 2, 5], 0.3)
+    monkeypatch.setattr(trigram, "_fastsearch", None)
+    assert word_similarities("reux", names) == with_c[0] == [word_similarity("reux", n) for n in names]
+    assert similar_among("reux", items, [0, 1, 2, 5], 0.3) == with_c[1]
+    assert set(with_c[1]) == {o for o in (0, 1, 2, 5) if word_similarity("reux", names[o]) >= 0.3} != set()
+    for call in (lambda: word_similarities("reux", ["rëux"]), lambda: similar_among("reux", [_Named("rëux")], [0], 0.1)):
+        with pytest.raises(ValueError):
+            call()
 
 
 async def test_nearest_word_is_the_one_the_sql_path_picks(db):

@@ -25,11 +25,11 @@ def _use_cdwalk(module) -> None:
     assert (starts, index, streamed) == ([0], {b"": 0}, [])
 
 
-def _use_trigram(module) -> None:
+def _use_fastsearch(module) -> None:
     assert module.word_similarities("word", ["two words", "x"]) == [pytest.approx(0.8), 0.0]
 
 
-MODULES = [("libs/jar/build_cdwalk.py", "_cdwalk", _use_cdwalk), ("libs/db/build_trigram.py", "_trigram", _use_trigram)]
+MODULES = [("libs/jar/build_cdwalk.py", "_cdwalk", _use_cdwalk), ("libs/db/build_fastsearch.py", "_fastsearch", _use_fastsearch)]
 
 
 def _build(script: str, *args: str, cc: str | None = None) -> subprocess.CompletedProcess:

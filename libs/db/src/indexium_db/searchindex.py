@@ -38,6 +38,11 @@ from operator import itemgetter
 from pyroaring import BitMap
 
 from . import tsrank
+
+try:  # relevance in C (_fastsearch.c), built by `make env` where a compiler is
+    from . import _fastsearch
+except ImportError:  # no compiler: relevance() one candidate at a time (the tests run it too)
+    _fastsearch = None
 from .querytext import MAX_QUERY_WORDS, WORDS
 from .trigram import Words as CatalogueWords, in_at_least, trigram_set
 
@@ -508,10 +513,13 @@ class SearchIndex:
         """The ordinals in catalog's relevance order: relevance (plus ``added[o]``, summed after
         it: the fuzzy pass's word similarity), then downloads, then slug (the index's order only
         under the C collation: ``ordered``)."""
-        entries, relevance = self.entries, self.relevance
-        extra = added.__getitem__ if added is not None else lambda o: 0.0  # (x + 0.0 is x)
-        keyed = sorted((-(relevance(o, query, ql) + extra(o)), -entries[o].downloads, entries[o].slug, o)
-                       for o in ordinals)
+        entries = self.entries
+        ordinals = list(ordinals)
+        scores = (_fastsearch.relevances(entries, ordinals, query.operands, query.size, ql)
+                  if _fastsearch is not None else [self.relevance(o, query, ql) for o in ordinals])
+        if added is not None:
+            scores = [r + added[o] for r, o in zip(scores, ordinals)]
+        keyed = sorted((-r, -entries[o].downloads, entries[o].slug, o) for r, o in zip(scores, ordinals))
         return [k[3] for k in keyed]
 
     def ids(self, ordinals: Iterable[int]) -> list:

@@ -23,10 +23,10 @@ import sys
 
 from pyroaring import BitMap
 
-try:  # word_similarities in C (_trigram.c), built by `make env` where a compiler is
-    from . import _trigram
+try:  # word_similarities in C (_fastsearch.c), built by `make env` where a compiler is
+    from . import _fastsearch
 except ImportError:  # no compiler: one name at a time in Python (the tests run it too)
-    _trigram = None
+    _fastsearch = None
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
 _F4 = struct.Struct("f")
@@ -91,11 +91,28 @@ def word_similarity(a: str, b: str) -> float:
 def word_similarities(a: str, names: list[str]) -> list[float]:
     """word_similarity(a, name) of each name; ``a`` and the names ASCII (ValueError else). In C
     where it is built (~0.3 us a name), else word_similarity's loop (~20 us)."""
-    if _trigram is not None:
-        return _trigram.word_similarities(a, names)
+    if _fastsearch is not None:
+        return _fastsearch.word_similarities(a, names)
     if not a.isascii() or not all(n.isascii() for n in names):
         raise ValueError("word_similarities takes ASCII text only")
     return [word_similarity(a, n) for n in names]
+
+
+def similar_among(a: str, items: list, ordinals, threshold: float) -> dict[int, float]:
+    """{o: word_similarity(a, items[o].name)} for the ordinals at least ``threshold`` similar;
+    ``a`` and those names ASCII (ValueError else). In C where it is built, else a loop."""
+    if _fastsearch is not None:
+        return _fastsearch.similar_among(a, items, ordinals, threshold)
+    if not a.isascii():
+        raise ValueError("similar_among takes ASCII text only")
+    out = {}
+    for o in ordinals:
+        name = items[o].name
+        if not name.isascii():
+            raise ValueError("similar_among takes ASCII text only")
+        if (ws := word_similarity(a, name)) >= threshold:
+            out[o] = ws
+    return out
 
 
 def _iterate(query: set[str], trg2: list[str]) -> float:

@@ -1,6 +1,6 @@
 """Compiling the optional C modules in place: the jar reader's directory walk
 (``zip/_cdwalk.c``, libs/jar/build_cdwalk.py), the search's word similarity
-(indexium_db's ``_trigram.c``, libs/db/build_trigram.py) and the scan's walk (the indexer's
+(indexium_db's ``_fastsearch.c``, libs/db/build_fastsearch.py) and the scan's walk (the indexer's
 ``scan/_fastwalk.c``, services/indexer/build_fastwalk.py). Kept in indexium_jar, which the
 development environment and the image always install (the API and the indexer depend on
 it); indexium_db itself does not, only its build script imports this.

@@ -36,7 +36,8 @@ from . import catalog
 from .facets import LOADERS, PLUGIN_LOADERS, SIDES, Facet
 
 # PostgreSQL ranks ~2.5 us per candidate over a ~0.3 ms query (bench/api, 20,000 mods), the
-# index ~3 us (tsrank in Python) without reading the candidates' rows.
+# index ~0.3 us (_fastsearch.relevances; tsrank in Python ~3.5 us) without reading the
+# candidates' rows.
 RANK_ALL = 100
 CANDIDATES = 30
 LOAD_TIMEOUT_S = 120.0
@@ -56,12 +57,12 @@ FUZZY_EXACT_MOST = 8
 # over more, one statement tests the names, reads the rows of those that pass and ranks the
 # page (_ranked_sql names=True).
 FUZZY_RANKED_MOST = FUZZY_EXACT_MOST
-# Where word similarity is in C (trigram._trigram, ~0.2 us a name: built by `make env`), every
+# Where word similarity is in C (trigram._fastsearch, ~0.25 us a name: built by `make env`), every
 # ASCII name of the bound is tested in process, whatever their number; the bound is then this
 # many names before catalog's own scan (a 4-letter typo at 100,000 mods: several thousand
 # names share enough trigrams, which sent it to that scan, 17-29 ms), and a first relevance
 # page of up to FUZZY_RANKED_IN_C names that pass is ranked in process.
-FUZZY_IN_C = trigram._trigram is not None
+FUZZY_IN_C = trigram._fastsearch is not None
 FUZZY_MOST_IN_C = 25_000
 FUZZY_RANKED_IN_C = RANK_ALL
 # The columns the index holds per mod (searchindex.SearchIndex.build / upsert).
@@ -664,14 +665,11 @@ def _word_similar(index: SearchIndex, ql: str, names: BitMap) -> tuple[BitMap, d
     """The names at least FUZZY_WORD_SIMILARITY word-similar to ``ql`` (ASCII), tested in
     process, and those that are not ASCII (PostgreSQL's to decide); with the similarities
     when every name was ASCII (else None)."""
-    entries = index.entries
-    plain = [o for o in names if entries[o].name.isascii()]
-    threshold = catalog.FUZZY_WORD_SIMILARITY
-    similar = {o: ws for o, ws in zip(plain, trigram.word_similarities(ql, [entries[o].name for o in plain]))
-               if ws >= threshold}
-    if len(plain) == len(names):
+    odd = names & index.filters.get(searchindex.ODD_NAME, BitMap())
+    similar = trigram.similar_among(ql, index.entries, names - odd if odd else names, catalog.FUZZY_WORD_SIMILARITY)
+    if not odd:
         return BitMap(similar), similar
-    return BitMap(similar) | (names - BitMap(plain)), None
+    return BitMap(similar) | odd, None
 
 
 # The fuzzy pass's names (ordinals and lower(name) as the index holds them) that are

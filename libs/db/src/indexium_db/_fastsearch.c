@@ -1,0 +1,416 @@
+/* The search index's two per-candidate loops in C, each the port of a Python reference that
+ * stays as the fallback (the same steps, the same float4 arithmetic). Built by `make env`
+ * (libs/db/build_fastsearch.py) where there is a C compiler.
+ *
+ * relevances(entries, ordinals, operands, size, ql) -> list[float]
+ *
+ * SearchIndex.relevance of each ordinal (catalog.rank_expression: tsrank.rank's ts_rank(
+ * vector, query, 32) as float4, + 1.0 for the exact name, 0.5 for one starting with ``ql``,
+ * + the entry's popularity, summed in that order in float8). ``entries``: the index's list
+ * of Entry (attributes keys, lexemes, terms, name, popularity); ``operands``: the tsrank
+ * Query's (lexeme, prefix) pairs, ``size`` its size. ~0.3 us a candidate, Python ~3.5.
+ *
+ * word_similarities(query, names) -> list[float]
+ *
+ * pg_trgm's word_similarity (trigram.py's word_similarity and _iterate) of each name;
+ * without this module trigram.word_similarities runs the Python one name at a time.
+ *
+ * similar_among(query, items, ordinals, threshold) -> dict[int, float]
+ *
+ * The same of items[o].name for each ordinal, keeping those at least ``threshold``
+ * (trigram.similar_among: the search's fuzzy pass over thousands of names, ~0.25 us each).
+ *
+ * ``query`` and every name must be ASCII (the caller's condition for in-process similarity:
+ * under the C ctype a word character is an ASCII letter or digit); a name that is not
+ * raises ValueError. A trigram is three bytes of "  word " (words lower-cased, padded as
+ * generate_trgm_only pads them), held as a 24-bit integer.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define SMALL 256
+
+static inline int is_word(unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static inline unsigned char lower(unsigned char c) { return (c >= 'A' && c <= 'Z') ? c + 32 : c; }
+
+/* generate_trgm_only: every word's trigrams in order, duplicates kept; out holds n + 1. */
+static Py_ssize_t trigram_list(const unsigned char *s, Py_ssize_t n, uint32_t *out) {
+    Py_ssize_t k = 0, i = 0;
+    while (i < n) {
+        while (i < n && !is_word(s[i])) i++;
+        if (i >= n) break;
+        uint32_t a = ' ', b = ' ';
+        while (i < n && is_word(s[i])) {
+            uint32_t c = lower(s[i++]);
+            out[k++] = a << 16 | b << 8 | c;
+            a = b;
+            b = c;
+        }
+        out[k++] = a << 16 | b << 8 | ' ';
+    }
+    return k;
+}
+
+/* CALCSML's DIVUNION: ((float4) count) / ((float4) (len1 + len2 - count)) */
+static inline float sml(Py_ssize_t count, Py_ssize_t len1, Py_ssize_t len2) {
+    Py_ssize_t d = len1 + len2 - count;
+    return d ? (float)count / (float)d : 0.0f;
+}
+
+static int in_sorted(const uint32_t *set, Py_ssize_t n, uint32_t t) {
+    Py_ssize_t lo = 0, hi = n;
+    while (lo < hi) {
+        Py_ssize_t mid = (lo + hi) / 2;
+        if (set[mid] < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && set[lo] == t;
+}
+
+static int cmp_u32(const void *x, const void *y) {
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* trigram.py's _iterate over one name's trigrams; scratch holds 4 * n2 entries. */
+static float iterate(const uint32_t *query, Py_ssize_t ulen1, const uint32_t *trg2, Py_ssize_t n2, Py_ssize_t *scratch) {
+    Py_ssize_t *idx = scratch, *lastpos = scratch + n2, *found = scratch + 2 * n2;
+    uint32_t *distinct = (uint32_t *)(scratch + 3 * n2);
+    Py_ssize_t nids = 0;
+    for (Py_ssize_t i = 0; i < n2; i++) {  /* each distinct trigram an index, in first-seen order */
+        Py_ssize_t j = 0;
+        while (j < nids && distinct[j] != trg2[i]) j++;
+        if (j == nids) {
+            distinct[nids] = trg2[i];
+            found[nids] = in_sorted(query, ulen1, trg2[i]);
+            lastpos[nids] = -1;
+            nids++;
+        }
+        idx[i] = j;
+    }
+    Py_ssize_t ulen2 = 0, count = 0, lower_ = -1, upper = 0;
+    float smlr_max = 0.0f;
+    for (Py_ssize_t i = 0; i < n2; i++) {
+        Py_ssize_t t = idx[i];
+        int hit = (int)found[t];
+        if (lower_ >= 0 || hit) {
+            if (lastpos[t] < 0) {
+                ulen2++;
+                if (hit) count++;
+            }
+            lastpos[t] = i;
+        }
+        if (!hit) continue;
+        upper = i;
+        if (lower_ == -1) {
+            lower_ = i;
+            ulen2 = 1;
+        }
+        float smlr_cur = sml(count, ulen1, ulen2);
+        Py_ssize_t tmp_count = count, tmp_ulen2 = ulen2, prev_lower = lower_;
+        for (Py_ssize_t tmp_lower = lower_; tmp_lower <= upper; tmp_lower++) {
+            if (sml(tmp_count, ulen1, tmp_count) <= smlr_cur) break;
+            float smlr_tmp = sml(tmp_count, ulen1, tmp_ulen2);
+            if (smlr_tmp > smlr_cur) {
+                smlr_cur = smlr_tmp;
+                ulen2 = tmp_ulen2;
+                lower_ = tmp_lower;
+                count = tmp_count;
+            }
+            Py_ssize_t tt = idx[tmp_lower];
+            if (lastpos[tt] == tmp_lower) {
+                tmp_ulen2--;
+                if (found[tt]) tmp_count--;
+            }
+        }
+        if (smlr_cur > smlr_max) {
+            smlr_max = smlr_cur;
+            if (smlr_max == 1.0f) return 1.0f;
+        }
+        for (Py_ssize_t tmp_lower = prev_lower; tmp_lower < lower_; tmp_lower++) {
+            Py_ssize_t tt = idx[tmp_lower];
+            if (lastpos[tt] == tmp_lower) lastpos[tt] = -1;
+        }
+    }
+    return smlr_max;
+}
+
+static const unsigned char *ascii_of(PyObject *s, Py_ssize_t *n) {
+    if (!PyUnicode_Check(s) || !PyUnicode_IS_ASCII(s)) {
+        PyErr_SetString(PyExc_ValueError, "word_similarities takes ASCII text only");
+        return NULL;
+    }
+    *n = PyUnicode_GET_LENGTH(s);
+    return (const unsigned char *)PyUnicode_DATA(s);
+}
+
+/* One query's word similarity against names one after another (buffers kept between names). */
+typedef struct {
+    uint32_t *query, *trg;
+    Py_ssize_t ulen1, *scratch, cap;
+} Scorer;
+
+static int scorer_init(Scorer *sc, PyObject *qobj) {
+    memset(sc, 0, sizeof(*sc));
+    Py_ssize_t qn;
+    const unsigned char *q = ascii_of(qobj, &qn);
+    if (q == NULL) return -1;
+    sc->query = PyMem_Malloc((qn + 1) * sizeof(uint32_t));
+    if (sc->query == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t n = trigram_list(q, qn, sc->query), u = 0;
+    qsort(sc->query, n, sizeof(uint32_t), cmp_u32);  /* the query's distinct trigrams, sorted */
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (u == 0 || sc->query[u - 1] != sc->query[i]) sc->query[u++] = sc->query[i];
+    sc->ulen1 = u;
+    return 0;
+}
+
+static void scorer_free(Scorer *sc) {
+    PyMem_Free(sc->query);
+    PyMem_Free(sc->trg);
+    PyMem_Free(sc->scratch);
+}
+
+static int scorer_score(Scorer *sc, PyObject *name, float *out) {
+    Py_ssize_t n;
+    const unsigned char *s = ascii_of(name, &n);
+    if (s == NULL) return -1;
+    if (n + 1 > sc->cap) {
+        sc->cap = n + 1 > SMALL ? n + 1 : SMALL;
+        PyMem_Free(sc->trg);
+        PyMem_Free(sc->scratch);
+        sc->trg = PyMem_Malloc(sc->cap * sizeof(uint32_t));
+        sc->scratch = PyMem_Malloc(4 * sc->cap * sizeof(Py_ssize_t));
+        if (sc->trg == NULL || sc->scratch == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    Py_ssize_t n2 = trigram_list(s, n, sc->trg);
+    *out = sc->ulen1 == 0 || n2 == 0 ? 0.0f : iterate(sc->query, sc->ulen1, sc->trg, n2, sc->scratch);
+    return 0;
+}
+
+static PyObject *word_similarities(PyObject *self, PyObject *args) {
+    PyObject *qobj, *names;
+    if (!PyArg_ParseTuple(args, "UO", &qobj, &names)) return NULL;
+    PyObject *seq = PySequence_Fast(names, "names must be a sequence");
+    if (seq == NULL) return NULL;
+    Scorer sc;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    PyObject *out = scorer_init(&sc, qobj) < 0 ? NULL : PyList_New(count);
+    for (Py_ssize_t k = 0; out != NULL && k < count; k++) {
+        float ws;
+        PyObject *v = scorer_score(&sc, PySequence_Fast_GET_ITEM(seq, k), &ws) < 0 ? NULL : PyFloat_FromDouble(ws);
+        if (v == NULL) Py_CLEAR(out);
+        else PyList_SET_ITEM(out, k, v);
+    }
+    scorer_free(&sc);
+    Py_DECREF(seq);
+    return out;
+}
+
+static PyObject *s_name;
+
+/* similar_among(query, items, ordinals, threshold) -> dict: {o: word_similarity(query,
+ * items[o].name)} for the ordinals whose similarity is at least threshold. */
+static PyObject *similar_among(PyObject *self, PyObject *args) {
+    PyObject *qobj, *items, *ordinals;
+    double threshold;
+    if (!PyArg_ParseTuple(args, "UO!Od", &qobj, &PyList_Type, &items, &ordinals, &threshold)) return NULL;
+    Scorer sc;
+    if (scorer_init(&sc, qobj) < 0) return NULL;
+    PyObject *it = PyObject_GetIter(ordinals), *out = it == NULL ? NULL : PyDict_New(), *o;
+    while (out != NULL && (o = PyIter_Next(it)) != NULL) {
+        Py_ssize_t k = PyLong_AsSsize_t(o);
+        PyObject *name = NULL;
+        float ws;
+        int failed = k == -1 && PyErr_Occurred();
+        if (!failed && (k < 0 || k >= PyList_GET_SIZE(items))) {
+            PyErr_SetString(PyExc_IndexError, "ordinal outside the items");
+            failed = 1;
+        }
+        if (!failed) failed = (name = PyObject_GetAttr(PyList_GET_ITEM(items, k), s_name)) == NULL;
+        if (!failed) failed = scorer_score(&sc, name, &ws) < 0;
+        Py_XDECREF(name);
+        if (!failed && (double)ws >= threshold) {
+            PyObject *v = PyFloat_FromDouble(ws);
+            failed = v == NULL || PyDict_SetItem(out, o, v) < 0;
+            Py_XDECREF(v);
+        }
+        Py_DECREF(o);
+        if (failed) Py_CLEAR(out);
+    }
+    if (out != NULL && PyErr_Occurred()) Py_CLEAR(out);
+    Py_XDECREF(it);
+    scorer_free(&sc);
+    return out;
+}
+
+#define PI2_6 1.64493406685  /* tsrank.PI2_6: calc_rank_or's double constant */
+
+static PyObject *s_keys, *s_lexemes, *s_terms, *s_popularity;
+
+/* tsrank.rank: ts_rank(vector, query, 32) of one entry, in float4 steps. */
+static int entry_rank(PyObject *keys, Py_ssize_t n, const float *terms, Py_ssize_t nterms, PyObject *operands,
+                      Py_ssize_t size, float *out) {
+    double res = 0.0;
+    Py_ssize_t nops = PyList_GET_SIZE(operands);
+    for (Py_ssize_t k = 0; k < nops; k++) {
+        PyObject *op = PyList_GET_ITEM(operands, k);
+        if (!PyTuple_Check(op) || PyTuple_GET_SIZE(op) != 2) {
+            PyErr_SetString(PyExc_TypeError, "operands are (lexeme, prefix) pairs");
+            return -1;
+        }
+        PyObject *lexeme = PyTuple_GET_ITEM(op, 0);
+        int prefix = PyObject_IsTrue(PyTuple_GET_ITEM(op, 1));
+        if (prefix < 0) return -1;
+        Py_ssize_t lo = 0, hi = n;  /* bisect_left(keys, lexeme, 0, n) */
+        while (lo < hi) {
+            Py_ssize_t mid = (lo + hi) / 2;
+            int c = PyUnicode_Compare(PyTuple_GET_ITEM(keys, mid), lexeme);
+            if (c == -1 && PyErr_Occurred()) return -1;
+            if (c < 0) lo = mid + 1;
+            else hi = mid;
+        }
+        Py_ssize_t i = lo;
+        if (prefix) {
+            for (; i < n; i++) {
+                Py_ssize_t m = PyUnicode_Tailmatch(PyTuple_GET_ITEM(keys, i), lexeme, 0, PY_SSIZE_T_MAX, -1);
+                if (m < 0) return -1;
+                if (!m) break;
+                if (i >= nterms) goto short_terms;
+                res = (float)(res + (double)terms[i] / PI2_6);
+            }
+        } else if (i < n) {
+            int c = PyUnicode_Compare(PyTuple_GET_ITEM(keys, i), lexeme);
+            if (c == -1 && PyErr_Occurred()) return -1;
+            if (c == 0) {
+                if (i >= nterms) goto short_terms;
+                res = (float)(res + (double)terms[i] / PI2_6);
+            }
+        }
+    }
+    if (!n || !size) {
+        *out = 0.0f;
+        return 0;
+    }
+    res = (float)(res / (double)size);
+    float plus_one = (float)(res + 1.0);
+    *out = (float)(res / (double)plus_one);
+    return 0;
+short_terms:
+    PyErr_SetString(PyExc_ValueError, "an entry has fewer terms than lexemes");
+    return -1;
+}
+
+static int relevance_of(PyObject *entry, PyObject *operands, Py_ssize_t size, PyObject *ql, double *out) {
+    int ok = -1;
+    PyObject *keys = PyObject_GetAttr(entry, s_keys), *lexemes = PyObject_GetAttr(entry, s_lexemes);
+    PyObject *terms = PyObject_GetAttr(entry, s_terms), *name = PyObject_GetAttr(entry, s_name);
+    PyObject *popularity = PyObject_GetAttr(entry, s_popularity);
+    Py_buffer view = {0};
+    int viewed = 0;
+    if (!keys || !lexemes || !terms || !name || !popularity) goto done;
+    if (!PyTuple_Check(keys) || !PyUnicode_Check(name)) {
+        PyErr_SetString(PyExc_TypeError, "an entry's keys are a tuple and its name a str");
+        goto done;
+    }
+    Py_ssize_t n = PyLong_AsSsize_t(lexemes);
+    if (n == -1 && PyErr_Occurred()) goto done;
+    if (n < 0 || n > PyTuple_GET_SIZE(keys)) {
+        PyErr_SetString(PyExc_ValueError, "an entry's lexeme count is outside its keys");
+        goto done;
+    }
+    if (PyObject_GetBuffer(terms, &view, PyBUF_FORMAT) < 0) goto done;
+    viewed = 1;
+    if (view.itemsize != sizeof(float) || view.format == NULL || strcmp(view.format, "f") != 0) {
+        PyErr_SetString(PyExc_TypeError, "an entry's terms are an array('f')");
+        goto done;
+    }
+    float rank;
+    if (entry_rank(keys, n, (const float *)view.buf, view.len / (Py_ssize_t)sizeof(float), operands, size, &rank) < 0)
+        goto done;
+    double bonus = 0.0;
+    int c = PyUnicode_Compare(name, ql);
+    if (c == -1 && PyErr_Occurred()) goto done;
+    if (c == 0) bonus = 1.0;
+    else {
+        Py_ssize_t m = PyUnicode_Tailmatch(name, ql, 0, PY_SSIZE_T_MAX, -1);
+        if (m < 0) goto done;
+        if (m) bonus = 0.5;
+    }
+    double pop = PyFloat_AsDouble(popularity);
+    if (pop == -1.0 && PyErr_Occurred()) goto done;
+    *out = (double)rank + bonus + pop;
+    ok = 0;
+done:
+    if (viewed) PyBuffer_Release(&view);
+    Py_XDECREF(keys);
+    Py_XDECREF(lexemes);
+    Py_XDECREF(terms);
+    Py_XDECREF(name);
+    Py_XDECREF(popularity);
+    return ok;
+}
+
+static PyObject *relevances(PyObject *self, PyObject *args) {
+    PyObject *entries, *ordinals, *operands, *ql;
+    Py_ssize_t size;
+    if (!PyArg_ParseTuple(args, "O!OO!nU", &PyList_Type, &entries, &ordinals, &PyList_Type, &operands, &size, &ql))
+        return NULL;
+    PyObject *it = PyObject_GetIter(ordinals);
+    if (it == NULL) return NULL;
+    PyObject *out = PyList_New(0), *o;
+    if (out == NULL) goto fail;
+    while ((o = PyIter_Next(it)) != NULL) {
+        Py_ssize_t k = PyLong_AsSsize_t(o);
+        Py_DECREF(o);
+        if (k == -1 && PyErr_Occurred()) goto fail;
+        if (k < 0 || k >= PyList_GET_SIZE(entries)) {
+            PyErr_SetString(PyExc_IndexError, "ordinal outside the entries");
+            goto fail;
+        }
+        double r;
+        if (relevance_of(PyList_GET_ITEM(entries, k), operands, size, ql, &r) < 0) goto fail;
+        PyObject *v = PyFloat_FromDouble(r);
+        if (v == NULL) goto fail;
+        int failed = PyList_Append(out, v) < 0;
+        Py_DECREF(v);
+        if (failed) goto fail;
+    }
+    if (PyErr_Occurred()) goto fail;
+    Py_DECREF(it);
+    return out;
+fail:
+    Py_DECREF(it);
+    Py_XDECREF(out);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"relevances", relevances, METH_VARARGS, "SearchIndex.relevance of each ordinal."},
+    {"similar_among", similar_among, METH_VARARGS, "{o: word_similarity(query, items[o].name)} at least threshold."},
+    {"word_similarities", word_similarities, METH_VARARGS, "pg_trgm word_similarity(query, name) of each name."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fastsearch", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__fastsearch(void) {
+    s_keys = PyUnicode_InternFromString("keys");
+    s_lexemes = PyUnicode_InternFromString("lexemes");
+    s_terms = PyUnicode_InternFromString("terms");
+    s_name = PyUnicode_InternFromString("name");
+    s_popularity = PyUnicode_InternFromString("popularity");
+    if (!s_keys || !s_lexemes || !s_terms || !s_name || !s_popularity) return NULL;
+    return PyModule_Create(&module);
+}
