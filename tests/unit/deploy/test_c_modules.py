@@ -27,9 +27,11 @@ def _use_cdwalk(module) -> None:
 
 def _use_fastsearch(module) -> None:
     assert module.word_similarities("word", ["two words", "x"]) == [pytest.approx(0.8), 0.0]
+    assert callable(module.relevances) and callable(module.similar_among)
 
 
-MODULES = [("libs/jar/build_cdwalk.py", "_cdwalk", _use_cdwalk), ("libs/db/build_fastsearch.py", "_fastsearch", _use_fastsearch)]
+MODULES = [("libs/jar/build_cdwalk.py", "_cdwalk", _use_cdwalk),
+           ("libs/db/build_fastsearch.py", "_fastsearch", _use_fastsearch)]
 
 
 def _build(script: str, *args: str, cc: str | None = None) -> subprocess.CompletedProcess:

@@ -263,9 +263,9 @@ static PyObject *s_keys, *s_lexemes, *s_terms, *s_popularity;
 static int entry_rank(PyObject *keys, Py_ssize_t n, const float *terms, Py_ssize_t nterms, PyObject *operands,
                       Py_ssize_t size, float *out) {
     double res = 0.0;
-    Py_ssize_t nops = PyList_GET_SIZE(operands);
+    Py_ssize_t nops = PySequence_Fast_GET_SIZE(operands);
     for (Py_ssize_t k = 0; k < nops; k++) {
-        PyObject *op = PyList_GET_ITEM(operands, k);
+        PyObject *op = PySequence_Fast_GET_ITEM(operands, k);
         if (!PyTuple_Check(op) || PyTuple_GET_SIZE(op) != 2) {
             PyErr_SetString(PyExc_TypeError, "operands are (lexeme, prefix) pairs");
             return -1;
@@ -365,10 +365,14 @@ done:
 static PyObject *relevances(PyObject *self, PyObject *args) {
     PyObject *entries, *ordinals, *operands, *ql;
     Py_ssize_t size;
-    if (!PyArg_ParseTuple(args, "O!OO!nU", &PyList_Type, &entries, &ordinals, &PyList_Type, &operands, &size, &ql))
-        return NULL;
+    if (!PyArg_ParseTuple(args, "O!OOnU", &PyList_Type, &entries, &ordinals, &operands, &size, &ql)) return NULL;
+    operands = PySequence_Fast(operands, "operands must be a sequence");  /* (a new reference) */
+    if (operands == NULL) return NULL;
     PyObject *it = PyObject_GetIter(ordinals);
-    if (it == NULL) return NULL;
+    if (it == NULL) {
+        Py_DECREF(operands);
+        return NULL;
+    }
     PyObject *out = PyList_New(0), *o;
     if (out == NULL) goto fail;
     while ((o = PyIter_Next(it)) != NULL) {
@@ -389,9 +393,11 @@ static PyObject *relevances(PyObject *self, PyObject *args) {
     }
     if (PyErr_Occurred()) goto fail;
     Py_DECREF(it);
+    Py_DECREF(operands);
     return out;
 fail:
     Py_DECREF(it);
+    Py_DECREF(operands);
     Py_XDECREF(out);
     return NULL;
 }

@@ -103,7 +103,8 @@ def build_plain(argv: list[str] | None, *, doc: str, script: str, package: str, 
     built = target(args, package, module)
     if built is None:
         return 1
-    if up_to_date(built, [source.stat().st_mtime, Path(script).resolve().stat().st_mtime, Path(__file__).stat().st_mtime]):
+    inputs = [source.stat().st_mtime, Path(script).resolve().stat().st_mtime, Path(__file__).stat().st_mtime]
+    if up_to_date(built, inputs):
         return 0
     unbuilt = 1 if args.require else 0
     cc = compiler()
