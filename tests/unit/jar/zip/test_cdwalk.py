@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from indexium_devstack.jars import Unseekable
 from indexium_jar.errors import CorruptZip
 from indexium_jar.zip import zipfmt
 from indexium_jar.zip.records import CENTRAL_SIG
@@ -43,10 +44,7 @@ def _both(monkeypatch, *args, **kw):
 
 
 def _directory(names: list[str], *, descriptors: bool = False, extra: bytes = b"") -> tuple[bytes, int, int]:
-    if descriptors:
-        out = _Unseekable()
-    else:
-        out = io.BytesIO()
+    out = Unseekable() if descriptors else io.BytesIO()
     with zipfile.ZipFile(out, "w") as zf:
         for i, n in enumerate(names):
             info = zipfile.ZipInfo(n, date_time=(2024, 1, 1, 0, 0, 0))
@@ -54,22 +52,9 @@ def _directory(names: list[str], *, descriptors: bool = False, extra: bytes = b"
             info.comment = b"c" * (i % 4)
             with zf.open(info, "w") as fh:
                 fh.write(n.encode() * 2)
-    data = out.buf if descriptors else out.getvalue()
-    data = bytes(data)
+    data = (out.buf if descriptors else out).getvalue()
     info = locate_eocd(data, 0, len(data))
     return data, info.cd_offset, info.cd_offset + info.cd_size
-
-
-class _Unseekable(io.RawIOBase):
-    def __init__(self) -> None:
-        self.buf = bytearray()
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, b) -> int:
-        self.buf += b
-        return len(b)
 
 
 def test_the_walk_is_built_where_there_is_a_compiler():
