@@ -504,3 +504,27 @@ def test_the_most_popular_names_with_a_prefix_walked_or_gathered_are_the_same(ca
             for n in (1, 3, 100):
                 assert index.first_name_prefixed(text, within, n) == index.first(
                     index.name_prefixed(text) & within, n), (text, n)
+
+
+def test_ranked_with_or_without_the_c_relevances_is_the_same_order(catalogue, monkeypatch):
+    """SearchIndex.ranked's candidates scored by _fastsearch.relevances, or by relevance() one
+    at a time where it is not built: the same order (ties included), with and without the
+    fuzzy pass's added similarity."""
+    runner, conn, index = catalogue
+    if searchindex._fastsearch is None:
+        pytest.skip("the C relevances are not built here (no compiler)")
+    lexicon, compared = Lexicon(), 0
+    for q in ["magic", "iron chests", "olga's ma", "cozy lanterns", "dark"]:
+        words = plain_words(q)
+        runner.run(indexed.learn(conn, lexicon, words))
+        parts = searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS)
+        query = indexed.rank_query(parts)
+        matches = list(index.matches(parts))
+        added = {o: (o % 7) / 10 for o in matches}
+        with_c = index.ranked(matches, query, normalized(q)), index.ranked(matches, query, normalized(q), added)
+        with monkeypatch.context() as m:
+            m.setattr(searchindex, "_fastsearch", None)
+            assert (index.ranked(matches, query, normalized(q)),
+                    index.ranked(matches, query, normalized(q), added)) == with_c, q
+        compared += len(matches)
+    assert compared > 50

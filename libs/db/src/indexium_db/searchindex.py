@@ -38,13 +38,13 @@ from operator import itemgetter
 from pyroaring import BitMap
 
 from . import tsrank
+from .querytext import MAX_QUERY_WORDS, WORDS
+from .trigram import Words as CatalogueWords, in_at_least, trigram_set
 
 try:  # relevance in C (_fastsearch.c), built by `make env` where a compiler is
     from . import _fastsearch
 except ImportError:  # no compiler: relevance() one candidate at a time (the tests run it too)
     _fastsearch = None
-from .querytext import MAX_QUERY_WORDS, WORDS
-from .trigram import Words as CatalogueWords, in_at_least, trigram_set
 
 # A query token the index can take: letters and digits, perhaps with apostrophes inside
 # ("olga's", which websearch reads as the phrase 'olga' <-> 's'), with nothing PostgreSQL's
