@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def _use_cdwalk(module) -> None:
-    starts, index, streamed = [], {}, []
-    assert module.walk(b"PK\x01\x02" + bytes(42), 0, 46, 46, 32, starts, index, streamed) == 46
-    assert (starts, index, streamed) == ([0], {b"": 0}, [])
+    starts, index, streamed, meta = [], {}, [], []
+    assert module.walk(b"PK\x01\x02" + bytes(42), 0, 46, 46, 32, starts, index, streamed, meta) == 46
+    assert (starts, index, streamed, meta) == ([0], {b"": 0}, [], [])
 
 
 def _use_fastsearch(module) -> None:

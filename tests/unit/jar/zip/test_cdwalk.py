@@ -34,7 +34,7 @@ def _walked(monkeypatch, with_c: bool, *args, **kw):
             d = CentralDirectory(*args, **kw)
         except CorruptZip as exc:
             return ("corrupt", str(exc))
-        return d._starts, d._index, d._streamed
+        return d._starts, d._index, d._streamed, d._meta
 
 
 def _both(monkeypatch, *args, **kw):
@@ -67,9 +67,11 @@ def test_the_walk_is_built_where_there_is_a_compiler():
 @pytest.mark.parametrize("descriptors", [False, True])
 def test_real_directories_walk_the_same(monkeypatch, descriptors):
     names = [f"com/example/p{i // 50}/C{i}.class" for i in range(400)] + ["fabric.mod.json", "a" * 32, "b" * 33, ""]
+    names += ["META-INF/", "META-INF", "META-INF/jars/x.jar", "META-INF/mods.toml", "x/META-INF/y"]
     data, start, end = _directory(names, descriptors=descriptors, extra=b"\xfe\xca\x00\x00")
-    starts, index, streamed = _both(monkeypatch, data, start=start, end=end)
+    starts, index, streamed, meta = _both(monkeypatch, data, start=start, end=end)
     assert len(starts) == len(names) and (len(streamed) == len(names)) == descriptors
+    assert len(meta) == 3  # META-INF/, META-INF/jars/x.jar, META-INF/mods.toml
     assert b"fabric.mod.json" in index and b"a" * 32 in index and b"b" * 33 not in index
     # read in place inside a larger window, and joined to an already walked suffix
     suffix = scan_directory_suffix(data, 0, start, end)
@@ -104,8 +106,9 @@ def test_random_bytes_walk_the_same(data, a, b, rng):
     pieces = [data]
     for _ in range(rng.randrange(0, 6)):
         nlen, elen, clen = rng.randrange(0, 40), rng.randrange(0, 8), rng.randrange(0, 8)
+        name = (b"META-INF/"[: rng.randrange(0, 10)] + rng.randbytes(nlen))[:nlen + rng.randrange(0, 3)]
         pieces.append(SIG + bytes(4) + struct.pack("<H", rng.randrange(0, 65536)) + bytes(18)
-                      + struct.pack("<HHH", nlen, elen, clen) + bytes(12) + rng.randbytes(nlen + elen + clen))
+                      + struct.pack("<HHH", nlen, elen, clen) + bytes(12) + name + rng.randbytes(elen + clen))
     rng.shuffle(pieces)
     blob = b"".join(pieces)
     start, end = sorted((a % (len(blob) + 1), b % (len(blob) + 1)))
