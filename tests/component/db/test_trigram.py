@@ -11,8 +11,7 @@ import pytest
 
 from indexium_db import trigram
 from indexium_db.queries import catalog as catalog_q
-from indexium_db.trigram import (Words, distance, similar_among, similarity, trigram_set, word_similarities,
-                                  word_similarity)
+from indexium_db.trigram import Words, distance, similar_among, similarity, trigram_set, word_similarity
 
 BASE = ["sodium", "furnaces", "furnace", "rendering", "lanterns", "iron", "chests", "magic", "storage", "biomes",
         "redux", "cozy", "weather", "farming", "tweaks", "waypoints", "villagers", "recipes", "enchantments",
@@ -58,16 +57,19 @@ async def test_similarity_and_word_similarity_are_postgresqls_to_the_bit(db):
               or set(r["t"]) != trigram_set(a)]
     assert not differ, differ[:10]
     assert sum(r["ws"] not in (0.0, 1.0) for r in rows) > 2000  # not only the trivial cases
-    # word_similarities (in C where built) over the ASCII pairs, one query against many names
+    # similar_among (in C where built) over the ASCII pairs, one query against many names:
+    # with threshold 0 every name's similarity, then only those at least the threshold
     by_query: dict[str, list[tuple[str, float]]] = {}
     for (a, b), r in zip(pairs, rows):
         if a.isascii() and b.isascii():
             by_query.setdefault(a, []).append((b, r["ws"]))
     assert sum(map(len, by_query.values())) > 5000
-    differ = [(a, b, ws, ours) for a, named in by_query.items()
-              for (b, ws), ours in zip(named, word_similarities(a, [b for b, _ in named])) if ours != ws]
+    differ = [(a, named[o][0], named[o][1], ours) for a, named in by_query.items()
+              for o, ours in similar_among(a, [_Named(b) for b, _ in named], range(len(named)), 0.0).items()
+              if ours != named[o][1]]
     assert not differ, differ[:10]
-    # similar_among: the same over items' names, by ordinal, those at least the threshold kept
+    assert all(len(similar_among(a, [_Named(b) for b, _ in named], range(len(named)), 0.0)) == len(named)
+               for a, named in by_query.items())
     kept = 0
     for a, named in by_query.items():
         items = [_Named(b) for b, _ in named]
@@ -85,29 +87,29 @@ class _Named:
         self.name = name
 
 
-def test_word_similarities_is_built_where_there_is_a_compiler_and_takes_ascii_only():
+def test_similar_among_is_built_where_there_is_a_compiler_and_takes_ascii_only():
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("no C compiler on this machine: word similarity in Python")
     assert trigram._fastsearch is not None, "a C compiler is here but _fastsearch is not built: run `make env`"
     for names in (["café"], ["ok", "日本語"]):
         with pytest.raises(ValueError):
-            word_similarities("cafe", names)
+            similar_among("cafe", [_Named(n) for n in names], range(len(names)), 0.0)
     with pytest.raises(ValueError):
-        word_similarities("naïve", ["naive"])
-    assert word_similarities("cozy", []) == []
-    assert word_similarities("", ["x"]) == [0.0] and word_similarities("x", ["", "  "]) == [0.0, 0.0]
+        similar_among("naïve", [_Named("naive")], [0], 0.0)
+    assert similar_among("cozy", [], [], 0.0) == {}
+    assert similar_among("", [_Named("x")], [0], 0.0) == {0: 0.0}
+    assert similar_among("x", [_Named(""), _Named("  ")], [0, 1], 0.0) == {0: 0.0, 1: 0.0}
 
 
-def test_word_similarities_without_the_c_module_is_the_python_loop(monkeypatch):
+def test_similar_among_without_the_c_module_is_the_python_loop(monkeypatch):
     names = ["Better Redux Mod", "redux", "reux", "", "a b c", "ancient tools utils"]
     items = [_Named(n) for n in names]
-    with_c = word_similarities("reux", names), similar_among("reux", items, [0, 1, 2, 5], 0.3)
+    with_c = similar_among("reux", items, range(len(names)), 0.0), similar_among("reux", items, [0, 1, 2, 5], 0.3)
     monkeypatch.setattr(trigram, "_fastsearch", None)
-    assert word_similarities("reux", names) == with_c[0] == [word_similarity("reux", n) for n in names]
+    assert similar_among("reux", items, range(len(names)), 0.0) == with_c[0] == {
+        o: word_similarity("reux", n) for o, n in enumerate(names)}
     assert similar_among("reux", items, [0, 1, 2, 5], 0.3) == with_c[1]
     assert set(with_c[1]) == {o for o in (0, 1, 2, 5) if word_similarity("reux", names[o]) >= 0.3} != set()
-    with pytest.raises(ValueError):
-        word_similarities("reux", ["rëux"])
     with pytest.raises(ValueError):
         similar_among("reux", [_Named("rëux")], [0], 0.1)
 

@@ -26,7 +26,12 @@ def _use_cdwalk(module) -> None:
 
 
 def _use_fastsearch(module) -> None:
-    assert module.word_similarities("word", ["two words", "x"]) == [pytest.approx(0.8), 0.0]
+    class Named:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+    found = module.similar_among("word", [Named("two words"), Named("x")], [0, 1], 0.0)
+    assert found == {0: pytest.approx(0.8), 1: 0.0}
     assert callable(module.relevances) and callable(module.similar_among)
 
 

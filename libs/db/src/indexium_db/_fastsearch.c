@@ -10,15 +10,12 @@
  * of Entry (attributes keys, lexemes, terms, name, popularity); ``operands``: the tsrank
  * Query's (lexeme, prefix) pairs, ``size`` its size. ~0.3 us a candidate, Python ~3.5.
  *
- * word_similarities(query, names) -> list[float]
- *
- * pg_trgm's word_similarity (trigram.py's word_similarity and _iterate) of each name;
- * without this module trigram.word_similarities runs the Python one name at a time.
- *
  * similar_among(query, items, ordinals, threshold) -> dict[int, float]
  *
- * The same of items[o].name for each ordinal, keeping those at least ``threshold``
- * (trigram.similar_among: the search's fuzzy pass over thousands of names, ~0.25 us each).
+ * pg_trgm's word_similarity (trigram.py's word_similarity and _iterate) of items[o].name
+ * for each ordinal, keeping those at least ``threshold`` (trigram.similar_among: the
+ * search's fuzzy pass over thousands of names, ~0.25 us each; without this module it runs
+ * the Python one name at a time).
  *
  * ``query`` and every name must be ASCII (the caller's condition for in-process similarity:
  * under the C ctype a word character is an ASCII letter or digit); a name that is not
@@ -142,7 +139,7 @@ static float iterate(const uint32_t *query, Py_ssize_t ulen1, const uint32_t *tr
 
 static const unsigned char *ascii_of(PyObject *s, Py_ssize_t *n) {
     if (!PyUnicode_Check(s) || !PyUnicode_IS_ASCII(s)) {
-        PyErr_SetString(PyExc_ValueError, "word_similarities takes ASCII text only");
+        PyErr_SetString(PyExc_ValueError, "similar_among takes ASCII text only");
         return NULL;
     }
     *n = PyUnicode_GET_LENGTH(s);
@@ -197,25 +194,6 @@ static int scorer_score(Scorer *sc, PyObject *name, float *out) {
     Py_ssize_t n2 = trigram_list(s, n, sc->trg);
     *out = sc->ulen1 == 0 || n2 == 0 ? 0.0f : iterate(sc->query, sc->ulen1, sc->trg, n2, sc->scratch);
     return 0;
-}
-
-static PyObject *word_similarities(PyObject *self, PyObject *args) {
-    PyObject *qobj, *names;
-    if (!PyArg_ParseTuple(args, "UO", &qobj, &names)) return NULL;
-    PyObject *seq = PySequence_Fast(names, "names must be a sequence");
-    if (seq == NULL) return NULL;
-    Scorer sc;
-    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
-    PyObject *out = scorer_init(&sc, qobj) < 0 ? NULL : PyList_New(count);
-    for (Py_ssize_t k = 0; out != NULL && k < count; k++) {
-        float ws;
-        PyObject *v = scorer_score(&sc, PySequence_Fast_GET_ITEM(seq, k), &ws) < 0 ? NULL : PyFloat_FromDouble(ws);
-        if (v == NULL) Py_CLEAR(out);
-        else PyList_SET_ITEM(out, k, v);
-    }
-    scorer_free(&sc);
-    Py_DECREF(seq);
-    return out;
 }
 
 static PyObject *s_name;
@@ -405,7 +383,6 @@ fail:
 static PyMethodDef methods[] = {
     {"relevances", relevances, METH_VARARGS, "SearchIndex.relevance of each ordinal."},
     {"similar_among", similar_among, METH_VARARGS, "{o: word_similarity(query, items[o].name)} at least threshold."},
-    {"word_similarities", word_similarities, METH_VARARGS, "pg_trgm word_similarity(query, name) of each name."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -23,7 +23,7 @@ import sys
 
 from pyroaring import BitMap
 
-try:  # word_similarities in C (_fastsearch.c), built by `make env` where a compiler is
+try:  # similar_among in C (_fastsearch.c), built by `make env` where a compiler is
     from . import _fastsearch
 except ImportError:  # no compiler: one name at a time in Python (the tests run it too)
     _fastsearch = None
@@ -88,19 +88,10 @@ def word_similarity(a: str, b: str) -> float:
     return _iterate(set(trg1), trg2)
 
 
-def word_similarities(a: str, names: list[str]) -> list[float]:
-    """word_similarity(a, name) of each name; ``a`` and the names ASCII (ValueError else). In C
-    where it is built (~0.2 us a name), else word_similarity's loop (~7 us)."""
-    if _fastsearch is not None:
-        return _fastsearch.word_similarities(a, names)
-    if not a.isascii() or not all(n.isascii() for n in names):
-        raise ValueError("word_similarities takes ASCII text only")
-    return [word_similarity(a, n) for n in names]
-
-
 def similar_among(a: str, items: list, ordinals, threshold: float) -> dict[int, float]:
     """{o: word_similarity(a, items[o].name)} for the ordinals at least ``threshold`` similar;
-    ``a`` and those names ASCII (ValueError else). In C where it is built, else a loop."""
+    ``a`` and those names ASCII (ValueError else). In C where it is built (~0.2 us a name),
+    else word_similarity's loop (~7 us)."""
     if _fastsearch is not None:
         return _fastsearch.similar_among(a, items, ordinals, threshold)
     if not a.isascii():

@@ -25,7 +25,7 @@ from pathlib import Path
 
 
 def arguments(description: str, default_into: Path, package: str) -> argparse.ArgumentParser:
-    """The options both build scripts take (--installed, --into, --require)."""
+    """The options every build script takes (--installed, --into, --require)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--installed", action="store_true",
                         help=f"build into the installed {package} package, not the source tree")
