@@ -465,20 +465,23 @@ class CentralDirectory:
     def _hits(self, raw: bytes, nlen: int | None = None) -> list[int]:
         """Starts of the walked records whose name begins with ``raw`` (and is ``nlen``
         bytes long, when given), in directory order."""
-        data, starts, header = self._data, self._starts, CENTRAL.size
+        data, starts, header, size = self._data, self._starts, CENTRAL.size, len(raw)
+
+        def named(start: int) -> bool:  # raw fits in the record's name (of nlen bytes, when given)
+            n = _name_length(data, start)
+            return n >= size if nlen is None else n == nlen
+
         if not raw:
-            return [start for start in starts if nlen is None or _name_length(data, start) == nlen]
+            return [start for start in starts if named(start)]
         if raw.startswith(_META_PREFIX):  # among the few records named META-INF/..., in order
-            return [start for start in self._meta if data.startswith(raw, start + header)
-                    and (len(raw) <= _name_length(data, start) if nlen is None else _name_length(data, start) == nlen)]
+            return [start for start in self._meta if named(start) and data.startswith(raw, start + header)]
         # From the end: rfind skips ahead by the needle's length, find by far less.
         out = []
-        lo, end, size = self._lo + header, self._hi, len(raw)
+        lo, end = self._lo + header, self._hi
         while (pos := data.rfind(raw, lo, end)) >= 0:
             start = pos - header
             i = bisect.bisect_left(starts, start)
-            if i < len(starts) and starts[i] == start and (
-                    nlen is None or _name_length(data, start) == nlen):
+            if i < len(starts) and starts[i] == start and named(start):
                 out.append(start)
             end = pos + size - 1  # a hit may overlap the next one to its left
         out.reverse()
