@@ -1,4 +1,4 @@
-/* The search index's two per-candidate loops in C, each the port of a Python reference that
+/* The search index's per-candidate loops in C, each the port of a Python reference that
  * stays as the fallback (the same steps, the same float4 arithmetic). Built by `make env`
  * (libs/db/build_fastsearch.py) where there is a C compiler.
  *
@@ -16,6 +16,14 @@
  * for each ordinal, keeping those at least ``threshold`` (trigram.similar_among: the
  * search's fuzzy pass over thousands of names, ~0.25 us each; without this module it runs
  * the Python one name at a time).
+ *
+ * shared_counts(arrays, k) -> (array('I') members, array('H') counts)
+ *
+ * Of sorted sets of ordinals (``arrays``: buffers of uint32, as BitMap.to_array() gives),
+ * the members of at least ``k`` of them, ascending, with how many of them each is in
+ * (trigram.shared_counts: how many of a query's trigrams a name or a word shares). A member
+ * of k of the m sets is in one of the m - k + 1 smallest, so only those are walked for
+ * members; every set is counted once. Without this module the counting is BitMap layers.
  *
  * ``query`` and every name must be ASCII (the caller's condition for in-process similarity:
  * under the C ctype a word character is an ASCII letter or digit); a name that is not
@@ -380,9 +388,141 @@ fail:
     return NULL;
 }
 
+/* shared_counts's counters: kept between calls (grown as ordinals grow), all zero between them. */
+static uint16_t *s_counts;
+static size_t s_counts_len;
+static PyObject *s_array;  /* array.array */
+
+static int cmp_view_len(const void *x, const void *y) {
+    Py_ssize_t a = ((const Py_buffer *)x)->len, b = ((const Py_buffer *)y)->len;
+    return (a > b) - (a < b);
+}
+
+static int cmp_u64(const void *x, const void *y) {
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+static PyObject *array_of(const char *typecode, const void *data, Py_ssize_t len) {
+    PyObject *raw = PyBytes_FromStringAndSize(data, len);
+    if (raw == NULL) return NULL;
+    PyObject *out = PyObject_CallFunction(s_array, "sO", typecode, raw);
+    Py_DECREF(raw);
+    return out;
+}
+
+static PyObject *shared_counts(PyObject *self, PyObject *args) {
+    PyObject *arrays;
+    Py_ssize_t k;
+    if (!PyArg_ParseTuple(args, "On", &arrays, &k)) return NULL;
+    PyObject *seq = PySequence_Fast(arrays, "arrays must be a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t m = PySequence_Fast_GET_SIZE(seq), got = 0, nfound = 0;
+    PyObject *result = NULL;
+    Py_buffer *views = PyMem_Calloc(m ? m : 1, sizeof(Py_buffer));
+    uint64_t *found = NULL;
+    uint32_t *members = NULL;
+    uint16_t *counts = NULL;
+    if (views == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (k < 1 || m > UINT16_MAX) {
+        PyErr_SetString(PyExc_ValueError, "k must be at least 1, and the sets at most 65535");
+        goto done;
+    }
+    size_t top = 0;
+    for (; got < m; got++) {
+        Py_buffer *v = &views[got];
+        if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(seq, got), v, PyBUF_FORMAT) < 0) goto done;
+        if (v->itemsize != 4 || v->format == NULL || strcmp(v->format, "I") != 0) {
+            got++;
+            PyErr_SetString(PyExc_TypeError, "the sets are buffers of uint32 (array('I'))");
+            goto done;
+        }
+        Py_ssize_t n = v->len / 4;
+        if (n && (size_t)((const uint32_t *)v->buf)[n - 1] + 1 > top) top = (size_t)((const uint32_t *)v->buf)[n - 1] + 1;
+    }
+    if (top > s_counts_len) {
+        uint16_t *grown = PyMem_Calloc(top, sizeof(uint16_t));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        PyMem_Free(s_counts);
+        s_counts = grown;
+        s_counts_len = top;
+    }
+    if (k <= m) {
+        /* Count; an ordinal past the last one of its set means the set is not sorted. */
+        int unsorted = 0;
+        for (Py_ssize_t i = 0; i < m; i++) {
+            const uint32_t *a = views[i].buf;
+            for (Py_ssize_t j = 0, n = views[i].len / 4; j < n; j++) {
+                if (a[j] < top) s_counts[a[j]]++;
+                else unsorted = 1;
+            }
+        }
+        qsort(views, m, sizeof(Py_buffer), cmp_view_len);
+        Py_ssize_t cap = 1;
+        for (Py_ssize_t i = 0; i < m - k + 1; i++) cap += views[i].len / 4;
+        found = unsorted ? NULL : PyMem_Malloc(cap * sizeof(uint64_t));
+        if (found != NULL) {
+            for (Py_ssize_t i = 0; i < m - k + 1; i++) {
+                const uint32_t *a = views[i].buf;
+                for (Py_ssize_t j = 0, n = views[i].len / 4; j < n; j++) {
+                    uint16_t c = s_counts[a[j]];
+                    if (c >= k) {
+                        found[nfound++] = ((uint64_t)a[j] << 16) | c;
+                        s_counts[a[j]] = 0;  /* (taken: not again from another set) */
+                    }
+                }
+            }
+        }
+        for (Py_ssize_t i = 0; i < m; i++) {  /* every counter back to zero */
+            const uint32_t *a = views[i].buf;
+            for (Py_ssize_t j = 0, n = views[i].len / 4; j < n; j++)
+                if (a[j] < top) s_counts[a[j]] = 0;
+        }
+        if (unsorted) {
+            PyErr_SetString(PyExc_ValueError, "each set's ordinals must be in ascending order");
+            goto done;
+        }
+        if (found == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        qsort(found, nfound, sizeof(uint64_t), cmp_u64);
+    }
+    members = PyMem_Malloc((nfound ? nfound : 1) * sizeof(uint32_t));
+    counts = PyMem_Malloc((nfound ? nfound : 1) * sizeof(uint16_t));
+    if (members == NULL || counts == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nfound; i++) {
+        members[i] = (uint32_t)(found[i] >> 16);
+        counts[i] = (uint16_t)(found[i] & 0xFFFF);
+    }
+    PyObject *am = array_of("I", members, nfound * (Py_ssize_t)sizeof(uint32_t));
+    PyObject *ac = am == NULL ? NULL : array_of("H", counts, nfound * (Py_ssize_t)sizeof(uint16_t));
+    if (ac != NULL) result = PyTuple_Pack(2, am, ac);
+    Py_XDECREF(am);
+    Py_XDECREF(ac);
+done:
+    for (Py_ssize_t i = 0; i < got; i++) PyBuffer_Release(&views[i]);
+    PyMem_Free(views);
+    PyMem_Free(found);
+    PyMem_Free(members);
+    PyMem_Free(counts);
+    Py_DECREF(seq);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"relevances", relevances, METH_VARARGS, "SearchIndex.relevance of each ordinal."},
     {"similar_among", similar_among, METH_VARARGS, "{o: word_similarity(query, items[o].name)} at least threshold."},
+    {"shared_counts", shared_counts, METH_VARARGS, "Members of at least k of the sorted sets, with their counts."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -395,5 +535,10 @@ PyMODINIT_FUNC PyInit__fastsearch(void) {
     s_name = PyUnicode_InternFromString("name");
     s_popularity = PyUnicode_InternFromString("popularity");
     if (!s_keys || !s_lexemes || !s_terms || !s_name || !s_popularity) return NULL;
+    PyObject *array_module = PyImport_ImportModule("array");
+    if (array_module == NULL) return NULL;
+    s_array = PyObject_GetAttrString(array_module, "array");
+    Py_DECREF(array_module);
+    if (s_array == NULL) return NULL;
     return PyModule_Create(&module);
 }
