@@ -114,7 +114,14 @@ def test_similar_among_without_the_c_module_is_the_python_loop(monkeypatch):
         similar_among("reux", [_Named("rëux")], [0], 0.1)
 
 
-async def test_nearest_word_is_the_one_the_sql_path_picks(db):
+@pytest.mark.parametrize("c_module", ["as built", "without the C module"])
+async def test_nearest_word_is_the_one_the_sql_path_picks(db, monkeypatch, c_module):
+    # (as built: the shared trigrams counted and the ASCII words' word similarity in C, the
+    # others' in Python; without: bitmap layers and Python alone)
+    if c_module == "without the C module":
+        monkeypatch.setattr(trigram, "_fastsearch", None)
+    elif trigram._fastsearch is None:
+        pytest.skip("_fastsearch is not built here (no C compiler)")
     words = _vocabulary()
     await db.execute("INSERT INTO search_words (word) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING", words)
     every = [r[0] for r in await db.fetch("SELECT word FROM search_words")]
@@ -123,6 +130,7 @@ async def test_nearest_word_is_the_one_the_sql_path_picks(db):
     queries = list(dict.fromkeys(x.lower() for w in BASE for x in _mutations(rng, w) + [w + "s", w[:-1]]
                                  if len(x) >= 3 and x.lower() not in index))
     queries += ["qqqqq", "zzzzzz", "enchantmnts", "createadition", "xyzzy", "sodim", "abb", "bab"]
+    queries += ["mixe", "mixedd", "cafes", "brien", "kelvi", "naives"]  # near words that are not ASCII
     differ, corrected, by_word_similarity, tied = [], 0, 0, 0
     async with db.transaction():
         await catalog_q.typo_thresholds(db)
@@ -146,3 +154,26 @@ def test_words_only_grow_and_know_their_members():
     assert index.nearest("furaces", 0.4, 0.5) is None
     index.update(["furnaces", "sodium"])
     assert index.nearest("furaces", 0.4, 0.5) == "furnaces" and len(index) == 2
+
+
+@pytest.mark.parametrize("c_module", ["as built", "without the C module"])
+def test_nearest_by_word_similarity_reaches_words_that_are_not_ascii(monkeypatch, c_module):
+    # Similarity below the correction threshold, word similarity over it: the second measure
+    # decides, and a word with a letter outside ASCII (its word similarity is Python's even
+    # where the ASCII words' is C's) wins over an ASCII one that scores less.
+    if c_module == "without the C module":
+        monkeypatch.setattr(trigram, "_fastsearch", None)
+    elif trigram._fastsearch is None:
+        pytest.skip("_fastsearch is not built here (no C compiler)")
+    words = ["sodiumpluséxtra", "élansodiumcore", "zzz"]
+    assert similarity("sodiu", words[0]) < 0.4
+    assert word_similarity("sodiu", words[0]) > word_similarity("sodiu", words[1])
+    assert Words(words).nearest("sodiu", 0.4, 0.5) == "sodiumpluséxtra"
+    assert Words(words[1:]).nearest("sodiu", 0.4, 0.5) == "élansodiumcore"
+    assert Words(["élansodiumcore", "sodiumcoreplus"]).nearest("sodiu", 0.4, 0.5) == "sodiumcoreplus"
+    # The same count of shared trigrams and word similarity as an ASCII word: the tie goes to
+    # the higher similarity, the word that is not ASCII.
+    tie = ["sodiumplusextraxx", "sodiumpluséxtra"]
+    assert word_similarity("sodiu", tie[0]) == word_similarity("sodiu", tie[1])
+    assert similarity("sodiu", tie[0]) < similarity("sodiu", tie[1]) < 0.4
+    assert Words(tie).nearest("sodiu", 0.4, 0.5) == "sodiumpluséxtra"

@@ -13,7 +13,7 @@
  * similar_among(query, items, ordinals, threshold) -> dict[int, float]
  *
  * pg_trgm's word_similarity (trigram.py's word_similarity and _iterate) of items[o].name
- * for each ordinal, keeping those at least ``threshold`` (trigram.similar_among: the
+ * (items[o] itself where it is a str: Words.nearest's words) for each ordinal, keeping those at least ``threshold`` (trigram.similar_among: the
  * search's fuzzy pass over thousands of names, ~0.25 us each; without this module it runs
  * the Python one name at a time).
  *
@@ -224,7 +224,11 @@ static PyObject *similar_among(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_IndexError, "ordinal outside the items");
             failed = 1;
         }
-        if (!failed) failed = (name = PyObject_GetAttr(PyList_GET_ITEM(items, k), s_name)) == NULL;
+        if (!failed) {
+            PyObject *item = PyList_GET_ITEM(items, k);  /* (a str is its own name) */
+            if (PyUnicode_Check(item)) Py_INCREF(name = item);
+            else failed = (name = PyObject_GetAttr(item, s_name)) == NULL;
+        }
         if (!failed) failed = scorer_score(&sc, name, &ws) < 0;
         Py_XDECREF(name);
         if (!failed && (double)ws >= threshold) {

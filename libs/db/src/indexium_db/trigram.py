@@ -89,16 +89,17 @@ def word_similarity(a: str, b: str) -> float:
 
 
 def similar_among(a: str, items: list, ordinals, threshold: float) -> dict[int, float]:
-    """{o: word_similarity(a, items[o].name)} for the ordinals at least ``threshold`` similar;
-    ``a`` and those names ASCII (ValueError else). In C where it is built (~0.2 us a name),
-    else word_similarity's loop (~7 us)."""
+    """{o: word_similarity(a, items[o].name)} for the ordinals at least ``threshold`` similar
+    (an item that is a str is its own name: Words' words); ``a`` and those names ASCII
+    (ValueError else). In C where it is built (~0.2 us a name), else word_similarity's loop
+    (~7 us)."""
     if _fastsearch is not None:
         return _fastsearch.similar_among(a, items, ordinals, threshold)
     if not a.isascii():
         raise ValueError("similar_among takes ASCII text only")
     out = {}
     for o in ordinals:
-        name = items[o].name
+        name = items[o] if isinstance(items[o], str) else items[o].name
         if not name.isascii():
             raise ValueError("similar_among takes ASCII text only")
         if (ws := word_similarity(a, name)) >= threshold:
@@ -251,14 +252,12 @@ class Words:
         # similarity <= shared / m and word_similarity <= shared / m: a word sharing fewer of
         # the query's trigrams cannot reach the threshold (the epsilon covers float4 rounding).
         k = max(1, math.ceil(min(similarity_threshold, word_similarity_threshold) * m - 1e-6))
-        empty = BitMap()
-        layers = at_least_layers([self._postings.get(t, empty) for t in query], k)
-        if not layers:
+        exactly = self._sharing(query, k)
+        if exactly is None:
             return None
         # Candidates by how many trigrams they share, most first: sharing j of the query's m
         # trigrams, a word scores at most j / m in either measure, so once that bound is
         # worse than the best found, no fewer can win (equal bounds go on: ties).
-        exactly = [layers[j] - layers[j + 1] for j in range(m)] + [layers[m]]
         best, best_key = None, None
         for j in range(m, k - 1, -1):
             if best_key is not None and distance(_sml(j, m, j)) > best_key[0]:
@@ -272,15 +271,42 @@ class Words:
         if best is not None:
             return best
         trg1 = set(query)
+        words = self._words
         for j in range(m, k - 1, -1):
             bound = _sml(j, m, j)
             if bound < word_similarity_threshold or (best_key is not None and distance(bound) > best_key[0]):
                 break
+            # Word similarity of the layer's words (in C for the ASCII ones, where it is built).
+            plain = [i for i in exactly[j] if words[i].isascii()] if _fastsearch is not None else []
+            scored = similar_among(word, words, plain, word_similarity_threshold) if plain else {}
             for i in exactly[j]:
-                w = self._words[i]
-                ws = _iterate(trg1, trigram_list(w))
+                if plain and i in scored:
+                    ws = scored[i]
+                elif plain and words[i].isascii():
+                    continue  # (below the threshold)
+                else:
+                    ws = _iterate(trg1, trigram_list(words[i]))
                 if ws >= word_similarity_threshold:
+                    w = words[i]
                     key = (distance(ws), distance(_sml(j, m, len(self._trigrams[i]))), w)
                     if best_key is None or key < best_key:
                         best, best_key = w, key
         return best
+
+    def _sharing(self, query: frozenset[str], k: int) -> list | None:
+        """The words sharing at least ``k`` of the ``query``'s m trigrams, by how many: [j] the
+        ordinals of those sharing exactly j (ascending); None when k > m. Counted in C where
+        it is built (_fastsearch.shared_counts), else with bitmap layers."""
+        m = len(query)
+        if k > m:
+            return None
+        empty = BitMap()
+        sets = [self._postings.get(t, empty) for t in query]
+        if _fastsearch is not None:
+            members, counts = _fastsearch.shared_counts([s.to_array() for s in sets], k)
+            exactly: list = [[] for _ in range(m + 1)]
+            for i, c in zip(members, counts):
+                exactly[c].append(i)
+            return exactly
+        layers = at_least_layers(sets, k)
+        return [layers[j] - layers[j + 1] for j in range(m)] + [layers[m]]
