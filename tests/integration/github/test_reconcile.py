@@ -126,7 +126,10 @@ async def test_reconciliation_applies_installation_repositories_events_that_neve
     run_id = await reconciler.maybe_run(force=True)
     run = await db.fetchrow("SELECT * FROM github_reconcile_runs WHERE id = $1", run_id)
     assert run["status"] == "ok" and (run["repos_added"], run["repos_removed"]) == (1, 1)
-    assert run["repos_total"] == 0  # lumen is no longer ours to reconcile; nova is backfilling
+    # lumen is no longer ours to reconcile. nova's backfill, which the membership step starts,
+    # keeps it out of the pass while in flight; on a fast enough machine it has finished by the
+    # time the pass lists its repositories, and nova is then reconciled with it.
+    assert run["repos_total"] in (0, 1) and run["repos_done"] == run["repos_total"]
     state = await db.fetchrow("SELECT state, removed FROM github_repositories WHERE github_repo_id = $1", nova.id)
     assert (state["state"], state["removed"]) == ("registered", False)
     assert await eventually(lambda: db.fetchval("SELECT listed FROM mods WHERE github_repo_id = $1", nova.id))
