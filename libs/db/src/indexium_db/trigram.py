@@ -276,16 +276,16 @@ class Words:
             bound = _sml(j, m, j)
             if bound < word_similarity_threshold or (best_key is not None and distance(bound) > best_key[0]):
                 break
-            # Word similarity of the layer's words (in C for the ASCII ones, where it is built).
-            plain = [i for i in exactly[j] if words[i].isascii()] if _fastsearch is not None else []
-            scored = similar_among(word, words, plain, word_similarity_threshold) if plain else {}
-            for i in exactly[j]:
-                if plain and i in scored:
-                    ws = scored[i]
-                elif plain and words[i].isascii():
-                    continue  # (below the threshold)
-                else:
-                    ws = _iterate(trg1, trigram_list(words[i]))
+            # Word similarity of the layer's words: the ASCII ones in C where it is built (only
+            # those at the threshold come back), the others (or all, without C) in Python.
+            if _fastsearch is not None:
+                plain = [i for i in exactly[j] if words[i].isascii()]
+                scored = list(similar_among(word, words, plain, word_similarity_threshold).items())
+                rest = [i for i in exactly[j] if not words[i].isascii()]
+            else:
+                scored, rest = [], exactly[j]
+            scored += [(i, _iterate(trg1, trigram_list(words[i]))) for i in rest]
+            for i, ws in scored:
                 if ws >= word_similarity_threshold:
                     w = words[i]
                     key = (distance(ws), distance(_sml(j, m, len(self._trigrams[i]))), w)
