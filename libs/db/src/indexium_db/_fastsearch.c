@@ -13,17 +13,18 @@
  * similar_among(query, items, ordinals, threshold) -> dict[int, float]
  *
  * pg_trgm's word_similarity (trigram.py's word_similarity and _iterate) of items[o].name
- * (items[o] itself where it is a str: Words.nearest's words) for each ordinal, keeping those at least ``threshold`` (trigram.similar_among: the
- * search's fuzzy pass over thousands of names, ~0.25 us each; without this module it runs
- * the Python one name at a time).
+ * (items[o] itself where it is a str: Words.nearest's words) for each ordinal, keeping those
+ * at least ``threshold`` (trigram.similar_among: the search's fuzzy pass over thousands of
+ * names, ~0.25 us each; without this module it runs the Python one name at a time).
  *
  * shared_counts(arrays, k) -> (array('I') members, array('H') counts)
  *
  * Of sorted sets of ordinals (``arrays``: buffers of uint32, as BitMap.to_array() gives),
  * the members of at least ``k`` of them, ascending, with how many of them each is in
- * (trigram.shared_counts: how many of a query's trigrams a name or a word shares). A member
- * of k of the m sets is in one of the m - k + 1 smallest, so only those are walked for
- * members; every set is counted once. Without this module the counting is BitMap layers.
+ * (trigram.in_at_least and Words._sharing: how many of a query's trigrams a name or a word
+ * shares). A member of k of the m sets is in one of the m - k + 1 smallest, so only those
+ * are walked for members; every set is counted once. Without this module the counting is
+ * BitMap layers.
  *
  * ``query`` and every name must be ASCII (the caller's condition for in-process similarity:
  * under the C ctype a word character is an ASCII letter or digit); a name that is not
