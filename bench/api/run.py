@@ -188,34 +188,39 @@ class PgClock:
         self._conn = conn
         self.seconds = 0.0
 
-    async def _timed(self, call, *args, **kw):
+    def _note(self, trip: str, sql: str | None) -> None:
+        """Each round trip as it starts ("SQL" with its statement, or "BEGIN"/"COMMIT"): for a
+        subclass that names them (searchprofile.Counted)."""
+
+    async def _timed(self, trip: str, sql: str | None, call, *args, **kw):
+        self._note(trip, sql)
         started = time.perf_counter()
         try:
             return await call(*args, **kw)
         finally:
             self.seconds += time.perf_counter() - started
 
-    async def fetch(self, *args, **kw):
-        return await self._timed(self._conn.fetch, *args, **kw)
+    async def fetch(self, sql, *args, **kw):
+        return await self._timed("SQL", sql, self._conn.fetch, sql, *args, **kw)
 
-    async def fetchrow(self, *args, **kw):
-        return await self._timed(self._conn.fetchrow, *args, **kw)
+    async def fetchrow(self, sql, *args, **kw):
+        return await self._timed("SQL", sql, self._conn.fetchrow, sql, *args, **kw)
 
-    async def fetchval(self, *args, **kw):
-        return await self._timed(self._conn.fetchval, *args, **kw)
+    async def fetchval(self, sql, *args, **kw):
+        return await self._timed("SQL", sql, self._conn.fetchval, sql, *args, **kw)
 
-    async def execute(self, *args, **kw):
-        return await self._timed(self._conn.execute, *args, **kw)
+    async def execute(self, sql, *args, **kw):
+        return await self._timed("SQL", sql, self._conn.execute, sql, *args, **kw)
 
     def transaction(self, **kw):
         clock, tx = self, self._conn.transaction(**kw)
 
         class _Tx:
             async def __aenter__(self):
-                return await clock._timed(tx.__aenter__)
+                return await clock._timed("BEGIN", None, tx.__aenter__)
 
             async def __aexit__(self, *exc):
-                return await clock._timed(tx.__aexit__, *exc)
+                return await clock._timed("COMMIT", None, tx.__aexit__, *exc)
 
         return _Tx()
 

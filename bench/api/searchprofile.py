@@ -34,52 +34,18 @@ from indexium_db.queries import catalog as catalog_q
 from indexium_db.queries import indexed
 from indexium_db.searchindex import Lexicon
 from indexium_devstack.embedded import EmbeddedPostgres
-from run import _baseline_sql, _search_query, load_catalogue, pct, queries
+from run import PgClock, _baseline_sql, _search_query, load_catalogue, pct, queries
 
 
-class Counted:
+class Counted(PgClock):
     """A connection that counts its round trips (and names each by its statement)."""
 
     def __init__(self, conn: asyncpg.Connection) -> None:
-        self._conn = conn
+        super().__init__(conn)
         self.trips: list[str] = []
 
-    def _note(self, sql: str) -> None:
-        self.trips.append(_kind_of(sql))
-
-    async def fetch(self, sql, *args, **kw):
-        self._note(sql)
-        return await self._conn.fetch(sql, *args, **kw)
-
-    async def fetchrow(self, sql, *args, **kw):
-        self._note(sql)
-        return await self._conn.fetchrow(sql, *args, **kw)
-
-    async def fetchval(self, sql, *args, **kw):
-        self._note(sql)
-        return await self._conn.fetchval(sql, *args, **kw)
-
-    async def execute(self, sql, *args, **kw):
-        self._note(sql)
-        return await self._conn.execute(sql, *args, **kw)
-
-    def transaction(self, **kw):
-        counted = self
-
-        class _Tx:
-            async def __aenter__(self):
-                counted.trips.append("BEGIN")
-                self._tx = counted._conn.transaction(**kw)
-                return await self._tx.__aenter__()
-
-            async def __aexit__(self, *exc):
-                counted.trips.append("COMMIT")
-                return await self._tx.__aexit__(*exc)
-
-        return _Tx()
-
-    def __getattr__(self, name):
-        return getattr(self._conn, name)
+    def _note(self, trip: str, sql: str | None) -> None:
+        self.trips.append(_kind_of(sql) if sql is not None else trip)
 
 
 def _kind_of(sql: str) -> str:
