@@ -26,6 +26,14 @@
  * are walked for members; every set is counted once. Without this module the counting is
  * BitMap layers.
  *
+ * union_range(flat, offsets, lo, hi) -> array('I')
+ *
+ * The union, ascending, of the sets lo..hi-1 of a list of sets laid end to end (``flat``:
+ * uint32 ordinals, set i at flat[offsets[i]:offsets[i + 1]]; ``offsets``: uint64, one more
+ * than the sets): SearchIndex._prefixed's union of every lexeme a prefix starts, hundreds
+ * of one-mod slug lexemes, marked in a kept bit set instead of one BitMap each (~0.4 us of
+ * pyroaring's checks a bitmap). Without this module the union is BitMap.union of the postings.
+ *
  * ``query`` and every name must be ASCII (the caller's condition for in-process similarity:
  * under the C ctype a word character is an ASCII letter or digit); a name that is not
  * raises ValueError. A trigram is three bytes of "  word " (words lower-cased, padded as
@@ -524,10 +532,99 @@ done:
     return result;
 }
 
+/* union_range's bit set: kept between calls (grown as ordinals grow), all zero between them. */
+static uint64_t *s_bits;
+static size_t s_bits_len;  /* in words */
+
+static PyObject *union_range(PyObject *self, PyObject *args) {
+    PyObject *flat_obj, *offsets_obj;
+    Py_ssize_t lo, hi;
+    if (!PyArg_ParseTuple(args, "OOnn", &flat_obj, &offsets_obj, &lo, &hi)) return NULL;
+    Py_buffer flat, offsets;
+    if (PyObject_GetBuffer(flat_obj, &flat, PyBUF_FORMAT) < 0) return NULL;
+    if (PyObject_GetBuffer(offsets_obj, &offsets, PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&flat);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    uint32_t *out = NULL;
+    if (flat.itemsize != 4 || flat.format == NULL || strcmp(flat.format, "I") != 0
+            || offsets.itemsize != 8 || offsets.format == NULL || strcmp(offsets.format, "Q") != 0) {
+        PyErr_SetString(PyExc_TypeError, "flat is a buffer of uint32 (array('I')), offsets of uint64 (array('Q'))");
+        goto done;
+    }
+    const uint32_t *a = flat.buf;
+    const uint64_t *off = offsets.buf;
+    Py_ssize_t nflat = flat.len / 4, nsets = offsets.len / 8 - 1;
+    if (lo < 0 || hi < lo || hi > nsets) {
+        PyErr_SetString(PyExc_ValueError, "lo and hi must be 0 <= lo <= hi <= len(offsets) - 1");
+        goto done;
+    }
+    uint64_t start = off[lo], stop = off[hi];
+    for (Py_ssize_t i = lo; i < hi; i++) {
+        if (off[i] > off[i + 1]) {
+            PyErr_SetString(PyExc_ValueError, "offsets must not decrease");
+            goto done;
+        }
+    }
+    if (stop > (uint64_t)nflat) {
+        PyErr_SetString(PyExc_ValueError, "offsets point past the end of flat");
+        goto done;
+    }
+    uint32_t top = 0;
+    for (uint64_t j = start; j < stop; j++)
+        if (a[j] > top) top = a[j];
+    size_t words = (size_t)top / 64 + 1;
+    if (words > s_bits_len) {
+        uint64_t *grown = PyMem_Calloc(words, sizeof(uint64_t));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        PyMem_Free(s_bits);
+        s_bits = grown;
+        s_bits_len = words;
+    }
+    size_t first = words, last = 0;
+    for (uint64_t j = start; j < stop; j++) {
+        size_t w = a[j] / 64;
+        s_bits[w] |= (uint64_t)1 << (a[j] % 64);
+        if (w < first) first = w;
+        if (w > last) last = w;
+    }
+    Py_ssize_t n = 0;
+    if (start < stop)
+        for (size_t w = first; w <= last; w++) n += __builtin_popcountll(s_bits[w]);
+    out = PyMem_Malloc((n ? n : 1) * sizeof(uint32_t));
+    if (out == NULL) {
+        if (start < stop) memset(s_bits + first, 0, (last - first + 1) * sizeof(uint64_t));
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t got = 0;
+    if (start < stop) {
+        for (size_t w = first; w <= last; w++) {
+            uint64_t bits = s_bits[w];
+            while (bits) {
+                out[got++] = (uint32_t)(w * 64 + __builtin_ctzll(bits));
+                bits &= bits - 1;
+            }
+            s_bits[w] = 0;
+        }
+    }
+    result = array_of("I", out, got * (Py_ssize_t)sizeof(uint32_t));
+done:
+    PyMem_Free(out);
+    PyBuffer_Release(&flat);
+    PyBuffer_Release(&offsets);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"relevances", relevances, METH_VARARGS, "SearchIndex.relevance of each ordinal."},
     {"similar_among", similar_among, METH_VARARGS, "{o: word_similarity(query, items[o].name)} at least threshold."},
     {"shared_counts", shared_counts, METH_VARARGS, "Members of at least k of the sorted sets, with their counts."},
+    {"union_range", union_range, METH_VARARGS, "The union, ascending, of the sets lo..hi-1 laid end to end."},
     {NULL, NULL, 0, NULL},
 };
 
