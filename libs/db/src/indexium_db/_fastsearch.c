@@ -416,6 +416,22 @@ static int cmp_u64(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
+/* A kept buffer (all zero between calls) of at least ``need`` items of ``size`` bytes: grown
+ * zeroed when shorter (its old contents are all zero, so nothing is copied); -1 and
+ * MemoryError when it cannot be. */
+static int kept_at_least(void **buf, size_t *len, size_t need, size_t size) {
+    if (need <= *len) return 0;
+    void *grown = PyMem_Calloc(need, size);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyMem_Free(*buf);
+    *buf = grown;
+    *len = need;
+    return 0;
+}
+
 static PyObject *array_of(const char *typecode, const void *data, Py_ssize_t len) {
     PyObject *raw = PyBytes_FromStringAndSize(data, len);
     if (raw == NULL) return NULL;
@@ -456,16 +472,7 @@ static PyObject *shared_counts(PyObject *self, PyObject *args) {
         Py_ssize_t n = v->len / 4;
         if (n && (size_t)((const uint32_t *)v->buf)[n - 1] + 1 > top) top = (size_t)((const uint32_t *)v->buf)[n - 1] + 1;
     }
-    if (top > s_counts_len) {
-        uint16_t *grown = PyMem_Calloc(top, sizeof(uint16_t));
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            goto done;
-        }
-        PyMem_Free(s_counts);
-        s_counts = grown;
-        s_counts_len = top;
-    }
+    if (kept_at_least((void **)&s_counts, &s_counts_len, top, sizeof(uint16_t)) < 0) goto done;
     if (k <= m) {
         /* Count; an ordinal past the last one of its set means the set is not sorted. */
         int unsorted = 0;
@@ -575,16 +582,7 @@ static PyObject *union_range(PyObject *self, PyObject *args) {
     for (uint64_t j = start; j < stop; j++)
         if (a[j] > top) top = a[j];
     size_t words = (size_t)top / 64 + 1;
-    if (words > s_bits_len) {
-        uint64_t *grown = PyMem_Calloc(words, sizeof(uint64_t));
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            goto done;
-        }
-        PyMem_Free(s_bits);
-        s_bits = grown;
-        s_bits_len = words;
-    }
+    if (kept_at_least((void **)&s_bits, &s_bits_len, words, sizeof(uint64_t)) < 0) goto done;
     size_t first = words, last = 0;
     for (uint64_t j = start; j < stop; j++) {
         size_t w = a[j] / 64;
