@@ -1,7 +1,8 @@
 """SearchIndex's prefix unions and name prefixes from the postings as loaded, laid end to end
 (_fastsearch.union_range), against the union of the postings the index holds now: at a load,
 after mods are re-read, dropped and added, and past LAID_CHANGED_MAX re-read mods (where the
-union is BitMap's again); and union_range's refusals."""
+union is BitMap's again); union_range's refusals; and name_of (the fuzzy pass's names by
+ordinal) following the entries."""
 
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ def _prefixes(index: SearchIndex) -> list[str]:
 
 def _check(index: SearchIndex) -> int:
     """Every prefix's union (both tables) and every name prefix as the postings held now say;
-    how many of the unions came from the laid postings."""
+    how many of the unions came from the laid postings. And each ordinal's name as its entry has it."""
+    assert index.name_of == [e.name if e is not None else "" for e in index.entries]
     laid = 0
     for prefix in _prefixes(index):
         for heavy, table in ((False, index.postings), (True, index.heavy)):

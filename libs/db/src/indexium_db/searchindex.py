@@ -258,6 +258,9 @@ class SearchIndex:
 
     def __init__(self) -> None:
         self.entries: list[Entry | None] = []
+        # Each ordinal's lower-cased name ("" once dropped): the fuzzy pass's word similarity
+        # reads thousands of them, ~0.2 us a name cheaper from here than through its Entry.
+        self.name_of: list[str] = []
         self.by_slug: dict[str, int] = {}
         self.listed = BitMap()
         self.postings: dict[str, BitMap] = {}  # lexeme -> every mod holding it
@@ -325,8 +328,10 @@ class SearchIndex:
         entry = _entry(row)
         if ordinal == len(self.entries):
             self.entries.append(entry)
+            self.name_of.append(entry.name)
         else:
             self.entries[ordinal] = entry
+            self.name_of[ordinal] = entry.name
         self._changed.add(ordinal)
         self.by_slug[entry.slug] = ordinal
         self.listed.add(ordinal)
@@ -397,6 +402,7 @@ class SearchIndex:
                     del self._name_ordinals[i]
                     self._name_offsets.pop()
         self.entries[ordinal] = None
+        self.name_of[ordinal] = ""
         del self.by_slug[entry.slug]
 
     def __len__(self) -> int:
@@ -609,6 +615,7 @@ class Builder:
             ordinal = len(index.entries)
             entry = _entry(row)
             index.entries.append(entry)
+            index.name_of.append(entry.name)
             index.by_slug[entry.slug] = ordinal
             n = entry.lexemes
             for lexeme in entry.keys[:n]:

@@ -654,7 +654,7 @@ async def _fuzzy(conn, sq: catalog.SearchQuery, index: SearchIndex, lexicon: Lex
                  else _counted_page_sql(sq, sort, fuzzy=True, tsq=tsq, names=narrow))
     args[0] = index.ids(names)
     if narrow:
-        args[1] = [index.entries[o].name for o in names]
+        args[1] = [index.name_of[o] for o in names]
     rows = await conn.fetch(sql, *args)
     if rows:
         return rows, rows[0]["total"]
@@ -666,7 +666,7 @@ def _word_similar(index: SearchIndex, ql: str, names: BitMap) -> tuple[BitMap, d
     process, and those that are not ASCII (PostgreSQL's to decide); with the similarities
     when every name was ASCII (else None)."""
     odd = names & index.filters.get(searchindex.ODD_NAME, BitMap())
-    similar = trigram.similar_among(ql, index.entries, names - odd if odd else names, catalog.FUZZY_WORD_SIMILARITY)
+    similar = trigram.similar_among(ql, index.name_of, names - odd if odd else names, catalog.FUZZY_WORD_SIMILARITY)
     if not odd:
         return BitMap(similar), similar
     return BitMap(similar) | odd, None
@@ -689,9 +689,9 @@ async def _fuzzy_in_process(conn, sq: catalog.SearchQuery, index: SearchIndex, n
     runs when there is none), so the names that pass are the total."""
     ql = normalized(sq.q)
     if similar is None:
-        entries = index.entries
         ordinals = list(names)
-        rows = await conn.fetch(_WORD_SIMILAR_SQL, ordinals, [entries[o].name for o in ordinals], ql)
+        name_of = index.name_of
+        rows = await conn.fetch(_WORD_SIMILAR_SQL, ordinals, [name_of[o] for o in ordinals], ql)
         similar = {r["o"]: r["ws"] for r in rows}
     if not similar:
         return [], 0
