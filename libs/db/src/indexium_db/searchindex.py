@@ -451,7 +451,7 @@ class SearchIndex:
     def _laid_union(self, heavy: bool, prefix: str) -> BitMap | None:
         """_prefixed's union from the postings as loaded, in one pass in C over the lexemes the
         prefix starts (a third to a tenth of BitMap.union's time over hundreds of one-mod slug
-        lexemes: 350 -> 20 us for 'weapon', 615 -> 83 for 'dark' at 100,000 mods), the mods
+        lexemes: 350 -> 20-123 us for 'weapon', 616 -> 83 for 'dark' at 100,000 mods), the mods
         re-read since taken out and put back by the lexemes they hold now. None when the prefix
         starts fewer than LAID_MIN_SETS lexemes of that load (BitMap.union's, then)."""
         vocabulary = self._laid_vocabulary
@@ -505,7 +505,7 @@ class SearchIndex:
         """Mods whose lower-cased name starts with ``text`` (``span``: its _name_span, if known)."""
         if span is None:
             span = self._name_span(text)
-        if self._laid and span.stop - span.start > LAID_MIN_SETS:  # (sorted in C: ~0.1 us a name, not ~0.5)
+        if self._laid and span.stop - span.start > LAID_MIN_SETS:  # (gathered in C, as _laid_union's are)
             return BitMap(_fastsearch.union_range(self._name_ordinals, self._name_offsets, span.start, span.stop))
         return BitMap(map(_ORDINAL, self._names[span]))
 
