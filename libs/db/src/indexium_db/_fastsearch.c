@@ -578,6 +578,10 @@ static PyObject *union_range(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "offsets point past the end of flat");
         goto done;
     }
+    if (start == stop) {  /* no ordinal: the empty array */
+        result = array_of("I", NULL, 0);
+        goto done;
+    }
     uint32_t top = 0;
     for (uint64_t j = start; j < stop; j++)
         if (a[j] > top) top = a[j];
@@ -591,24 +595,21 @@ static PyObject *union_range(PyObject *self, PyObject *args) {
         if (w > last) last = w;
     }
     Py_ssize_t n = 0;
-    if (start < stop)
-        for (size_t w = first; w <= last; w++) n += __builtin_popcountll(s_bits[w]);
-    out = PyMem_Malloc((n ? n : 1) * sizeof(uint32_t));
+    for (size_t w = first; w <= last; w++) n += __builtin_popcountll(s_bits[w]);
+    out = PyMem_Malloc(n * sizeof(uint32_t));
     if (out == NULL) {
-        if (start < stop) memset(s_bits + first, 0, (last - first + 1) * sizeof(uint64_t));
+        memset(s_bits + first, 0, (last - first + 1) * sizeof(uint64_t));
         PyErr_NoMemory();
         goto done;
     }
     Py_ssize_t got = 0;
-    if (start < stop) {
-        for (size_t w = first; w <= last; w++) {
-            uint64_t bits = s_bits[w];
-            while (bits) {
-                out[got++] = (uint32_t)(w * 64 + __builtin_ctzll(bits));
-                bits &= bits - 1;
-            }
-            s_bits[w] = 0;
+    for (size_t w = first; w <= last; w++) {
+        uint64_t bits = s_bits[w];
+        while (bits) {
+            out[got++] = (uint32_t)(w * 64 + __builtin_ctzll(bits));
+            bits &= bits - 1;
         }
+        s_bits[w] = 0;
     }
     result = array_of("I", out, got * (Py_ssize_t)sizeof(uint32_t));
 done:
