@@ -97,19 +97,6 @@ async def throughput(port: int, pid: int, path: str, seconds: float, connections
     return result["rps"], result["cpu_us_per_request"]
 
 
-async def subscribed(http: aiohttp.ClientSession, url: str, timeout_s: float = 10.0) -> None:
-    """Until the API at ``url`` is connected to NATS (its search index is used only while it
-    follows the catalogue's events)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        async with http.get(f"{url}/metrics") as resp:
-            if "indexium_api_nats_connected 1.0" in await resp.text():
-                return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"the API at {url} did not connect to NATS in {timeout_s:.0f} s")
-        await asyncio.sleep(0.05)
-
-
 async def best_of(n: int, *args) -> tuple[float, float]:
     runs = [await throughput(*args) for _ in range(n)]
     return max(r[0] for r in runs), min(r[1] for r in runs)
@@ -402,7 +389,7 @@ async def main(args) -> None:
                 raise
             api = api_proc.url
             async with aiohttp.ClientSession() as http:
-                await subscribed(http, api)
+                await visibility.subscribed(http, api, lambda: (tmp / "api.log").read_text()[-3000:])
                 # --- cache-hit throughput vs a bare handler with the same bytes -----------------
                 hot = "/api/v1/mods?q=" + catalogue.names[0].split()[-1].lower()
                 async with http.get(api + hot) as resp:
@@ -426,7 +413,7 @@ async def main(args) -> None:
                 # path's (search_index.py), which estimates a broad query's total and pages other
                 # bounded candidates ('magic': 14,850 estimated against the index's exact 8,249),
                 # so the bodies differ (15:26 on 8d9bc98: this comparison failed once).
-                await subscribed(http, quiet.url)
+                await visibility.subscribed(http, quiet.url, lambda: (tmp / "api-quiet.log").read_text()[-3000:])
                 async with http.get(quiet.url + hot) as resp:
                     assert await resp.read() == body
                 quiet_rps, quiet_cpu = await best_of(2, quiet.port, quiet.proc.pid, hot, args.seconds,

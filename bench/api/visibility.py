@@ -34,6 +34,17 @@ async def _wait(check, what: str, timeout: float, logs: Callable[[], str]) -> No
         await asyncio.sleep(0.05)
 
 
+async def subscribed(http: aiohttp.ClientSession, url: str, logs: Callable[[], str], timeout: float = 10) -> None:
+    """Until the API at ``url`` is connected to NATS (its search index is used only while it
+    follows the catalogue's events; before that a replica's search is the SQL path's)."""
+
+    async def connected() -> bool:
+        async with http.get(f"{url}/metrics") as resp:
+            return "indexium_api_nats_connected 1.0" in await resp.text()
+
+    await _wait(connected, f"API at {url} not subscribed", timeout, logs)
+
+
 async def webhook_to_invisible(env: dict, tmp: Path, api: str, http: aiohttp.ClientSession, rounds: int,
                                summary: Callable[[list[float]], str]) -> str:
     async with FakeGitHub() as gh:
@@ -61,12 +72,8 @@ async def webhook_to_invisible(env: dict, tmp: Path, api: str, http: aiohttp.Cli
             webhook = f"{ingest.url}/webhooks/github"
             gh.configure_webhook(webhook, SECRET)
 
-            async def connected(url: str) -> bool:
-                async with http.get(f"{url}/metrics") as resp:
-                    return "indexium_api_nats_connected 1.0" in await resp.text()
-
             for url in replicas:
-                await _wait(lambda url=url: connected(url), "API not subscribed", 10, logs)
+                await subscribed(http, url, logs)
             repos = []
             for i in range(rounds):
                 mod_id = f"vanish{i}"
