@@ -171,9 +171,11 @@ class Redeliverer:
                 continue
             if not await lock.refresh():
                 break  # our lock expired and another replica took over
+            # Remembered before GitHub is asked: the redelivered webhook can reach ingest before
+            # the request returns, and ingest dates the event by this record's first_at.
+            await self._remember(record, attempts.guid, attempts.first_at)
             await self._client.request("POST", f"/app/hook/deliveries/{attempts.latest_id}/attempts",
                                        app=True, op="redeliver")
-            await self._remember(record, attempts.guid, attempts.first_at)
             report.redelivered.append(attempts.guid)
             if self._metrics is not None:
                 self._metrics.inc()
