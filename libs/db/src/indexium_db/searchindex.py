@@ -550,7 +550,9 @@ class SearchIndex:
         if k < 1:
             return None  # too short to bound: every allowed mod might match
         empty = BitMap()
-        found = in_at_least([self.filters.get(f"tg:{t}", empty) for t in query], k, allowed) | odd
+        # (Every listed mod allowed: no cut needed, the postings hold listed mods only.)
+        within = None if len(allowed) == len(self.listed) else allowed
+        found = in_at_least([self.filters.get(f"tg:{t}", empty) for t in query], k, within) | odd
         return found if len(found) <= most else None
 
     @staticmethod

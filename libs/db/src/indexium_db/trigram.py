@@ -177,8 +177,17 @@ def in_at_least(sets: list[BitMap], k: int, within: BitMap | None = None) -> Bit
     of the smallest m - k + 1 is a candidate (and intersected with ``within``); then
     at_least[j] holds the candidates in j of the sets seen so far."""
     if _fastsearch is not None and len(sets) >= COUNT_IN_C_FROM:
-        arrays = [(s & within if within is not None else s).to_array() for s in sets]
-        return BitMap(_fastsearch.shared_counts(arrays, k)[0])
+        if k > len(sets):
+            return BitMap()
+        if within is not None:
+            # Each set cut to its candidates (the union of the smallest m - k + 1, within
+            # ``within``) rather than to ``within`` itself: a facet filter keeps most of the
+            # catalogue, the candidates are a fraction of it. Measured on the bench's 100,000
+            # names (the name + facets class's fuzzy pass): 105 against 170 us a call.
+            smallest = sorted(sets, key=len)[: len(sets) - k + 1]
+            within = BitMap.union(*smallest) & within
+            sets = [s & within for s in sets]
+        return BitMap(_fastsearch.shared_counts([s.to_array() for s in sets], k)[0])
     layers = at_least_layers(sets, k, within, k)
     return layers[k] if layers else BitMap()
 
