@@ -235,6 +235,15 @@ def _rss_mb() -> float:
     return 0.0
 
 
+def api_recheck() -> bool:
+    """The API's own default for INDEXIUM_API_SEARCH_INDEX_RECHECK: the API under bench runs with
+    it, so the in-process search below does too."""
+    import msgspec
+    from indexium_api.settings import Settings
+
+    return next(f.default for f in msgspec.structs.fields(Settings) if f.name == "search_index_recheck")
+
+
 async def search_baseline(dsn: str, catalogue: data.Catalogue, http_ms: dict[str, list[float]]) -> list[str]:
     """The plain FTS baseline over the same mix, and our search as the API runs it (the search
     index loaded as a replica loads it, then indexed.search on one connection: the index and
@@ -248,9 +257,11 @@ async def search_baseline(dsn: str, catalogue: data.Catalogue, http_ms: dict[str
     try:
         rss, started, cpu = _rss_mb(), time.perf_counter(), time.process_time()
         index = await indexed.load(conn)
+        index.recheck = api_recheck()
         await indexed.prewarm(conn, lexicon, index)
         lines.append(f"  search index: {len(index)} mods loaded in {time.perf_counter() - started:.1f} s "
-                     f"({time.process_time() - cpu:.1f} s CPU), RSS +{_rss_mb() - rss:.0f} MB")
+                     f"({time.process_time() - cpu:.1f} s CPU), RSS +{_rss_mb() - rss:.0f} MB; pages "
+                     + ("re-read from PostgreSQL (recheck on)" if index.recheck else "from memory (recheck off)"))
         base, ours, ours_pg = {}, {}, {}
         clock = PgClock(conn)
         for kind, items in queries(catalogue, random.Random(11)).items():

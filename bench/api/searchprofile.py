@@ -34,7 +34,7 @@ from indexium_db.queries import catalog as catalog_q
 from indexium_db.queries import indexed
 from indexium_db.searchindex import Lexicon
 from indexium_devstack.embedded import EmbeddedPostgres
-from run import PgClock, _baseline_sql, _search_query, load_catalogue, pct, queries
+from run import PgClock, _baseline_sql, _search_query, api_recheck, load_catalogue, pct, queries
 
 
 class Counted(PgClock):
@@ -105,6 +105,7 @@ async def main(args) -> None:
     try:
         conn = await asyncpg.connect(pg.dsn("bench"))
         index = await indexed.load(conn)
+        index.recheck = args.recheck
         lexicon = Lexicon()
         await indexed.prewarm(conn, lexicon, index)
         tokens, prefix = dict(lexicon._tokens), dict(lexicon._prefix)
@@ -199,4 +200,6 @@ if __name__ == "__main__":
     parser.add_argument("--profile", action="store_true", help="cProfile our searches (printed first)")
     parser.add_argument("--ab", help="also time each query with indexed.NAME=VALUE (an int constant)")
     parser.add_argument("--kind", action="append", help="only this kind of query (repeatable)")
+    parser.add_argument("--recheck", action=argparse.BooleanOptionalAction, default=api_recheck(),
+                        help="pages re-read from PostgreSQL (default: the API's own default)")
     asyncio.run(main(parser.parse_args()))

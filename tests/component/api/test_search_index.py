@@ -1,10 +1,12 @@
 """The replica's search index through the API: it follows catalogue events (a new mod appears
-after its event, a hidden one never shows, not even before the index catches up), answers
-/api/v1 and /v2 as the SQL path does, and is not used when it cannot be known fresh."""
+after its event, a hidden one never shows once its event is in, nor before it where pages are
+re-checked in PostgreSQL), answers /api/v1 and /v2 as the SQL path does, and is not used when it
+cannot be known fresh."""
 
 import asyncio
 
 import nats
+import pytest
 
 from indexium_api.app import INVALIDATOR
 from indexium_api.state import API
@@ -73,20 +75,25 @@ async def test_a_new_mod_is_found_from_the_index_after_its_event(make_client, na
     assert await hits(client, q="lanterns", game_version="1.19.2", loader="fabric") == ([], 0)
 
 
-async def test_a_hidden_mod_never_shows_even_before_the_index_catches_up(make_client, nats_url, seed):
+@pytest.mark.parametrize("recheck", [True, False])
+async def test_a_hidden_mod_shows_until_its_event_only_where_pages_come_from_memory(make_client, nats_url, seed,
+                                                                                   recheck):
+    """INDEXIUM_API_SEARCH_INDEX_RECHECK=true: a hidden mod never shows, even before the index
+    catches up (PostgreSQL's own check in the page's one query drops it). The default (pages
+    from the index's copies): until its event arrives, as a cached answer would; never after."""
     m = await seed.mod("vanishing", name="Vanishing Lanterns")
     vid = await seed.version(m, "1.0", [FABRIC_120])
     other = await seed.mod("staying", name="Staying Lanterns")
     await seed.version(other, "1.0", [FABRIC_120])
-    client = await make_client(NATS_URL=nats_url)
+    client = await make_client(NATS_URL=nats_url, INDEXIUM_API_SEARCH_INDEX_RECHECK=str(recheck).lower())
     live = await following(client)
-    assert "vanishing" in live.index.by_slug
+    assert "vanishing" in live.index.by_slug and live.index.recheck is recheck
     assert sorted((await hits(client, q="lanterns"))[0]) == ["staying", "vanishing"]
     await seed.db.execute("UPDATE mod_versions SET hidden = true WHERE id = $1", vid)
     await mods_q.refresh_rollup(seed.db, m["id"])
-    # No event yet: the index still holds it, PostgreSQL's own check in the one query drops it.
+    # No event yet: the index still holds it.
     assert "vanishing" in live.index.by_slug and live.current() is not None
-    assert (await hits(client, q="lantern"))[0] == ["staying"]
+    assert (await hits(client, q="lantern"))[0] == (["staying"] if recheck else ["staying", "vanishing"])
     await publish(nats_url, events.VersionHidden(mod_id=str(m["id"]), slug="vanishing", version_id=str(vid),
                                                  version_number="1.0", reason="release deleted"),
                   subject=events.HIDDEN)

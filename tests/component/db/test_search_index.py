@@ -528,3 +528,99 @@ def test_ranked_with_or_without_the_c_relevances_is_the_same_order(catalogue, mo
                     index.ranked(matches, query, normalized(q), added)) == with_c, q
         compared += len(matches)
     assert compared > 50
+
+
+# Queries of every path a page takes: ranked in process (narrow, broad, as-you-type), a typo
+# corrected, the fuzzy pass, facets, a sort other than relevance, browse orders and pages.
+MEMORY_QUERIES = [
+    catalog_q.SearchQuery("magic"), catalog_q.SearchQuery("iron chests"), catalog_q.SearchQuery("lant"),
+    catalog_q.SearchQuery("olga's magic"), catalog_q.SearchQuery("lantrns"), catalog_q.SearchQuery("magik"),
+    catalog_q.SearchQuery("bettr"), catalog_q.SearchQuery("quokka"), catalog_q.SearchQuery("сундук"),
+    catalog_q.SearchQuery("storage", game_versions=("1.20.1",), loaders=("fabric",)),
+    catalog_q.SearchQuery("irn", loaders=("forge",)), catalog_q.SearchQuery("magic", sort="downloads"),
+    catalog_q.SearchQuery("magic", offset=3, limit=4), catalog_q.SearchQuery(None, sort="newest", offset=5),
+    catalog_q.SearchQuery(None, sort="updated", loaders=("quilt",)), catalog_q.SearchQuery(None, sort="name"),
+    catalog_q.SearchQuery(None, categories=("magic",)),
+]
+
+
+@pytest.mark.parametrize("sq", MEMORY_QUERIES, ids=lambda sq: f"{sq.q}|{sq.sort}|{sq.loaders}|{sq.offset}")
+def test_a_page_from_memory_is_the_page_postgresql_reads(catalogue, sq):
+    """SearchIndex.recheck False: the hits come from the index's copies of the rows, every
+    column equal to what the re-checked page reads from PostgreSQL, in the same order, with the
+    same total (the index fresh: loaded, nothing changed since)."""
+    runner, conn, index = catalogue
+    warm = _prewarmed(catalogue)
+
+    async def run(recheck: bool):
+        index.recheck = recheck
+        lexicon = Lexicon()
+        lexicon._tokens, lexicon._prefix = dict(warm._tokens), dict(warm._prefix)
+        try:
+            return await indexed.search(conn, sq, index=index, lexicon=lexicon, corrections=catalog_q.Corrections())
+        finally:
+            index.recheck = True
+
+    read, read_total = runner.run(run(True))
+    held, held_total = runner.run(run(False))
+    # (A typo's read rows carry "learned" too, and a page the SQL ranks in either mode "total".)
+    hit = lambda r: {k: r[k] for k in searchindex.HIT_KEYS}  # noqa: E731
+    assert [hit(r) for r in held] == [hit(r) for r in read] and held_total == read_total
+
+
+def test_an_unlearned_typo_from_memory_costs_its_learning_statement_alone(catalogue):
+    """The typed word's lexemes are asked for first (one statement, answered while the index
+    corrects and ranks), the corrected page comes from memory: the SQL path's answer, one query."""
+    runner, conn, index = catalogue
+    warm = _prewarmed(catalogue)
+    sent: list[str] = []
+
+    async def run():
+        sq = catalog_q.SearchQuery("lantrns")
+        sql = await catalog_q.search(conn, sq, corrections=catalog_q.Corrections(), broad_matches=10**9)
+        fresh = Lexicon()
+        fresh._tokens, fresh._prefix = dict(warm._tokens), dict(warm._prefix)
+        index.recheck = False
+        conn.add_query_logger(lambda record: sent.append(record.query))
+        try:
+            ours = await indexed.search(conn, sq, index=index, lexicon=fresh, corrections=catalog_q.Corrections())
+            again = await indexed.search(conn, sq, index=index, lexicon=fresh, corrections=catalog_q.Corrections())
+            await asyncio.sleep(0.05)  # (the logger is called back after each query)
+        finally:
+            index.recheck = True
+            conn.remove_query_logger(sent.append)
+        return sql, ours, again, fresh
+
+    (sql, sql_total), (ours, total), again, fresh = runner.run(run())
+    assert [dict(r) for r in ours] == [{k: r[k] for k in searchindex.HIT_KEYS} for r in sql]
+    assert total == sql_total > 0 and again == (ours, total)
+    assert fresh.token("lantrns") is not None
+    assert len(sent) == 1 and "AS token" in sent[0], sent  # learning it; the second time nothing
+
+
+def test_a_re_read_mod_shows_its_new_row_from_memory(catalogue):
+    """What a hit from memory shows follows the mod's row through a re-read (as visibility does):
+    renamed, summary and downloads changed, an icon added."""
+    runner, conn, index = catalogue
+
+    async def run():
+        slug = await conn.fetchval("SELECT slug FROM mods WHERE listed ORDER BY slug LIMIT 1")
+        mod_id = await conn.fetchval("SELECT id FROM mods WHERE slug = $1", slug)
+        await conn.execute("UPDATE mods SET name = 'Quokka Wombat Lights', summary = 'Marsupial lamps',"
+                           " downloads = 123456 WHERE slug = $1", slug)
+        await mods_q.upsert_icon(conn, mod_id, "image/png", b"\x89PNG", "e1")
+        await indexed.reread(conn, index, [slug])
+        sq = catalog_q.SearchQuery("wombat")
+        index.recheck = False
+        try:
+            held = await indexed.search(conn, sq, index=index, lexicon=Lexicon())
+        finally:
+            index.recheck = True
+        read = await indexed.search(conn, sq, index=index, lexicon=Lexicon())
+        return slug, held, read
+
+    slug, (held, n), (read, m) = runner.run(run())
+    assert [r["slug"] for r in held] == [slug] and n == m == 1
+    assert held[0]["name"] == "Quokka Wombat Lights" and held[0]["summary"] == "Marsupial lamps"
+    assert held[0]["downloads"] == 123456 and held[0]["has_icon"] is True
+    assert dict(held[0]) == dict(read[0]) and tuple(held[0]) == searchindex.HIT_KEYS

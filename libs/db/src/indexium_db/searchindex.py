@@ -234,6 +234,23 @@ class Entry:
     lexemes: int  # how many of keys are lexemes (the rest are filter keys)
     terms: array  # per lexeme (keys[:lexemes]) its share of ts_rank (tsrank.entry_term), float4
     popularity: float  # ln(1 + downloads) / 100, relevance's popularity term
+    # The mod's hit as catalog._HIT_COLUMNS reads it (HIT_KEYS), when the row carried those
+    # columns: what a page served from memory answers (``SearchIndex.recheck`` False). Shared
+    # by every answer that shows the mod: never changed, replaced whole by a re-read.
+    hit: dict | None = None
+
+
+# catalog._HIT_COLUMNS' names, in its order: a hit row from memory has exactly these keys.
+HIT_KEYS = ("slug", "name", "summary", "authors", "categories", "environment", "loaders", "game_versions",
+            "latest_version", "downloads", "updated_at", "created_at", "has_icon", "active_servers")
+
+
+def _hit(row: Mapping) -> dict | None:
+    """The hit of a row read with indexed._INDEX_COLUMNS (its ``updated_at`` is the row's
+    own; the hit's is last_published_at, as catalog names it), or None without the columns."""
+    if "summary" not in row.keys():
+        return None
+    return {k: row["last_published_at" if k == "updated_at" else k] for k in HIT_KEYS}
 
 
 def _entry(row: Mapping) -> Entry:
@@ -243,7 +260,8 @@ def _entry(row: Mapping) -> Entry:
     keys = tuple(map(sys.intern, [*lexemes, *filter_keys(row)]))
     return Entry(row["id"], row["slug"], row["lower_name"], row["downloads"], _micros(row["last_published_at"]),
                  _micros(row["created_at"]) or 0, keys, _micros(row["updated_at"]) or 0,
-                 tuple(map(sys.intern, heavy)), len(lexemes), terms, math.log(1 + float(row["downloads"])) / 100)
+                 tuple(map(sys.intern, heavy)), len(lexemes), terms, math.log(1 + float(row["downloads"])) / 100,
+                 _hit(row))
 
 
 def filter_keys(row: Mapping) -> list[str]:
@@ -293,6 +311,11 @@ class SearchIndex:
         # database's ctype and collation are C, so trigram.Words answers as PostgreSQL would.
         self.words = CatalogueWords()
         self.words_exact = False
+        # Whether a page's rows are read from PostgreSQL with ``listed`` and the facets re-checked
+        # (True), or are the entries' own hits (False: the page is as fresh as the index, as a
+        # cached answer is; queries/indexed.py's module doc). False only where every entry
+        # holds its hit (loaded and re-read with the hit columns) and its owner keeps it fresh.
+        self.recheck = True
 
     # --- building and following ---------------------------------------------------------
 
@@ -586,15 +609,20 @@ class SearchIndex:
     def ids(self, ordinals: Iterable[int]) -> list:
         return [self.entries[o].id for o in ordinals]
 
+    def hits(self, ordinals: Iterable[int]) -> list[dict]:
+        """The mods' hit rows as the index holds them (catalog._HIT_COLUMNS' keys)."""
+        entries = self.entries
+        return [entries[o].hit for o in ordinals]
+
     def page(self, allowed: BitMap, sort: str, offset: int, limit: int) -> list | None:
-        """Ids of one browse page in ``sort`` order, or None for an order the index lacks."""
+        """Ordinals of one browse page in ``sort`` order, or None for an order the index lacks."""
         order = self._orders.get(sort)
         if order is None or not self.ordered:
             return None
         if len(allowed) * 16 < len(order):  # few pass: sort those rather than walk every mod
             keyed = sorted((self._order_key(sort, self.entries[o]), o) for o in allowed)
-            return self.ids(o for _, o in keyed[offset:offset + limit])
-        return self.ids(islice((o for _, o in order if o in allowed), offset, offset + limit))
+            return [o for _, o in keyed[offset:offset + limit]]
+        return list(islice((o for _, o in order if o in allowed), offset, offset + limit))
 
 
 def _laid(postings: Mapping[str, list[int]], vocabulary: list[str]) -> tuple[array, array]:

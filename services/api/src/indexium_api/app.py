@@ -51,7 +51,8 @@ def create_app(settings: Settings) -> web.Application:
         # Before serving: the first searches come from the index, not a cold SQL path.
         live = LiveIndex(api, refresh_s=settings.search_index_refresh_s,
                          load_timeout_s=settings.search_index_load_timeout_s,
-                         catch_up_s=settings.search_index_catch_up_s)
+                         catch_up_s=settings.search_index_catch_up_s,
+                         recheck=settings.search_index_recheck)
         api.search_index = live
         await live.start()
         res.on_close(live.stop)

@@ -1,7 +1,9 @@
 """This replica's search index (``indexium_db.searchindex``): loaded before the API serves,
 following catalogue events, reloaded whole periodically. Search runs on it only while it is
 known fresh; otherwise (not loaded, no event subscription, an event's mods being re-read)
-search is PostgreSQL's alone, so the index never causes an error or a stale answer.
+search is PostgreSQL's alone, so the index never causes an error, nor an answer older than
+the last event this replica received (pages from memory, ``recheck`` False: docs/api.md, "A
+page from memory"; a change no event announced is caught up below).
 
 * An event for a mod re-reads that mod's row (its removal when no longer listed); until the
   re-read has landed, searches take the SQL path.
@@ -37,8 +39,9 @@ CATCH_UP_MARGIN_S = 60.0
 
 
 class LiveIndex:
-    def __init__(self, api, *, refresh_s: float, load_timeout_s: float, catch_up_s: float):
+    def __init__(self, api, *, refresh_s: float, load_timeout_s: float, catch_up_s: float, recheck: bool = True):
         self.api = api
+        self.recheck = recheck  # SearchIndex.recheck of every index this loads
         self.refresh_s, self.load_timeout_s, self.catch_up_s = refresh_s, load_timeout_s, catch_up_s
         self.index: SearchIndex | None = None
         self.lexicon = Lexicon()
@@ -84,6 +87,7 @@ class LiveIndex:
         bounded (below the startup probe's window); a load in the background takes what it takes."""
         started = time.monotonic()
         index = await asyncio.wait_for(self.api.db.run(indexed.load), timeout)
+        index.recheck = self.recheck
         await self.api.db.run(indexed.prewarm, self.lexicon, index)
         self.index, self._synced_at = index, started
         self.api.metrics.search_index_mods.set(len(index))

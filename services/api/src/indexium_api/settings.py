@@ -38,6 +38,9 @@ class Settings(Common, frozen=True, kw_only=True):
     search_index_refresh_s: float = msgspec.field(default=600.0, name="INDEXIUM_API_SEARCH_INDEX_REFRESH_SECONDS")
     # Mods written lately and not as the index holds them are re-read this often (a dropped event).
     search_index_catch_up_s: float = msgspec.field(default=30.0, name="INDEXIUM_API_SEARCH_INDEX_CATCH_UP_SECONDS")
+    # A page of hits read from PostgreSQL with `listed` and the facets re-checked (one round trip
+    # a search), instead of the index's own copies, which follow the same events as the cache.
+    search_index_recheck: bool = msgspec.field(default=False, name="INDEXIUM_API_SEARCH_INDEX_RECHECK")
     # The start-up load waits this long at most; then the API serves without the index.
     search_index_load_timeout_s: float = msgspec.field(default=30.0,
                                                        name="INDEXIUM_API_SEARCH_INDEX_LOAD_TIMEOUT_SECONDS")

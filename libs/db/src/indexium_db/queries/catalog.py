@@ -163,11 +163,14 @@ def _filters(sq: SearchQuery, s: _Sql) -> list[str]:
     return where
 
 
+# A hit's two columns from other tables (also what the search index holds of them: indexed._INDEX_COLUMNS).
+HAS_ICON = "EXISTS (SELECT 1 FROM mod_icons i WHERE i.mod_id = m.id)"
+ACTIVE_SERVERS = f"""COALESCE((SELECT ds.servers FROM mod_daily_stats ds
+                 WHERE ds.mod_id = m.id AND ds.day = {ACTIVE_SERVERS_DAY}), 0)"""
 _HIT_COLUMNS = f"""m.slug, m.name, m.summary, m.authors, m.categories, m.environment, m.loaders,
        m.game_versions, m.latest_version, m.downloads, m.last_published_at AS updated_at,
-       m.created_at, EXISTS (SELECT 1 FROM mod_icons i WHERE i.mod_id = m.id) AS has_icon,
-       COALESCE((SELECT ds.servers FROM mod_daily_stats ds
-                 WHERE ds.mod_id = m.id AND ds.day = {ACTIVE_SERVERS_DAY}), 0) AS active_servers"""
+       m.created_at, {HAS_ICON} AS has_icon,
+       {ACTIVE_SERVERS} AS active_servers"""
 
 # Orders by sort; "h." names columns of the ranked page (rank, servers), "m." the mod.
 _ORDER = {

@@ -3,10 +3,12 @@ PostgreSQL query; every search the index cannot take goes to ``catalog.search`` 
 
 The index says which listed mods match and how many (the total is exact as of the index). A
 first relevance page it also ranks itself (``tsrank``: PostgreSQL's ts_rank, exactly), and
-PostgreSQL reads the page's rows by id with the authoritative filters re-checked (``listed``
-and the facet conditions, so a mod hidden a moment ago never shows even while the index
-lags). Otherwise PostgreSQL gets a bounded candidate set by id, applies those filters,
-computes catalog's rank expression over the candidates and returns the hit columns.
+the page is the entries' own hits (``SearchIndex.recheck`` False: as fresh as the index,
+which follows the same events as the API's cache), or PostgreSQL reads the page's rows by id
+with the authoritative filters re-checked (``recheck`` True: ``listed`` and the facet
+conditions, so a mod hidden a moment ago never shows even while the index lags). Otherwise
+PostgreSQL gets a bounded candidate set by id, applies those filters, computes catalog's
+rank expression over the candidates and returns the hit columns.
 
 Candidates of a relevance search: every match when there are at most RANK_ALL (the page is
 then exactly catalog's); else the CANDIDATES most popular matches, the CANDIDATES most popular
@@ -16,8 +18,9 @@ name match is never lost to popularity.
 
 A query with words the lexicon has not learned that the index corrects to words it knows (a
 typo, mostly) is answered in one round trip (_typo_at_once): learning its words and reading
-the corrected query's first page in one statement, the page used only when the learned words
-match nothing (else the steps as usual, the words known by then).
+the corrected query's first page in one statement (pages from memory: the learning statement
+overlapped with the correction, _typo_from_memory), the page used only when the learned
+words match nothing (else the steps as usual, the words known by then).
 """
 
 from __future__ import annotations
@@ -68,9 +71,11 @@ FUZZY_RANKED_IN_C = RANK_ALL
 # The columns the index holds per mod (searchindex.SearchIndex.build / upsert).
 # (search_vector as text: its lexemes, which carry weight A, and their positions' weights, for
 # tsrank: searchindex._entry)
-_INDEX_COLUMNS = """m.id, m.slug, lower(m.name) AS lower_name, m.downloads, m.last_published_at, m.created_at,
+# With the rest of a hit's columns (catalog._HIT_COLUMNS): a page served from memory (SearchIndex.recheck).
+_INDEX_COLUMNS = f"""m.id, m.slug, lower(m.name) AS lower_name, m.downloads, m.last_published_at, m.created_at,
        m.search_vector::text AS vector, m.file_facets, m.game_versions, m.loaders, m.categories,
-       m.environment, m.listed, m.updated_at"""
+       m.environment, m.listed, m.updated_at, m.name, m.summary, m.authors, m.latest_version,
+       {catalog.HAS_ICON} AS has_icon, {catalog.ACTIVE_SERVERS} AS active_servers"""
 _ONE_LEXEME = re.compile(r"'((?:[^']|'')*)'")
 _C_LOCALES = ("C", "POSIX")
 # What the search_words trigger adds for a mod (the same function: migrations/0014), read with a re-read.
@@ -412,8 +417,8 @@ async def _text(conn, sq, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
     if not exact_union(parts):
         return None  # a broad phrase: the index knows no positions to count it by
     if sort != "relevance":
-        ids = index.page(matches, sort, sq.offset, sq.limit)
-        return None if ids is None else (await _hit_rows(conn, sq, sort, ids), len(matches))
+        page = index.page(matches, sort, sq.offset, sq.limit)
+        return None if page is None else (await _hit_rows(conn, sq, index, sort, page), len(matches))
     ql = normalized(sq.q)
     chosen = candidates(index, matches, parts, ql, sq.offset + sq.limit, per_source)
     sql, args = _ranked_sql(sq, tsq=tsq)
@@ -448,8 +453,11 @@ def _ranked_order(sq: catalog.SearchQuery, index: SearchIndex, matches: BitMap, 
 
 
 async def _page_of(conn, sq: catalog.SearchQuery, index: SearchIndex, order: list[int]) -> list | None:
-    """The first page of mods in the index's ``order``, read by id with the filters re-checked
-    (SPARE_IDS more asked for), or None when too many are gone for a whole page."""
+    """The first page of mods in the index's ``order``: their hits from memory (``index.recheck``
+    False), else read by id with the filters re-checked (SPARE_IDS more asked for), or None
+    when too many are gone for a whole page."""
+    if not index.recheck:
+        return index.hits(order[:sq.limit])
     sql, args = _page_of_sql(sq, index, order)
     return _page_from(await conn.fetch(sql, *args), sq, index, order)
 
@@ -468,11 +476,15 @@ def _page_from(rows, sq: catalog.SearchQuery, index: SearchIndex, order: list[in
     return None if len(page) < sq.limit and len(order) > len(want) else page
 
 
-async def _hit_rows(conn, sq, sort: str, ids: list) -> list:
-    if not ids:
+async def _hit_rows(conn, sq, index: SearchIndex, sort: str, ordinals: list[int]) -> list:
+    """A browse page's rows, the mods' ``ordinals`` in ``sort`` order: from memory, or read by
+    id with the filters re-checked (``index.recheck``)."""
+    if not ordinals:
         return []
+    if not index.recheck:
+        return index.hits(ordinals)
     sql, args = _hit_page_sql(sq, sort)
-    args[0] = ids
+    args[0] = index.ids(ordinals)
     return await conn.fetch(sql, *args)
 
 
@@ -503,10 +515,10 @@ async def search(
     allowed = index.filtered(filters)
     if not sq.q:
         sort = sq.effective_sort if sq.effective_sort != "relevance" else "downloads"
-        ids = index.page(allowed, sort, sq.offset, sq.limit)
-        if ids is None:  # an order the index does not keep: catalog's page, the index's total
+        page = index.page(allowed, sort, sq.offset, sq.limit)
+        if page is None:  # an order the index does not keep: catalog's page, the index's total
             return await catalog.search(conn, sq, total=len(allowed), corrections=corrections)
-        return await _hit_rows(conn, sq, sort, ids), len(allowed)
+        return await _hit_rows(conn, sq, index, sort, page), len(allowed)
     if len(sq.q.strip()) >= catalog.FUZZY_MIN_CHARS:
         found = await _typo_at_once(conn, sq, index, lexicon, allowed, corrections, rank_all, per_source)
         if found is not None:
@@ -543,6 +555,8 @@ async def _typo_at_once(conn, sq: catalog.SearchQuery, index: SearchIndex, lexic
     tokens, prefix_words = lexicon.unknown(words)
     if not tokens and not prefix_words:
         return None
+    if not index.recheck:
+        return await _typo_from_memory(conn, sq, words, index, lexicon, allowed, corrections, rank_all, per_source)
     known, corrected = correct(index, sq.q, corrections)
     if not known or corrected is None:
         return None
@@ -572,6 +586,35 @@ async def _typo_at_once(conn, sq: catalog.SearchQuery, index: SearchIndex, lexic
         return None  # the query as typed is _text's (or catalog's) to answer
     page = _page_from([r for r in rows if r["slug"] is not None], fixed, index, order)
     return None if page is None else (page, total)
+
+
+async def _typo_from_memory(conn, sq: catalog.SearchQuery, words: searchindex.Words, index: SearchIndex,
+                            lexicon: Lexicon, allowed: BitMap, corrections: catalog.Corrections | None,
+                            rank_all: int, per_source: int) -> tuple[list, int] | None:
+    """_typo_at_once where a page is served from memory: the typed words' statement (learn) is
+    sent first and PostgreSQL answers it while this process corrects the query and ranks the
+    corrected one, so the answer costs one round trip's wait at most, overlapped. The same
+    answer as the steps (the corrected page only when the words as typed match nothing)."""
+    learning = asyncio.ensure_future(learn(conn, lexicon, words))
+    await asyncio.sleep(0)  # the task sends its statement before the work below
+    planned = fixed = None
+    try:
+        known, corrected = correct(index, sq.q, corrections)
+        fixed_words = searchindex.plain_words(corrected) if known and corrected is not None else None
+        if fixed_words is not None:
+            fixed = replace(sq, q=corrected)
+            more_tokens, more_words = lexicon.unknown(fixed_words)
+            if not more_tokens and not more_words:
+                planned = _planned(fixed, fixed_words, index, lexicon, allowed, rank_all, per_source)
+    finally:
+        await learning
+    if planned is None:
+        return None  # the steps are the caller's (its words are known now)
+    parts = searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS)
+    if parts is None or (parts and index.matches(parts) & allowed):
+        return None  # the query as typed is _text's (or catalog's) to answer
+    order, total = planned
+    return index.hits(order[:fixed.limit]), total
 
 
 def _planned(sq: catalog.SearchQuery, words: searchindex.Words, index: SearchIndex, lexicon: Lexicon,
