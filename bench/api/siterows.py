@@ -3,7 +3,7 @@
 Target: ``GET /mods/{slug}`` (HTML, from the API's cache) at >= 0.5x the cache-hit
 requests/s of ``GET /api/v1/mods/{slug}`` (the JSON card), same process, same load.
 
-Called from ``run.py`` (``await siterows.rows(api_url, port, pid, seconds, connections, best_of)``),
+Called from ``run.py`` (``await siterows.rows(api_url, port, pid, seconds, connections, alternating)``),
 or alone on a smaller catalogue, which is enough for a cache-hit ratio:
 
     python bench/api/siterows.py [--mods 2000] [--seconds 5] [--connections 32]
@@ -25,7 +25,7 @@ sys.path.insert(0, str(HERE))
 TARGET = 0.5
 
 
-async def rows(api: str, port: int, pid: int, seconds: float, connections: int, best_of) -> list[str]:
+async def rows(api: str, port: int, pid: int, seconds: float, connections: int, alternating) -> list[str]:
     async with aiohttp.ClientSession() as http:
         async with http.get(f"{api}/api/v1/mods", params={"limit": "1", "sort": "downloads"}) as resp:
             slug = (await resp.json())["hits"][0]["slug"]
@@ -38,10 +38,11 @@ async def rows(api: str, port: int, pid: int, seconds: float, connections: int, 
                     sizes[path] = len(await resp.read())
                     cache = resp.headers.get("X-Cache")
             assert cache == "HIT", (path, cache)
-    card_rps, card_cpu = await best_of(2, port, pid, card, seconds, connections)
-    page_rps, page_cpu = await best_of(2, port, pid, page, seconds, connections)
+    (card_rps, card_cpu), (page_rps, page_cpu) = await alternating(
+        2, seconds, connections, (port, pid, card), (port, pid, page))
     return [
-        f"\nmod page from cache vs the JSON card ({connections} connections, {seconds:.0f} s each, best of 2):",
+        f"\nmod page from cache vs the JSON card ({connections} connections, {seconds:.0f} s each, best of 2 "
+        "in turns):",
         f"  GET {card:<36} {card_rps:8.0f} req/s   {card_cpu:6.0f} µs CPU/request   ({sizes[card]} bytes)",
         f"  GET {page:<36} {page_rps:8.0f} req/s   {page_cpu:6.0f} µs CPU/request   ({sizes[page]} bytes)   "
         f"ratio {page_rps / card_rps:.2f} (by CPU {card_cpu / page_cpu:.2f}; target >= {TARGET})",
@@ -75,7 +76,7 @@ async def main(args) -> None:
                    "INDEXIUM_API_RATE_LIMIT_PER_MINUTE": "0", "INDEXIUM_LOG_FORMAT": "json"}
             api = ServiceProcess(BY_NAME["api"], port=free_port(), env=env, log_path=tmp / "api.log").start()
             await asyncio.to_thread(api.wait_ready, 60)
-            for line in await rows(api.url, api.port, api.proc.pid, args.seconds, args.connections, run.best_of):
+            for line in await rows(api.url, api.port, api.proc.pid, args.seconds, args.connections, run.alternating):
                 run.say(line)
         finally:
             if api is not None:

@@ -47,9 +47,9 @@ async def _timed_get(http, url: str, params: dict) -> tuple[float, int, str]:
         return (time.perf_counter() - started) * 1000, resp.status, resp.headers.get("X-Cache", "")
 
 
-async def rows(http, api_proc, names: list[str], tmp: Path, *, seconds: float, connections: int, best_of,
+async def rows(http, api_proc, names: list[str], tmp: Path, *, seconds: float, connections: int, alternating,
                summary) -> list[str]:
-    """The v2 lines to print; ``best_of``/``summary`` are run.py's, so v1 and v2 rows are measured alike."""
+    """The v2 lines to print; ``alternating``/``summary`` are run.py's, so v1 and v2 rows are measured alike."""
     api = api_proc.url
     lines = []
     hot = "/v2/search?" + urlencode({"query": names[0].split()[-1].lower(), "limit": "20"})
@@ -61,12 +61,13 @@ async def rows(http, api_proc, names: list[str], tmp: Path, *, seconds: float, c
     bare = subprocess.Popen([sys.executable, str(HERE / "bare.py"), str(port), str(tmp / "body-v2.json")])
     try:
         await asyncio.sleep(1.5)
-        bare_rps, bare_cpu = await best_of(2, port, bare.pid, hot, seconds, connections)
-        api_rps, api_cpu = await best_of(2, api_proc.port, api_proc.proc.pid, hot, seconds, connections)
+        (bare_rps, bare_cpu), (api_rps, api_cpu) = await alternating(
+            2, seconds, connections, (port, bare.pid, hot), (api_proc.port, api_proc.proc.pid, hot))
     finally:
         bare.terminate()
         bare.wait(10)
-    lines.append(f"  cache-hit GET {hot} ({len(body)} bytes), {connections} connections, {seconds:.0f} s, best of 2")
+    lines.append(f"  cache-hit GET {hot} ({len(body)} bytes), {connections} connections, {seconds:.0f} s, best of 2 "
+                 "in turns")
     lines.append(f"  bare aiohttp handler        {bare_rps:8.0f} req/s   {bare_cpu:6.0f} µs CPU/request")
     lines.append(f"  API v2 search (cache hit)   {api_rps:8.0f} req/s   {api_cpu:6.0f} µs CPU/request   "
                  f"ratio {api_rps / bare_rps:.2f} (by CPU {bare_cpu / api_cpu:.2f}; target >= 0.6)")
