@@ -581,14 +581,17 @@ def test_an_unlearned_typo_from_memory_costs_its_learning_statement_alone(catalo
         fresh = Lexicon()
         fresh._tokens, fresh._prefix = dict(warm._tokens), dict(warm._prefix)
         index.recheck = False
-        conn.add_query_logger(lambda record: sent.append(record.query))
+        def logger(record):
+            sent.append(record.query)
+
+        conn.add_query_logger(logger)
         try:
             ours = await indexed.search(conn, sq, index=index, lexicon=fresh, corrections=catalog_q.Corrections())
             again = await indexed.search(conn, sq, index=index, lexicon=fresh, corrections=catalog_q.Corrections())
             await asyncio.sleep(0.05)  # (the logger is called back after each query)
         finally:
             index.recheck = True
-            conn.remove_query_logger(sent.append)
+            conn.remove_query_logger(logger)
         return sql, ours, again, fresh
 
     (sql, sql_total), (ours, total), again, fresh = runner.run(run())
@@ -624,3 +627,34 @@ def test_a_re_read_mod_shows_its_new_row_from_memory(catalogue):
     assert held[0]["name"] == "Quokka Wombat Lights" and held[0]["summary"] == "Marsupial lamps"
     assert held[0]["downloads"] == 123456 and held[0]["has_icon"] is True
     assert dict(held[0]) == dict(read[0]) and tuple(held[0]) == searchindex.HIT_KEYS
+
+
+def test_a_page_whose_mod_holds_no_hit_is_read_from_postgresql(catalogue):
+    """An entry without its hit (a row read without the hit columns) never makes a page from
+    memory fail or show a gap: that page is PostgreSQL's re-checked read, the same rows."""
+    runner, conn, index = catalogue
+    sq = catalog_q.SearchQuery("magic")
+    sent: list[str] = []
+    warm = _prewarmed(catalogue)
+
+    def logger(record):
+        sent.append(record.query)
+
+    async def run():
+        read = await indexed.search(conn, sq, index=index, lexicon=warm)
+        first = index.by_slug[read[0][0]["slug"]]
+        held_hit, index.entries[first].hit = index.entries[first].hit, None
+        index.recheck = False
+        conn.add_query_logger(logger)
+        try:
+            fell_back = await indexed.search(conn, sq, index=index, lexicon=warm)
+            await asyncio.sleep(0.05)
+        finally:
+            conn.remove_query_logger(logger)
+            index.recheck = True
+            index.entries[first].hit = held_hit
+        return read, fell_back
+
+    (read, total), (fell_back, fell_total) = runner.run(run())
+    assert [dict(r) for r in fell_back] == [dict(r) for r in read] and fell_total == total > 0
+    assert len(sent) == 1, sent  # the page read by id

@@ -609,10 +609,13 @@ class SearchIndex:
     def ids(self, ordinals: Iterable[int]) -> list:
         return [self.entries[o].id for o in ordinals]
 
-    def hits(self, ordinals: Iterable[int]) -> list[dict]:
-        """The mods' hit rows as the index holds them (catalog._HIT_COLUMNS' keys)."""
+    def hits(self, ordinals: Iterable[int]) -> list[dict] | None:
+        """The mods' hit rows as the index holds them (catalog._HIT_COLUMNS' keys), or None
+        when one of them holds none (its row was read without those columns): the caller
+        reads the page from PostgreSQL instead."""
         entries = self.entries
-        return [entries[o].hit for o in ordinals]
+        out = [entries[o].hit for o in ordinals]
+        return None if None in out else out
 
     def page(self, allowed: BitMap, sort: str, offset: int, limit: int) -> list | None:
         """Ordinals of one browse page in ``sort`` order, or None for an order the index lacks."""

@@ -457,7 +457,9 @@ async def _page_of(conn, sq: catalog.SearchQuery, index: SearchIndex, order: lis
     False), else read by id with the filters re-checked (SPARE_IDS more asked for), or None
     when too many are gone for a whole page."""
     if not index.recheck:
-        return index.hits(order[:sq.limit])
+        page = index.hits(order[:sq.limit])
+        if page is not None:
+            return page
     sql, args = _page_of_sql(sq, index, order)
     return _page_from(await conn.fetch(sql, *args), sq, index, order)
 
@@ -482,7 +484,9 @@ async def _hit_rows(conn, sq, index: SearchIndex, sort: str, ordinals: list[int]
     if not ordinals:
         return []
     if not index.recheck:
-        return index.hits(ordinals)
+        page = index.hits(ordinals)
+        if page is not None:
+            return page
     sql, args = _hit_page_sql(sq, sort)
     args[0] = index.ids(ordinals)
     return await conn.fetch(sql, *args)
@@ -614,7 +618,8 @@ async def _typo_from_memory(conn, sq: catalog.SearchQuery, words: searchindex.Wo
     if parts is None or (parts and index.matches(parts) & allowed):
         return None  # the query as typed is _text's (or catalog's) to answer
     order, total = planned
-    return index.hits(order[:fixed.limit]), total
+    page = index.hits(order[:fixed.limit])
+    return None if page is None else (page, total)  # None: the steps read it
 
 
 def _planned(sq: catalog.SearchQuery, words: searchindex.Words, index: SearchIndex, lexicon: Lexicon,
