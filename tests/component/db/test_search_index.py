@@ -236,6 +236,13 @@ def _prewarmed(catalogue) -> Lexicon:
     return lexicon
 
 
+def _copy_of(warm: Lexicon) -> Lexicon:
+    """A lexicon knowing what ``warm`` knows, learning on its own from there."""
+    lexicon = Lexicon()
+    lexicon._tokens, lexicon._prefix = dict(warm._tokens), dict(warm._prefix)
+    return lexicon
+
+
 def test_an_unlearned_typo_is_learned_and_answered_in_one_query(catalogue):
     """A word the lexicon does not know and the index corrects: its lexemes learned and the
     corrected query's page read in one statement (indexed._typo_at_once), the SQL path's answer."""
@@ -246,12 +253,10 @@ def test_an_unlearned_typo_is_learned_and_answered_in_one_query(catalogue):
     async def run():
         sq = catalog_q.SearchQuery("lantrns")
         sql = await catalog_q.search(conn, sq, corrections=catalog_q.Corrections(), broad_matches=10**9)
-        fresh = Lexicon()
-        fresh._tokens, fresh._prefix = dict(warm._tokens), dict(warm._prefix)
+        fresh = _copy_of(warm)
         assert fresh.unknown(plain_words("lantrns")) == (["lantrns"], ["lantrns"])
         # (once before, on another copy: asyncpg's own first-use queries of the statement's types are not counted)
-        again = Lexicon()
-        again._tokens, again._prefix = dict(warm._tokens), dict(warm._prefix)
+        again = _copy_of(warm)
         await indexed.search(conn, sq, index=index, lexicon=again, corrections=catalog_q.Corrections())
         def log(record):
             sent.append(record.query)
@@ -292,8 +297,7 @@ def test_words_learned_with_a_speculative_corrected_page_answer_as_the_sql_path(
 
         async def run(sq=sq):
             sql = await catalog_q.search(conn, sq, corrections=catalog_q.Corrections(), broad_matches=10**9)
-            lexicon = Lexicon()
-            lexicon._tokens, lexicon._prefix = dict(warm._tokens), dict(warm._prefix)
+            lexicon = _copy_of(warm)
             ours = await indexed.search(conn, sq, index=index, lexicon=lexicon, corrections=catalog_q.Corrections())
             return sql, ours
 
@@ -554,8 +558,7 @@ def test_a_page_from_memory_is_the_page_postgresql_reads(catalogue, sq):
 
     async def run(recheck: bool):
         index.recheck = recheck
-        lexicon = Lexicon()
-        lexicon._tokens, lexicon._prefix = dict(warm._tokens), dict(warm._prefix)
+        lexicon = _copy_of(warm)
         try:
             return await indexed.search(conn, sq, index=index, lexicon=lexicon, corrections=catalog_q.Corrections())
         finally:
@@ -578,9 +581,9 @@ def test_an_unlearned_typo_from_memory_costs_its_learning_statement_alone(catalo
     async def run():
         sq = catalog_q.SearchQuery("lantrns")
         sql = await catalog_q.search(conn, sq, corrections=catalog_q.Corrections(), broad_matches=10**9)
-        fresh = Lexicon()
-        fresh._tokens, fresh._prefix = dict(warm._tokens), dict(warm._prefix)
+        fresh = _copy_of(warm)
         index.recheck = False
+
         def logger(record):
             sent.append(record.query)
 
