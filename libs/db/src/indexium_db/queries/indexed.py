@@ -561,13 +561,10 @@ async def _typo_at_once(conn, sq: catalog.SearchQuery, index: SearchIndex, lexic
         return None
     if not index.recheck:
         return await _typo_from_memory(conn, sq, words, index, lexicon, allowed, corrections, rank_all, per_source)
-    known, corrected = correct(index, sq.q, corrections)
-    if not known or corrected is None:
+    correction = _correction(index, sq, corrections)
+    if correction is None:
         return None
-    fixed = replace(sq, q=corrected)
-    fixed_words = searchindex.plain_words(corrected)
-    if fixed_words is None:
-        return None
+    fixed, fixed_words = correction
     more_tokens, more_words = lexicon.unknown(fixed_words)
     if more_tokens or more_words:
         # Its page needs the corrected words' lexemes: learn them with the typed ones.
@@ -585,8 +582,7 @@ async def _typo_at_once(conn, sq: catalog.SearchQuery, index: SearchIndex, lexic
         *args, tokens, prefix_words)
     learned = rows[0]["learned"] or []
     _remember(lexicon, json.loads(learned) if isinstance(learned, str) else learned)  # (a json codec, or none)
-    parts = searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS)
-    if parts is None or (parts and index.matches(parts) & allowed):
+    if not _typed_matches_nothing(words, index, lexicon, allowed):
         return None  # the query as typed is _text's (or catalog's) to answer
     page = _page_from([r for r in rows if r["slug"] is not None], fixed, index, order)
     return None if page is None else (page, total)
@@ -603,10 +599,9 @@ async def _typo_from_memory(conn, sq: catalog.SearchQuery, words: searchindex.Wo
     await asyncio.sleep(0)  # the task sends its statement before the work below
     planned = fixed = None
     try:
-        known, corrected = correct(index, sq.q, corrections)
-        fixed_words = searchindex.plain_words(corrected) if known and corrected is not None else None
-        if fixed_words is not None:
-            fixed = replace(sq, q=corrected)
+        correction = _correction(index, sq, corrections)
+        if correction is not None:
+            fixed, fixed_words = correction
             more_tokens, more_words = lexicon.unknown(fixed_words)
             if not more_tokens and not more_words:
                 planned = _planned(fixed, fixed_words, index, lexicon, allowed, rank_all, per_source)
@@ -614,12 +609,28 @@ async def _typo_from_memory(conn, sq: catalog.SearchQuery, words: searchindex.Wo
         await learning
     if planned is None:
         return None  # the steps are the caller's (its words are known now)
-    parts = searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS)
-    if parts is None or (parts and index.matches(parts) & allowed):
+    if not _typed_matches_nothing(words, index, lexicon, allowed):
         return None  # the query as typed is _text's (or catalog's) to answer
     order, total = planned
     page = index.hits(order[:fixed.limit])
     return None if page is None else (page, total)  # None: the steps read it
+
+
+def _correction(index: SearchIndex, sq: catalog.SearchQuery, corrections: catalog.Corrections | None,
+                ) -> tuple[catalog.SearchQuery, searchindex.Words] | None:
+    """``sq`` with its query corrected by the index, and the corrected query's words; None when
+    a word is not one the index can correct or the correction has no plain words."""
+    known, corrected = correct(index, sq.q, corrections)
+    if not known or corrected is None:
+        return None
+    fixed_words = searchindex.plain_words(corrected)
+    return None if fixed_words is None else (replace(sq, q=corrected), fixed_words)
+
+
+def _typed_matches_nothing(words: searchindex.Words, index: SearchIndex, lexicon: Lexicon, allowed: BitMap) -> bool:
+    """The typed words (learned by now) match no allowed mod: the corrected page is the answer."""
+    parts = searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS)
+    return parts is not None and not (parts and index.matches(parts) & allowed)
 
 
 def _planned(sq: catalog.SearchQuery, words: searchindex.Words, index: SearchIndex, lexicon: Lexicon,
