@@ -46,9 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     if cc is None:
         print("no C compiler: the scan walks in Python (slower on jars of many classes)")
         return unbuilt
-    variants = [["-lz"]]
+    # -pthread: walk_batch starts helper threads (glibc 2.34 and later need no flag; older ones do).
+    variants = [["-pthread", "-lz"]]
     if header is not None:  # static first (nothing more at run time), then the shared library
-        variants[:0] = [["-DHAVE_LIBDEFLATE", "-l:libdeflate.a", "-lz"], ["-DHAVE_LIBDEFLATE", "-ldeflate", "-lz"]]
+        variants[:0] = [["-pthread", "-DHAVE_LIBDEFLATE", "-l:libdeflate.a", "-lz"],
+                        ["-pthread", "-DHAVE_LIBDEFLATE", "-ldeflate", "-lz"]]
     used, failure = cbuild.compile_first(cc, SOURCE, target, variants, env_flags="FASTWALK_CFLAGS")
     if failure is not None:
         print("could not build the scan's C walk; the scan walks in Python:\n" + failure)

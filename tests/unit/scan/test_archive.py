@@ -161,3 +161,15 @@ def test_a_method_name_that_is_not_modified_utf8_is_a_malformed_class_not_a_fail
     assert [(f.rule, f.path, f.detail) for f in report.findings][0] == (
         "malformed_class", "a/B.class", "malformed class file (UnicodeDecodeError)")
     assert "runtime_exec" in rules(report)  # the scan went on past it
+
+
+def test_the_inflate_threads_setting_reaches_the_scan_limits():
+    from indexium_indexer.scan.app import limits
+    from indexium_indexer.scan.settings import Settings
+    from indexium_platform.settings import SettingsError, load
+
+    assert limits(load(Settings, {})).inflate_threads == 2 == ScanLimits().inflate_threads
+    assert limits(load(Settings, {"INDEXIUM_SCAN_INFLATE_THREADS": "1"})).inflate_threads == 1
+    for bad in ("0", "9"):
+        with pytest.raises(SettingsError, match="INDEXIUM_SCAN_INFLATE_THREADS"):
+            load(Settings, {"INDEXIUM_SCAN_INFLATE_THREADS": bad})

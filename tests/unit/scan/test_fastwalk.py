@@ -77,6 +77,30 @@ def _corrupt_class_jar() -> bytes:
     return bytes(data)
 
 
+def _corrupt_among_many_jar() -> bytes:
+    """A damaged class in the middle of a window of hundreds: read by the helpers too."""
+    data = bytearray(_many_classes(400))
+    at = data.find(b"com/example/fw/C233.class")
+    (nlen, elen) = struct.unpack_from("<HH", data, at - 4)
+    data[at + nlen + elen : at + nlen + elen + 3] = b"\xff\xff\xff"
+    return bytes(data)
+
+
+def _large_passing_classes_jar() -> bytes:
+    """300 classes that pass the prefilter, each ~24 KB inflated from a few hundred bytes: one
+    window of them keeps far more than a batch may hold (KEPT_MAX, 1 MiB), so batches end there."""
+    entries = []
+    for i in range(300):
+        cw = kit.ClassWriter(f"com/example/big/B{i}")
+        m = cw.method("check", "()V", kit.ACC_PUBLIC | kit.ACC_STATIC)
+        m.ldc(f"{i}:" + "x" * 24_000).op("pop")
+        m.new("java/net/URL").op("dup").ldc("https://example.org/v.json")
+        m.invoke("invokespecial", "java/net/URL", "<init>", "(Ljava/lang/String;)V")
+        m.invoke("invokevirtual", "java/net/URL", "openStream", "()Ljava/io/InputStream;").op("pop").op("return")
+        entries.append((f"com/example/big/B{i}.class", cw.to_bytes(), True))
+    return kit.zip_entries(entries)
+
+
 def _encrypted_class_jar() -> bytes:
     data = bytearray(_many_classes(30))
     at = data.find(b"com/example/fw/C10.class")
@@ -122,6 +146,8 @@ JARS = {
     "nested": lambda: kit.nesting_jar(_many_classes(150)),
     "nested-descriptors": lambda: kit.nesting_jar(_many_classes(80, descriptors=True), data_descriptors=True),
     "corrupt-class": _corrupt_class_jar,
+    "corrupt-among-many": _corrupt_among_many_jar,
+    "large-passing": _large_passing_classes_jar,
     "encrypted-class": _encrypted_class_jar,
     "odd-method": _odd_method_jar,
     "cd-elsewhere": _cd_elsewhere_jar,
@@ -137,6 +163,8 @@ LIMITS = {
     "inflate": ScanLimits(max_inflated=60_000),
     "entries": ScanLimits(max_entries=250),
     "findings": ScanLimits(max_findings=7),
+    "one-thread": ScanLimits(inflate_threads=1),  # the C walk's batches read by its own thread alone
+    "four-threads": ScanLimits(inflate_threads=4),
 }
 
 
@@ -194,6 +222,33 @@ def test_a_corrupt_class_among_plain_ones_is_reported_by_the_python_walk(monkeyp
     monkeypatch.setattr(zipstream, "FAST_WALK", True)
     report = scan_archive(iter([JARS["corrupt-class"]()]), ScanLimits())
     assert report.failure == ("corrupt_zip", "invalid deflate data in 'com/example/fw/C20.class'")
+
+
+def test_a_window_of_many_classes_is_read_by_helper_threads_with_the_same_report(monkeypatch):
+    """The comparisons above cover the helpers only if they start: they do for a window of
+    many classes (here a 256 KiB chunk, as the stage reads), never with inflate_threads=1."""
+    started = zipstream._fastwalk.helpers_started
+    chunk = 256 * 1024
+    for jar in ("many", "corrupt-among-many", "large-passing"):
+        data = JARS[jar]()
+        before = started()
+        alone = _report(data, chunk, ScanLimits(inflate_threads=1), None, True, monkeypatch)
+        assert started() == before, jar
+        helped = _report(data, chunk, ScanLimits(inflate_threads=2), None, True, monkeypatch)
+        assert started() > before, jar
+        assert helped == alone == _report(data, chunk, ScanLimits(), None, False, monkeypatch), jar
+    assert _report(JARS["corrupt-among-many"](), chunk, ScanLimits(), None, True, monkeypatch)[6] == (
+        "corrupt_zip", "invalid deflate data in 'com/example/fw/C233.class'")
+    big = scan_archive(iter([JARS["large-passing"]()]), ScanLimits())
+    assert big.failure is None and big.classes_parsed == big.classes == 300
+
+
+def test_a_batch_keeps_about_a_mebibyte_of_passing_classes(monkeypatch):
+    data = JARS["large-passing"]()
+    monkeypatch.setattr(zipstream, "FAST_WALK", True)
+    walk = ZipWalk(Reader(iter([data])), budget=Budget(1 << 30, 1000), max_class_bytes=1 << 20, inflate_threads=2)
+    kept = [sum(len(h[2]) for h in item.hits) for item in walk.entries() if type(item) is ClassBatch]
+    assert len(kept) > 1 and all(k < (1 << 20) + 30_000 for k in kept) and max(kept) >= 1 << 20
 
 
 def test_a_deflate_stream_zlib_and_isal_both_reject(monkeypatch):

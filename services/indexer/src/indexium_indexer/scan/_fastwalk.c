@@ -27,6 +27,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <zlib.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #ifdef HAVE_LIBDEFLATE /* build_fastwalk.py defines it where libdeflate's header is */
 #include <libdeflate.h>
 #define INFLATER "libdeflate " LIBDEFLATE_VERSION_STRING
@@ -133,6 +135,11 @@ typedef struct {
     const unsigned char *name;
     uint16_t nlen, flags, method;
     uint64_t csize;
+    size_t next_at; /* the window position after this entry (and its descriptor) */
+    const unsigned char *body; /* a class's stored or deflated bytes; NULL: not a class */
+    uint32_t usize; /* the local header's size (a hint for the inflater) */
+    int state; /* a class: 0 not reached, 1 read, -1 not for the batch, -2 out of memory */
+    size_t got; /* its inflated bytes */
     unsigned char *data; /* a passing class's bytes (malloc), or NULL */
     size_t dlen;
     int stored; /* data points into the window, not malloc */
@@ -286,15 +293,110 @@ static int check_direct_print(void) {
     return 1;
 }
 
-/* walk_batch(buf, pos, base, keys, sizes, entries_left, inflated_left, class_limit, min_offset)
- * -> (pos, entries, classes, inflated, walked, hits)
+/* ---- the classes of one batch, read by one or more threads ----
+ *
+ * walk_batch first walks the window's headers (cheap: sizes and names), then reads its
+ * classes (inflate and prefilter: nearly all of the batch's time) as jobs that every thread
+ * of the batch takes in turn from a shared counter, then decides in file order where the
+ * batch ends. The file's order and every stop (a class not for the batch, the inflate
+ * budget, the bytes a batch keeps) are decided by that last, sequential step alone, so the
+ * answer is the same whoever read which class: a thread only stops taking jobs past a point
+ * the batch is sure to end at (``cut``), to bound the work and memory spent on entries it
+ * will give back. With ``threads`` above 1 (ScanLimits.inflate_threads) a batch of many
+ * classes starts helpers for its jobs: on a 2-core machine the hashing thread leaves most
+ * of a core idle, and the scan's walk (two thirds of its parse thread on a jar of many
+ * small classes) takes it. */
+
+static atomic_ullong helpers_started; /* for tests and the bench: helper threads ever started */
+
+#define MIN_JOBS_PER_THREAD 24 /* deflated classes a helper must have to be worth starting */
+#define MAX_THREADS 8
+
+typedef struct {
+    Walked *walked;
+    size_t *jobs; /* indices into walked of the class entries, in file order */
+    size_t n_jobs;
+    size_t limit; /* largest class */
+    long long inflated_room; /* the budget's inflated bytes left */
+    atomic_size_t next; /* the next job to take */
+    atomic_size_t cut; /* jobs from here on are past where the batch ends: not taken */
+    atomic_llong inflated;
+    atomic_size_t kept;
+} Jobs;
+
+static void cut_at(Jobs *J, size_t i) {
+    size_t now = atomic_load(&J->cut);
+    while (i < now && !atomic_compare_exchange_weak(&J->cut, &now, i)) {
+    }
+}
+
+static void run_jobs(Jobs *J) {
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, -MAX_WBITS) != Z_OK) return; /* its jobs stay unread: the batch ends before them */
+    void *ld = NULL;
+#ifdef HAVE_LIBDEFLATE
+    ld = libdeflate_alloc_decompressor(); /* NULL (no memory): zlib alone */
+#endif
+    unsigned char *scratch = NULL;
+    size_t scratch_cap = 0;
+    for (;;) {
+        size_t i = atomic_fetch_add(&J->next, 1);
+        if (i >= atomic_load(&J->cut)) break; /* (cut starts at n_jobs) */
+        Walked *w = &J->walked[J->jobs[i]];
+        size_t got = 0;
+        if (w->method == 0) {
+            if (has_needles(w->body, (size_t)w->csize)) {
+                w->data = (unsigned char *)w->body;
+                w->dlen = (size_t)w->csize;
+                w->stored = 1;
+            }
+        } else {
+            if (!inflate_class(&z, ld, w->body, (uint32_t)w->csize, w->usize, J->limit, &scratch, &scratch_cap,
+                               &got)) {
+                w->state = -1;
+                cut_at(J, i); /* the batch ends at this class, or before */
+                continue;
+            }
+            if (has_needles(scratch, got)) {
+                w->data = malloc(got ? got : 1);
+                if (w->data == NULL) {
+                    w->state = -2;
+                    cut_at(J, i);
+                    continue;
+                }
+                memcpy(w->data, scratch, got);
+                w->dlen = got;
+            }
+        }
+        w->got = got;
+        w->state = 1;
+        if (atomic_fetch_add(&J->inflated, (long long)got) + (long long)got > J->inflated_room ||
+            atomic_fetch_add(&J->kept, w->dlen) + w->dlen >= KEPT_MAX)
+            cut_at(J, i + 1); /* the batch ends at the next class at the latest */
+    }
+    free(scratch);
+    inflateEnd(&z);
+#ifdef HAVE_LIBDEFLATE
+    if (ld != NULL) libdeflate_free_decompressor(ld);
+#endif
+}
+
+static void *helper_main(void *arg) {
+    run_jobs((Jobs *)arg);
+    return NULL;
+}
+
+/* walk_batch(buf, pos, base, keys, sizes, entries_left, inflated_left, class_limit, min_offset,
+ * threads) -> (pos, entries, classes, inflated, walked, hits)
  *
  * buf[pos:] is the reader's window, base the stream offset of buf[0]; keys and sizes (None,
  * or array('Q') of equal length, keys increasing) are the compressed sizes the indexer sent
  * (ZipWalk's ``sizes``: they override the local header's, and give the size of an entry
  * written with a data descriptor, whose descriptor is then checked here). No entry before
- * ``min_offset`` is taken (headers only go forward). walked: bytes of (offset, fingerprint)
- * u64 pairs (native order, as array('Q') reads them); hits: [(raw_name, flags, bytes)]. */
+ * ``min_offset`` is taken (headers only go forward). ``threads``: at most this many read the
+ * batch's classes (see above). walked: bytes of (offset, fingerprint) u64 pairs (native order,
+ * as array('Q') reads them); hits: [(raw_name, flags, bytes)]. */
 static PyObject *walk_batch(PyObject *self, PyObject *args) {
     Py_buffer view, kview = {0}, sview = {0};
     Py_ssize_t pos;
@@ -302,14 +404,17 @@ static PyObject *walk_batch(PyObject *self, PyObject *args) {
     long long entries_left, inflated_left;
     Py_ssize_t class_limit;
     PyObject *keys_obj, *sizes_obj;
-    if (!PyArg_ParseTuple(args, "y*nKOOLLnK", &view, &pos, &base, &keys_obj, &sizes_obj, &entries_left,
-                          &inflated_left, &class_limit, &min_offset))
+    int threads = 1;
+    if (!PyArg_ParseTuple(args, "y*nKOOLLnK|i", &view, &pos, &base, &keys_obj, &sizes_obj, &entries_left,
+                          &inflated_left, &class_limit, &min_offset, &threads))
         return NULL;
     if (n_needles == 0) { /* an empty prefilter would pass no class: rules.py sets them on import */
         PyBuffer_Release(&view);
         PyErr_SetString(PyExc_RuntimeError, "set_needles() first");
         return NULL;
     }
+    if (threads < 1) threads = 1;
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
     const uint64_t *keys = NULL, *known_sizes = NULL;
     size_t n_keys = 0;
     if (keys_obj != Py_None) {
@@ -339,18 +444,15 @@ static PyObject *walk_batch(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "bad window");
         return NULL;
     }
-    size_t cap_walked = 512, n_walked = 0;
+    size_t cap_walked = 512, n_walked = 0, n_jobs = 0, n_deflated = 0;
     Walked *walked = malloc(cap_walked * sizeof *walked);
-    unsigned char *scratch = NULL;
-    size_t scratch_cap = 0;
+    size_t *jobs = malloc(cap_walked * sizeof *jobs);
     long long n_classes = 0, inflated = 0;
-    size_t kept_total = 0;
     int failed = 0;
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    int z_ready = 0;
     size_t at = (size_t)pos;
-    if (walked == NULL) {
+    if (walked == NULL || jobs == NULL) {
+        free(walked);
+        free(jobs);
         PyBuffer_Release(&view);
         if (keys) { PyBuffer_Release(&kview); PyBuffer_Release(&sview); }
         return PyErr_NoMemory();
@@ -363,18 +465,13 @@ static PyObject *walk_batch(PyObject *self, PyObject *args) {
     }
 
     Py_BEGIN_ALLOW_THREADS
-    if (inflateInit2(&z, -MAX_WBITS) == Z_OK) z_ready = 1;
-    void *ld = NULL;
-#ifdef HAVE_LIBDEFLATE
-    ld = libdeflate_alloc_decompressor(); /* NULL (no memory): zlib alone */
-#endif
-    while (z_ready && !failed) {
+    /* 1. The headers: every entry the batch may take, up to the first that is not for it. */
+    while (!failed) {
         if (size - at < LOCAL_SIZE) break;
         const unsigned char *h = buf + at;
         if (!(h[0] == 'P' && h[1] == 'K' && h[2] == 3 && h[3] == 4)) break;
         uint64_t offset = base + at;
         if (offset < min_offset) break;
-        if (kept_total >= KEPT_MAX) break; /* memory: a batch holds about one class at most */
         if (entries_left - (long long)n_walked <= 0) break;
         uint16_t flags = u16(h + 6), method = u16(h + 8);
         uint32_t csize = u32(h + 18), usize = u32(h + 22);
@@ -408,62 +505,85 @@ static PyObject *walk_batch(PyObject *self, PyObject *args) {
             descriptor = sig + 12;
         }
         const unsigned char *name = h + LOCAL_SIZE;
-        const unsigned char *data = h + header;
-        unsigned char *kept = NULL;
-        size_t kept_len = 0;
-        int kept_in_window = 0;
-        if (ends_with(name, nlen, ".class", 6, 0)) {
+        int is_class = ends_with(name, nlen, ".class", 6, 0);
+        if (is_class) {
             if ((flags & FLAG_ENCRYPTED) || (method != 0 && method != 8)) break;
             if (csz > limit + (limit >> 2) + 1024) break;
-            if (method == 0) {
-                if (csz > limit) break;
-                if (has_needles(data, (size_t)csz)) {
-                    kept = (unsigned char *)data;
-                    kept_len = (size_t)csz;
-                    kept_in_window = 1;
-                }
-            } else {
-                size_t got;
-                if (!inflate_class(&z, ld, data, (uint32_t)csz, usize, limit, &scratch, &scratch_cap, &got)) break;
-                if (inflated_left - inflated - (long long)got < 0) break;
-                inflated += (long long)got;
-                if (has_needles(scratch, got)) {
-                    kept = malloc(got ? got : 1);
-                    if (kept == NULL) { failed = 1; break; }
-                    memcpy(kept, scratch, got);
-                    kept_len = got;
-                }
-            }
-            n_classes++;
+            if (method == 0 && csz > limit) break;
         } else if (ends_with(name, nlen, ".jar", 4, 1)) {
             break; /* nested archives: the Python walk */
         }
         if (n_walked == cap_walked) {
             Walked *grown = realloc(walked, 2 * cap_walked * sizeof *walked);
-            if (grown == NULL) { free(kept_in_window ? NULL : kept); failed = 1; break; }
+            if (grown == NULL) { failed = 1; break; }
             walked = grown;
+            size_t *more = realloc(jobs, 2 * cap_walked * sizeof *jobs);
+            if (more == NULL) { failed = 1; break; }
+            jobs = more;
             cap_walked *= 2;
         }
-        Walked *w = &walked[n_walked++];
+        Walked *w = &walked[n_walked];
         w->offset = offset;
         w->name = name;
         w->nlen = nlen;
         w->flags = flags;
         w->method = method;
         w->csize = csz;
-        w->data = kept;
-        w->dlen = kept_len;
-        w->stored = kept_in_window;
+        w->next_at = after + descriptor;
+        w->body = is_class ? h + header : NULL;
+        w->usize = usize;
+        w->state = 0;
+        w->got = 0;
+        w->data = NULL;
+        w->dlen = 0;
+        w->stored = 0;
+        if (is_class) {
+            jobs[n_jobs++] = n_walked;
+            n_deflated += method != 0;
+        }
+        n_walked++;
         at = after + descriptor;
         min_offset = offset + 1;
-        kept_total += kept_len;
     }
-    if (z_ready) inflateEnd(&z);
-#ifdef HAVE_LIBDEFLATE
-    if (ld != NULL) libdeflate_free_decompressor(ld);
-#endif
+    /* 2. The classes, by this thread and the helpers the batch is worth. */
+    if (!failed && n_jobs) {
+        Jobs J = {.walked = walked, .jobs = jobs, .n_jobs = n_jobs, .limit = limit, .inflated_room = inflated_left};
+        atomic_init(&J.next, 0);
+        atomic_init(&J.cut, n_jobs);
+        atomic_init(&J.inflated, 0);
+        atomic_init(&J.kept, 0);
+        pthread_t helpers[MAX_THREADS];
+        int started = 0;
+        while (started < threads - 1 && n_deflated >= (size_t)(started + 2) * MIN_JOBS_PER_THREAD &&
+               pthread_create(&helpers[started], NULL, helper_main, &J) == 0)
+            started++; /* a helper that cannot start: this thread reads its share */
+        if (started) atomic_fetch_add(&helpers_started, (unsigned long long)started);
+        run_jobs(&J);
+        for (int t = 0; t < started; t++) pthread_join(helpers[t], NULL);
+    }
+    /* 3. Where the batch ends, in file order: at the first class not read or not for it, or
+     * where it would pass the inflate budget, or once it keeps KEPT_MAX bytes (memory: a
+     * batch holds about one class at most beyond that). */
+    size_t keep = failed ? 0 : n_walked, kept_total = 0;
+    for (size_t k = 0; k < keep; k++) {
+        Walked *w = &walked[k];
+        if (kept_total >= KEPT_MAX) { keep = k; break; }
+        if (w->body != NULL) {
+            if (w->state == -2) { failed = 1; keep = k; break; }
+            if (w->state != 1 || inflated_left - inflated - (long long)w->got < 0) { keep = k; break; }
+            inflated += (long long)w->got;
+            n_classes++;
+        }
+        kept_total += w->dlen;
+    }
+    for (size_t k = keep; k < n_walked; k++) { /* read past the end: given back */
+        if (walked[k].data != NULL && !walked[k].stored) free(walked[k].data);
+        walked[k].data = NULL;
+    }
+    n_walked = keep;
+    at = keep ? walked[keep - 1].next_at : (size_t)pos;
     Py_END_ALLOW_THREADS
-    free(scratch);
+    free(jobs);
 
     PyObject *result = NULL, *prints = NULL, *hits = NULL;
     if (failed) {
@@ -498,6 +618,10 @@ done:
     PyBuffer_Release(&view);
     if (keys) { PyBuffer_Release(&kview); PyBuffer_Release(&sview); }
     return result;
+}
+
+static PyObject *helpers_count(PyObject *self, PyObject *unused) {
+    return PyLong_FromUnsignedLongLong(atomic_load(&helpers_started));
 }
 
 
@@ -1389,6 +1513,7 @@ done:
 static PyMethodDef methods[] = {
     {"set_needles", set_needles, METH_O, "Set the Utf8 names the prefilter searches for."},
     {"walk_batch", walk_batch, METH_VARARGS, "Walk the plain entries of one window (see the file's comment)."},
+    {"helpers_started", helpers_count, METH_NOARGS, "Helper threads walk_batch has started in this process."},
     {"cd_batch", cd_batch, METH_VARARGS, "Check a run of central directory records (see above)."},
     {"class_pool", class_pool, METH_O, "Constant-pool tags and offsets of a class file, or None."},
     {"hot_methods", hot_methods, METH_VARARGS, "rules.hot_methods for a class parsed by parse_class."},

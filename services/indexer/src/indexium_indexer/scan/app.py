@@ -28,7 +28,8 @@ GAUGE_REFRESH_S = 30.0
 
 def limits(settings: Settings) -> ScanLimits:
     return ScanLimits(max_class_bytes=settings.max_class_bytes, max_nesting=settings.max_nesting,
-                      max_inflated=settings.max_inflated_bytes, threshold=settings.threshold)
+                      max_inflated=settings.max_inflated_bytes, threshold=settings.threshold,
+                      inflate_threads=settings.inflate_threads)
 
 
 @contextlib.contextmanager

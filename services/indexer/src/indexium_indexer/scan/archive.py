@@ -28,6 +28,10 @@ class ScanLimits:
     max_entries: int = 500_000  # entries of one file, nested jars included
     max_findings: int = 200  # stored per file; the rest are counted in a note
     threshold: int = DEFAULT_THRESHOLD
+    # Threads that inflate and prefilter one window's classes in the C walk: this one and its
+    # helpers, started for a window of many classes (_fastwalk.c). 2: on a 2-core machine the
+    # hashing thread leaves most of a core idle; 1: the walk's thread alone.
+    inflate_threads: int = 2
 
 
 @dataclass
@@ -69,7 +73,8 @@ def scan_archive(chunks: Iterator[bytes], limits: ScanLimits = ScanLimits(),
 
 def _walk(reader: Reader, report: ArchiveReport, budget: Budget, limits: ScanLimits,
           sizes: Mapping[int, int] | None, prefix: str, depth: int) -> None:
-    walk = ZipWalk(reader, budget=budget, sizes=sizes, max_class_bytes=limits.max_class_bytes)
+    walk = ZipWalk(reader, budget=budget, sizes=sizes, max_class_bytes=limits.max_class_bytes,
+                   inflate_threads=limits.inflate_threads)
     for entry in walk.entries():
         if type(entry) is ClassBatch:  # plain entries the C walk took: only the classes to check
             report.classes += entry.classes

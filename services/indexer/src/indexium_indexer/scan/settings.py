@@ -26,9 +26,14 @@ class Settings(Common, frozen=True, kw_only=True):
     max_nesting: int = msgspec.field(default=4, name="INDEXIUM_SCAN_MAX_NESTING")
     max_class_bytes: int = msgspec.field(default=8 * MiB, name="INDEXIUM_SCAN_MAX_CLASS_BYTES")
     max_inflated_bytes: int = msgspec.field(default=1024 * MiB, name="INDEXIUM_SCAN_MAX_INFLATED_BYTES")
+    # Threads that inflate one window of classes (ScanLimits.inflate_threads): the parse thread
+    # and helpers it starts for a window of many classes. 1: the parse thread alone.
+    inflate_threads: int = msgspec.field(default=2, name="INDEXIUM_SCAN_INFLATE_THREADS")
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.concurrency < 1 or self.max_attempts < 1 or self.max_bytes < 1 or self.threshold < 1:
             raise ValueError("INDEXIUM_SCAN_CONCURRENCY, _MAX_ATTEMPTS, _MAX_BYTES and _SUSPICIOUS_SCORE "
                              "must be at least 1")
+        if not 1 <= self.inflate_threads <= 8:
+            raise ValueError("INDEXIUM_SCAN_INFLATE_THREADS must be 1 to 8")

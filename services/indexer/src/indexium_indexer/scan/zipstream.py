@@ -266,12 +266,14 @@ class ClassBatch:
 
 class ZipWalk:
     def __init__(self, reader: Reader, *, budget: Budget, sizes: Mapping[int, int] | None = None,
-                 max_class_bytes: int | None = None):
+                 max_class_bytes: int | None = None, inflate_threads: int = 1):
         """``max_class_bytes``: lets entries() hand runs of plain entries to the C walk as
         :class:`ClassBatch` items (when it is built, see FAST_WALK): classes up to that size
         are inflated and prefiltered there, every other entry but a nested jar is skipped;
-        entries with a data descriptor only when ``sizes`` gives their size."""
+        entries with a data descriptor only when ``sizes`` gives their size. At most
+        ``inflate_threads`` threads read one batch's classes (ScanLimits.inflate_threads)."""
         self._r = reader
+        self._threads = inflate_threads
         self._budget = budget
         # Never tested for truth: len() of EntrySizes builds a dict over every entry. Asked
         # in increasing offset order: EntrySizes answers those from a cursor.
@@ -347,7 +349,7 @@ class ZipWalk:
         r, budget, offsets = self._r, self._budget, self._offsets
         pos, n, classes, inflated, walked, hits = _fastwalk.walk_batch(
             buf, start, r._base, self._keys, self._sizes, budget.entries_left, budget.inflated_left,
-            self._class_limit, offsets[-1] + 1 if offsets else 0)
+            self._class_limit, offsets[-1] + 1 if offsets else 0, self._threads)
         if not n:
             return None
         r._pos = pos
