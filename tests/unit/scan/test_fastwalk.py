@@ -251,6 +251,42 @@ def test_a_batch_keeps_about_a_mebibyte_of_passing_classes(monkeypatch):
     assert len(kept) > 1 and all(k < (1 << 20) + 30_000 for k in kept) and max(kept) >= 1 << 20
 
 
+def test_a_batch_whose_hits_are_not_read_still_moves_the_walk_on(monkeypatch):
+    """The walk goes on after a batch whether or not its hits were read to the end."""
+    monkeypatch.setattr(zipstream, "FAST_WALK", True)
+    data = JARS["many"]()
+    every = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    for read in (0, 1, None):  # none of its hits, the first one, all
+        walk = ZipWalk(Reader(iter([data])), budget=Budget(1 << 30, 10_000), max_class_bytes=1 << 20,
+                       inflate_threads=2)
+        batches = 0
+        for item in walk.entries():
+            if type(item) is ClassBatch:
+                batches += 1
+                hits = item.hits
+                for _ in range(len(every) if read is None else read):
+                    if next(hits, None) is None:
+                        break
+        assert batches and walk.entries_seen == len(every) and walk.problems == [], read
+
+
+def test_a_batch_dropped_half_read_stops_its_helpers():
+    data = JARS["many"]()
+    limits = (10_000, 1 << 30, 1 << 20, 0)
+    before = zipstream._fastwalk.helpers_started()
+    for _ in range(20):
+        batch = zipstream._fastwalk.walk_batch_start(data, 0, 0, None, None, *limits, 2)
+        assert batch.next_hit() is not None
+        del batch  # joins the helper: nothing left reading the window
+    assert zipstream._fastwalk.helpers_started() - before == 20
+    batch = zipstream._fastwalk.walk_batch_start(data, 0, 0, None, None, *limits, 2)
+    pos, n, classes, inflated, walked = batch.finish()
+    assert n == len(walked) // 16 > 600 and classes == 600 and inflated > 0
+    assert batch.next_hit() is None
+    with pytest.raises(RuntimeError, match="finished already"):
+        batch.finish()
+
+
 def test_a_deflate_stream_zlib_and_isal_both_reject(monkeypatch):
     # Trailing bytes inside the declared size are ignored by both inflaters (java.util.zip too).
     body = zlib.compressobj(6, zlib.DEFLATED, -15)

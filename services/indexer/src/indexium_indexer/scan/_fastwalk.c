@@ -16,10 +16,11 @@
  * The same module reads the structure of the classes that pass (class_pool, class_rest)
  * and finds their methods worth walking (hot_methods), for classfile.py and rules.py.
  *
- * The window is walked and inflated without the GIL (the hashing thread runs meanwhile);
- * the GIL is taken back once per batch to make the results: the (offset, fingerprint)
- * pairs of the walked entries and the (name, flags, bytes) of the classes that passed.
- * tests/unit/scan/test_fastwalk.py runs both walks over the same jars.
+ * The window is walked and inflated without the GIL (the hashing thread runs meanwhile), by
+ * the walk's thread and, for a window of many classes, helper threads (see "one batch"
+ * below); each class that passes is handed to Python (name, flags, bytes) as soon as it is
+ * read, in file order, and the (offset, fingerprint) pairs of the walked entries once the
+ * batch ends. tests/unit/scan/test_fastwalk.py runs both walks over the same jars.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -28,6 +29,7 @@
 #include <string.h>
 #include <zlib.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #ifdef HAVE_LIBDEFLATE /* build_fastwalk.py defines it where libdeflate's header is */
 #include <libdeflate.h>
@@ -138,7 +140,7 @@ typedef struct {
     size_t next_at; /* the window position after this entry (and its descriptor) */
     const unsigned char *body; /* a class's stored or deflated bytes; NULL: not a class */
     uint32_t usize; /* the local header's size (a hint for the inflater) */
-    int state; /* a class: 0 not reached, 1 read, -1 not for the batch, -2 out of memory */
+    atomic_int state; /* a class: 0 not read yet, 1 read, -1 not for the batch, -2 out of memory */
     size_t got; /* its inflated bytes */
     unsigned char *data; /* a passing class's bytes (malloc), or NULL */
     size_t dlen;
@@ -293,19 +295,20 @@ static int check_direct_print(void) {
     return 1;
 }
 
-/* ---- the classes of one batch, read by one or more threads ----
+/* ---- one batch: its headers walked, its classes read by one or more threads, in order ----
  *
- * walk_batch first walks the window's headers (cheap: sizes and names), then reads its
- * classes (inflate and prefilter: nearly all of the batch's time) as jobs that every thread
- * of the batch takes in turn from a shared counter, then decides in file order where the
- * batch ends. The file's order and every stop (a class not for the batch, the inflate
- * budget, the bytes a batch keeps) are decided by that last, sequential step alone, so the
+ * walk_batch_start() walks the window's local headers (cheap: sizes and names) and makes the
+ * batch's classes jobs, which threads take in turn from a shared counter: helpers it starts
+ * (C, no GIL) for a window of many classes, and the walk's own thread, which also goes
+ * through the jobs in file order (Batch.next_hit) and hands each class that passes the
+ * prefilter to Python as soon as it is read, so the rules check one class while the helpers
+ * inflate the next ones. The file's order and every stop (a class not for the batch, the
+ * inflate budget, the bytes a batch keeps) are decided by that in-order pass alone, so the
  * answer is the same whoever read which class: a thread only stops taking jobs past a point
  * the batch is sure to end at (``cut``), to bound the work and memory spent on entries it
- * will give back. With ``threads`` above 1 (ScanLimits.inflate_threads) a batch of many
- * classes starts helpers for its jobs: on a 2-core machine the hashing thread leaves most
- * of a core idle, and the scan's walk (two thirds of its parse thread on a jar of many
- * small classes) takes it. */
+ * gives back. On a 2-core machine the hashing thread leaves most of a core idle: the helper
+ * takes it, and the walk's thread, in Python between classes, helps with the jobs whenever
+ * the next class in order is not read yet. */
 
 static atomic_ullong helpers_started; /* for tests and the bench: helper threads ever started */
 
@@ -324,93 +327,288 @@ typedef struct {
     atomic_size_t kept;
 } Jobs;
 
+typedef struct { /* one thread's inflaters */
+    z_stream z;
+    int z_ready;
+    void *ld;
+    unsigned char *scratch;
+    size_t cap;
+} Inflater;
+
+static void inflater_open(Inflater *in) {
+    memset(in, 0, sizeof *in);
+    in->z_ready = inflateInit2(&in->z, -MAX_WBITS) == Z_OK;
+#ifdef HAVE_LIBDEFLATE
+    in->ld = libdeflate_alloc_decompressor(); /* NULL (no memory): zlib alone */
+#endif
+}
+
+static void inflater_close(Inflater *in) {
+    free(in->scratch);
+    in->scratch = NULL;
+    if (in->z_ready) inflateEnd(&in->z);
+    in->z_ready = 0;
+#ifdef HAVE_LIBDEFLATE
+    if (in->ld != NULL) libdeflate_free_decompressor(in->ld);
+    in->ld = NULL;
+#endif
+}
+
 static void cut_at(Jobs *J, size_t i) {
     size_t now = atomic_load(&J->cut);
     while (i < now && !atomic_compare_exchange_weak(&J->cut, &now, i)) {
     }
 }
 
-static void run_jobs(Jobs *J) {
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, -MAX_WBITS) != Z_OK) return; /* its jobs stay unread: the batch ends before them */
-    void *ld = NULL;
-#ifdef HAVE_LIBDEFLATE
-    ld = libdeflate_alloc_decompressor(); /* NULL (no memory): zlib alone */
-#endif
-    unsigned char *scratch = NULL;
-    size_t scratch_cap = 0;
-    for (;;) {
-        size_t i = atomic_fetch_add(&J->next, 1);
-        if (i >= atomic_load(&J->cut)) break; /* (cut starts at n_jobs) */
-        Walked *w = &J->walked[J->jobs[i]];
-        size_t got = 0;
-        if (w->method == 0) {
-            if (has_needles(w->body, (size_t)w->csize)) {
-                w->data = (unsigned char *)w->body;
-                w->dlen = (size_t)w->csize;
-                w->stored = 1;
-            }
-        } else {
-            if (!inflate_class(&z, ld, w->body, (uint32_t)w->csize, w->usize, J->limit, &scratch, &scratch_cap,
-                               &got)) {
-                w->state = -1;
-                cut_at(J, i); /* the batch ends at this class, or before */
-                continue;
-            }
-            if (has_needles(scratch, got)) {
-                w->data = malloc(got ? got : 1);
-                if (w->data == NULL) {
-                    w->state = -2;
-                    cut_at(J, i);
-                    continue;
-                }
-                memcpy(w->data, scratch, got);
-                w->dlen = got;
-            }
+/* Read job i (taken by this thread): its state is published last (release). */
+static void do_job(Jobs *J, size_t i, Inflater *in) {
+    Walked *w = &J->walked[J->jobs[i]];
+    size_t got = 0;
+    int state = 1;
+    if (w->method == 0) {
+        if (has_needles(w->body, (size_t)w->csize)) {
+            w->data = (unsigned char *)w->body;
+            w->dlen = (size_t)w->csize;
+            w->stored = 1;
         }
-        w->got = got;
-        w->state = 1;
-        if (atomic_fetch_add(&J->inflated, (long long)got) + (long long)got > J->inflated_room ||
-            atomic_fetch_add(&J->kept, w->dlen) + w->dlen >= KEPT_MAX)
-            cut_at(J, i + 1); /* the batch ends at the next class at the latest */
+    } else if (!in->z_ready ||
+               !inflate_class(&in->z, in->ld, w->body, (uint32_t)w->csize, w->usize, J->limit, &in->scratch,
+                              &in->cap, &got)) {
+        state = -1; /* the batch ends at this class, or before */
+    } else if (has_needles(in->scratch, got)) {
+        w->data = malloc(got ? got : 1);
+        if (w->data == NULL) {
+            state = -2;
+        } else {
+            memcpy(w->data, in->scratch, got);
+            w->dlen = got;
+        }
     }
-    free(scratch);
-    inflateEnd(&z);
-#ifdef HAVE_LIBDEFLATE
-    if (ld != NULL) libdeflate_free_decompressor(ld);
-#endif
+    w->got = got;
+    if (state != 1) {
+        cut_at(J, i);
+    } else if (atomic_fetch_add(&J->inflated, (long long)got) + (long long)got > J->inflated_room ||
+               atomic_fetch_add(&J->kept, w->dlen) + w->dlen >= KEPT_MAX) {
+        cut_at(J, i + 1); /* the batch ends at the next class at the latest */
+    }
+    atomic_store_explicit(&w->state, state, memory_order_release);
 }
 
 static void *helper_main(void *arg) {
-    run_jobs((Jobs *)arg);
+    Jobs *J = arg;
+    Inflater in;
+    inflater_open(&in);
+    for (;;) {
+        size_t i = atomic_fetch_add(&J->next, 1);
+        if (i >= atomic_load(&J->cut)) break; /* (cut starts at n_jobs) */
+        do_job(J, i, &in);
+    }
+    inflater_close(&in);
     return NULL;
 }
 
-/* walk_batch(buf, pos, base, keys, sizes, entries_left, inflated_left, class_limit, min_offset,
- * threads) -> (pos, entries, classes, inflated, walked, hits)
+typedef struct {
+    PyObject_HEAD
+    Py_buffer view, kview, sview;
+    int has_keys;
+    Walked *walked;
+    size_t n_walked;
+    size_t *jobs;
+    Jobs J;
+    pthread_t helpers[MAX_THREADS];
+    int started;
+    Inflater in; /* the walk's own thread's */
+    size_t q; /* the next job of the in-order pass */
+    size_t pos0; /* where the batch started in the window */
+    long long inflated_left, inflated, n_classes;
+    size_t kept_total;
+    size_t keep; /* entries the batch takes, once ended */
+    int ended, failed, finished;
+    int busy; /* a call runs without the GIL: another thread's call is refused */
+} Batch;
+
+static PyTypeObject BatchType;
+
+/* Stop the helpers (no new job) and wait for them. */
+static void batch_join(Batch *b) {
+    if (!b->started) return;
+    cut_at(&b->J, 0);
+    Py_BEGIN_ALLOW_THREADS
+    for (int t = 0; t < b->started; t++) pthread_join(b->helpers[t], NULL);
+    Py_END_ALLOW_THREADS
+    b->started = 0;
+}
+
+static void batch_free_data(Batch *b, size_t from) {
+    for (size_t k = from; k < b->n_walked; k++) {
+        if (b->walked[k].data != NULL && !b->walked[k].stored) free(b->walked[k].data);
+        b->walked[k].data = NULL;
+    }
+}
+
+static void batch_dealloc(Batch *b) {
+    batch_join(b);
+    if (b->walked != NULL) batch_free_data(b, 0);
+    free(b->walked);
+    free(b->jobs);
+    inflater_close(&b->in);
+    PyBuffer_Release(&b->view);
+    if (b->has_keys) {
+        PyBuffer_Release(&b->kview);
+        PyBuffer_Release(&b->sview);
+    }
+    PyObject_Free(b);
+}
+
+/* The in-order pass, without the GIL: on to the next class that passes the prefilter (its
+ * Walked, 1) or to the batch's end (0, ended set). */
+static Walked *batch_advance(Batch *b) {
+    Jobs *J = &b->J;
+    while (!b->ended) {
+        if (b->q == J->n_jobs) { /* every class read and taken: the batch takes every entry walked */
+            b->keep = b->n_walked;
+            b->ended = 1;
+            break;
+        }
+        size_t at_entry = b->jobs[b->q];
+        Walked *w = &b->walked[at_entry];
+        int state;
+        unsigned spins = 0;
+        while ((state = atomic_load_explicit(&w->state, memory_order_acquire)) == 0) {
+            if (b->q >= atomic_load(&J->cut)) break; /* past where the batch ends: not read */
+            size_t i = atomic_fetch_add(&J->next, 1); /* help: jobs are taken in order */
+            if (i < atomic_load(&J->cut)) {
+                do_job(J, i, &b->in);
+            } else if (++spins % 64 == 0) {
+                sched_yield(); /* a helper took job q and reads it (a few µs), unless it lost its core */
+            }
+        }
+        if (state == -2) b->failed = 1;
+        if (state != 1 || b->inflated_left - b->inflated - (long long)w->got < 0) {
+            b->keep = at_entry;
+            b->ended = 1;
+            break;
+        }
+        b->inflated += (long long)w->got;
+        b->n_classes++;
+        b->kept_total += w->dlen;
+        b->q++;
+        if (b->kept_total >= KEPT_MAX) { /* memory: the batch ends after this class */
+            b->keep = at_entry + 1;
+            b->ended = 1;
+        }
+        if (w->data != NULL) return w;
+    }
+    cut_at(J, 0);
+    return NULL;
+}
+
+/* Batch.next_hit() -> (raw_name, flags, bytes) of the next class that passes, or None at the end. */
+static int batch_enter(Batch *b) {
+    if (b->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the batch is in use by another thread");
+        return 0;
+    }
+    b->busy = 1;
+    return 1;
+}
+
+static PyObject *batch_next_hit(Batch *b, PyObject *unused) {
+    if (b->finished || b->ended) Py_RETURN_NONE;
+    if (!batch_enter(b)) return NULL;
+    Walked *w;
+    Py_BEGIN_ALLOW_THREADS
+    w = batch_advance(b);
+    Py_END_ALLOW_THREADS
+    b->busy = 0;
+    if (b->failed) return PyErr_NoMemory();
+    if (w == NULL) Py_RETURN_NONE;
+    PyObject *hit = Py_BuildValue("(y#Iy#)", (const char *)w->name, (Py_ssize_t)w->nlen, (unsigned int)w->flags,
+                                  (const char *)w->data, (Py_ssize_t)w->dlen);
+    if (!w->stored) free(w->data); /* handed over: the batch still counts its size (KEPT_MAX) */
+    w->data = NULL;
+    return hit;
+}
+
+/* Batch.finish() -> (pos, entries, classes, inflated, walked): the rest of the in-order pass
+ * (hits not asked for are dropped), the helpers joined. walked: bytes of (offset, fingerprint)
+ * u64 pairs (native order, as array('Q') reads them). */
+static PyObject *batch_finish(Batch *b, PyObject *unused) {
+    if (b->finished) {
+        PyErr_SetString(PyExc_RuntimeError, "the batch is finished already");
+        return NULL;
+    }
+    if (!batch_enter(b)) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    while (batch_advance(b) != NULL) {
+    }
+    Py_END_ALLOW_THREADS
+    batch_join(b);
+    b->busy = 0;
+    b->finished = 1;
+    if (b->failed) return PyErr_NoMemory();
+    batch_free_data(b, 0);
+    size_t n = b->keep;
+    size_t at = n ? b->walked[n - 1].next_at : b->pos0;
+    PyObject *prints = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 16));
+    if (prints == NULL) return NULL;
+    uint64_t *pairs = (uint64_t *)PyBytes_AS_STRING(prints);
+    for (size_t i = 0; i < n; i++) {
+        Walked *w = &b->walked[i];
+        pairs[2 * i] = w->offset;
+        if (!entry_print(w->name, w->nlen, w->method, w->csize, &pairs[2 * i + 1])) {
+            Py_DECREF(prints);
+            return NULL;
+        }
+    }
+    PyObject *result = Py_BuildValue("(nnLLN)", (Py_ssize_t)at, (Py_ssize_t)n, b->n_classes, b->inflated, prints);
+    return result;
+}
+
+static PyMethodDef batch_methods[] = {
+    {"next_hit", (PyCFunction)batch_next_hit, METH_NOARGS, "The next class that passes the prefilter, or None."},
+    {"finish", (PyCFunction)batch_finish, METH_NOARGS, "(pos, entries, classes, inflated, walked)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject BatchType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "_fastwalk.Batch",
+    .tp_basicsize = sizeof(Batch),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)batch_dealloc,
+    .tp_methods = batch_methods,
+    .tp_doc = "One window's run of plain entries (walk_batch_start).",
+};
+
+/* walk_batch_start(buf, pos, base, keys, sizes, entries_left, inflated_left, class_limit,
+ * min_offset, threads=1) -> Batch | None
  *
  * buf[pos:] is the reader's window, base the stream offset of buf[0]; keys and sizes (None,
  * or array('Q') of equal length, keys increasing) are the compressed sizes the indexer sent
  * (ZipWalk's ``sizes``: they override the local header's, and give the size of an entry
  * written with a data descriptor, whose descriptor is then checked here). No entry before
  * ``min_offset`` is taken (headers only go forward). ``threads``: at most this many read the
- * batch's classes (see above). walked: bytes of (offset, fingerprint) u64 pairs (native order,
- * as array('Q') reads them); hits: [(raw_name, flags, bytes)]. */
-static PyObject *walk_batch(PyObject *self, PyObject *args) {
-    Py_buffer view, kview = {0}, sview = {0};
+ * batch's classes (see above). None: not even the first entry is one for the batch. */
+static PyObject *walk_batch_start(PyObject *self, PyObject *args) {
     Py_ssize_t pos;
     unsigned long long base, min_offset;
     long long entries_left, inflated_left;
     Py_ssize_t class_limit;
     PyObject *keys_obj, *sizes_obj;
     int threads = 1;
-    if (!PyArg_ParseTuple(args, "y*nKOOLLnK|i", &view, &pos, &base, &keys_obj, &sizes_obj, &entries_left,
-                          &inflated_left, &class_limit, &min_offset, &threads))
-        return NULL;
     if (n_needles == 0) { /* an empty prefilter would pass no class: rules.py sets them on import */
-        PyBuffer_Release(&view);
         PyErr_SetString(PyExc_RuntimeError, "set_needles() first");
+        return NULL;
+    }
+    Batch *b = PyObject_New(Batch, &BatchType);
+    if (b == NULL) return NULL;
+    /* everything batch_dealloc reads, before anything can fail */
+    memset((char *)b + sizeof(PyObject), 0, sizeof(Batch) - sizeof(PyObject));
+    if (!PyArg_ParseTuple(args, "y*nKOOLLnK|i", &b->view, &pos, &base, &keys_obj, &sizes_obj, &entries_left,
+                          &inflated_left, &class_limit, &min_offset, &threads)) {
+        b->view.obj = NULL;
+        Py_DECREF(b);
         return NULL;
     }
     if (threads < 1) threads = 1;
@@ -418,45 +616,41 @@ static PyObject *walk_batch(PyObject *self, PyObject *args) {
     const uint64_t *keys = NULL, *known_sizes = NULL;
     size_t n_keys = 0;
     if (keys_obj != Py_None) {
-        if (PyObject_GetBuffer(keys_obj, &kview, PyBUF_SIMPLE) < 0) { PyBuffer_Release(&view); return NULL; }
-        if (PyObject_GetBuffer(sizes_obj, &sview, PyBUF_SIMPLE) < 0) {
-            PyBuffer_Release(&kview);
-            PyBuffer_Release(&view);
+        if (PyObject_GetBuffer(keys_obj, &b->kview, PyBUF_SIMPLE) < 0) { Py_DECREF(b); return NULL; }
+        if (PyObject_GetBuffer(sizes_obj, &b->sview, PyBUF_SIMPLE) < 0) {
+            PyBuffer_Release(&b->kview);
+            Py_DECREF(b);
             return NULL;
         }
-        if (kview.len != sview.len || kview.len % 8) {
-            PyBuffer_Release(&kview);
-            PyBuffer_Release(&sview);
-            PyBuffer_Release(&view);
+        b->has_keys = 1;
+        if (b->kview.len != b->sview.len || b->kview.len % 8) {
+            Py_DECREF(b);
             PyErr_SetString(PyExc_ValueError, "keys and sizes: u64 arrays of one length");
             return NULL;
         }
-        keys = kview.buf;
-        known_sizes = sview.buf;
-        n_keys = (size_t)kview.len / 8;
+        keys = b->kview.buf;
+        known_sizes = b->sview.buf;
+        n_keys = (size_t)b->kview.len / 8;
     }
-    const unsigned char *buf = view.buf;
-    size_t size = (size_t)view.len;
+    const unsigned char *buf = b->view.buf;
+    size_t size = (size_t)b->view.len;
     size_t limit = (size_t)class_limit;
     if (pos < 0 || (size_t)pos > size || class_limit < 0) {
-        PyBuffer_Release(&view);
-        if (keys) { PyBuffer_Release(&kview); PyBuffer_Release(&sview); }
+        Py_DECREF(b);
         PyErr_SetString(PyExc_ValueError, "bad window");
         return NULL;
     }
     size_t cap_walked = 512, n_walked = 0, n_jobs = 0, n_deflated = 0;
     Walked *walked = malloc(cap_walked * sizeof *walked);
     size_t *jobs = malloc(cap_walked * sizeof *jobs);
-    long long n_classes = 0, inflated = 0;
-    int failed = 0;
-    size_t at = (size_t)pos;
+    b->walked = walked;
+    b->jobs = jobs;
     if (walked == NULL || jobs == NULL) {
-        free(walked);
-        free(jobs);
-        PyBuffer_Release(&view);
-        if (keys) { PyBuffer_Release(&kview); PyBuffer_Release(&sview); }
+        Py_DECREF(b);
         return PyErr_NoMemory();
     }
+    int failed = 0;
+    size_t at = (size_t)pos;
     size_t j = 0; /* the first key at or after the window's first entry (bisect_left) */
     if (n_keys) {
         size_t lo = 0, hi = n_keys;
@@ -465,8 +659,8 @@ static PyObject *walk_batch(PyObject *self, PyObject *args) {
     }
 
     Py_BEGIN_ALLOW_THREADS
-    /* 1. The headers: every entry the batch may take, up to the first that is not for it. */
-    while (!failed) {
+    /* The headers: every entry the batch may take, up to the first that is not for it. */
+    for (;;) {
         if (size - at < LOCAL_SIZE) break;
         const unsigned char *h = buf + at;
         if (!(h[0] == 'P' && h[1] == 'K' && h[2] == 3 && h[3] == 4)) break;
@@ -523,6 +717,7 @@ static PyObject *walk_batch(PyObject *self, PyObject *args) {
             cap_walked *= 2;
         }
         Walked *w = &walked[n_walked];
+        memset(w, 0, sizeof *w);
         w->offset = offset;
         w->name = name;
         w->nlen = nlen;
@@ -532,11 +727,7 @@ static PyObject *walk_batch(PyObject *self, PyObject *args) {
         w->next_at = after + descriptor;
         w->body = is_class ? h + header : NULL;
         w->usize = usize;
-        w->state = 0;
-        w->got = 0;
-        w->data = NULL;
-        w->dlen = 0;
-        w->stored = 0;
+        atomic_init(&w->state, 0);
         if (is_class) {
             jobs[n_jobs++] = n_walked;
             n_deflated += method != 0;
@@ -545,85 +736,79 @@ static PyObject *walk_batch(PyObject *self, PyObject *args) {
         at = after + descriptor;
         min_offset = offset + 1;
     }
-    /* 2. The classes, by this thread and the helpers the batch is worth. */
-    if (!failed && n_jobs) {
-        Jobs J = {.walked = walked, .jobs = jobs, .n_jobs = n_jobs, .limit = limit, .inflated_room = inflated_left};
-        atomic_init(&J.next, 0);
-        atomic_init(&J.cut, n_jobs);
-        atomic_init(&J.inflated, 0);
-        atomic_init(&J.kept, 0);
-        pthread_t helpers[MAX_THREADS];
-        int started = 0;
-        while (started < threads - 1 && n_deflated >= (size_t)(started + 2) * MIN_JOBS_PER_THREAD &&
-               pthread_create(&helpers[started], NULL, helper_main, &J) == 0)
-            started++; /* a helper that cannot start: this thread reads its share */
-        if (started) atomic_fetch_add(&helpers_started, (unsigned long long)started);
-        run_jobs(&J);
-        for (int t = 0; t < started; t++) pthread_join(helpers[t], NULL);
-    }
-    /* 3. Where the batch ends, in file order: at the first class not read or not for it, or
-     * where it would pass the inflate budget, or once it keeps KEPT_MAX bytes (memory: a
-     * batch holds about one class at most beyond that). */
-    size_t keep = failed ? 0 : n_walked, kept_total = 0;
-    for (size_t k = 0; k < keep; k++) {
-        Walked *w = &walked[k];
-        if (kept_total >= KEPT_MAX) { keep = k; break; }
-        if (w->body != NULL) {
-            if (w->state == -2) { failed = 1; keep = k; break; }
-            if (w->state != 1 || inflated_left - inflated - (long long)w->got < 0) { keep = k; break; }
-            inflated += (long long)w->got;
-            n_classes++;
-        }
-        kept_total += w->dlen;
-    }
-    for (size_t k = keep; k < n_walked; k++) { /* read past the end: given back */
-        if (walked[k].data != NULL && !walked[k].stored) free(walked[k].data);
-        walked[k].data = NULL;
-    }
-    n_walked = keep;
-    at = keep ? walked[keep - 1].next_at : (size_t)pos;
     Py_END_ALLOW_THREADS
-    free(jobs);
-
-    PyObject *result = NULL, *prints = NULL, *hits = NULL;
+    b->walked = walked;
+    b->jobs = jobs;
+    b->n_walked = n_walked;
     if (failed) {
-        PyErr_NoMemory();
-        goto done;
+        Py_DECREF(b);
+        return PyErr_NoMemory();
     }
-    prints = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n_walked * 16));
-    hits = PyList_New(0);
-    if (prints == NULL || hits == NULL) goto done;
-    uint64_t *pairs = (uint64_t *)PyBytes_AS_STRING(prints);
-    for (size_t i = 0; i < n_walked; i++) {
-        Walked *w = &walked[i];
-        pairs[2 * i] = w->offset;
-        if (!entry_print(w->name, w->nlen, w->method, w->csize, &pairs[2 * i + 1])) goto done;
-        if (w->data != NULL) {
-            PyObject *hit = Py_BuildValue("(y#Iy#)", (const char *)w->name, (Py_ssize_t)w->nlen,
-                                          (unsigned int)w->flags, (const char *)w->data, (Py_ssize_t)w->dlen);
-            if (hit == NULL) goto done;
-            int rc = PyList_Append(hits, hit);
-            Py_DECREF(hit);
-            if (rc < 0) goto done;
-        }
+    if (n_walked == 0) {
+        Py_DECREF(b);
+        Py_RETURN_NONE;
     }
-    result = Py_BuildValue("(nnLLOO)", (Py_ssize_t)at, (Py_ssize_t)n_walked, n_classes, inflated, prints, hits);
-done:
-    Py_XDECREF(prints);
+    b->pos0 = (size_t)pos;
+    b->inflated_left = inflated_left;
+    Jobs *J = &b->J;
+    J->walked = walked;
+    J->jobs = jobs;
+    J->n_jobs = n_jobs;
+    J->limit = limit;
+    J->inflated_room = inflated_left;
+    atomic_init(&J->next, 0);
+    atomic_init(&J->cut, n_jobs);
+    atomic_init(&J->inflated, 0);
+    atomic_init(&J->kept, 0);
+    if (n_jobs) {
+        inflater_open(&b->in);
+        while (b->started < threads - 1 && n_deflated >= (size_t)(b->started + 2) * MIN_JOBS_PER_THREAD &&
+               pthread_create(&b->helpers[b->started], NULL, helper_main, J) == 0)
+            b->started++; /* a helper that cannot start: the walk's thread reads its share */
+        if (b->started) atomic_fetch_add(&helpers_started, (unsigned long long)b->started);
+    }
+    return (PyObject *)b;
+}
+
+/* walk_batch(same arguments as walk_batch_start) -> (pos, entries, classes, inflated, walked, hits):
+ * the whole batch at once, hits as a list. */
+static PyObject *walk_batch(PyObject *self, PyObject *args) {
+    PyObject *started = walk_batch_start(self, args);
+    if (started == NULL) return NULL;
+    Py_ssize_t pos = 0;
+    if (started == Py_None) { /* nothing taken: the window's position, as before */
+        Py_DECREF(started);
+        PyObject *first = PyTuple_GetItem(args, 1);
+        if (first == NULL) return NULL;
+        pos = PyLong_AsSsize_t(first);
+        if (pos == -1 && PyErr_Occurred()) return NULL;
+        return Py_BuildValue("(nnLLyN)", pos, (Py_ssize_t)0, 0LL, 0LL, "", PyList_New(0));
+    }
+    Batch *b = (Batch *)started;
+    PyObject *hits = PyList_New(0), *hit, *done = NULL, *result = NULL;
+    if (hits == NULL) goto out;
+    while ((hit = batch_next_hit(b, NULL)) != Py_None) {
+        if (hit == NULL) goto out;
+        int rc = PyList_Append(hits, hit);
+        Py_DECREF(hit);
+        if (rc < 0) goto out;
+    }
+    Py_DECREF(hit);
+    done = batch_finish(b, NULL);
+    if (done == NULL) goto out;
+    PyObject *p0 = PyTuple_GET_ITEM(done, 0), *p1 = PyTuple_GET_ITEM(done, 1), *p2 = PyTuple_GET_ITEM(done, 2),
+             *p3 = PyTuple_GET_ITEM(done, 3), *p4 = PyTuple_GET_ITEM(done, 4);
+    result = PyTuple_Pack(6, p0, p1, p2, p3, p4, hits);
+out:
+    Py_XDECREF(done);
     Py_XDECREF(hits);
-    for (size_t i = 0; i < n_walked; i++) {
-        if (walked[i].data != NULL && !walked[i].stored) free(walked[i].data);
-    }
-    free(walked);
-    PyBuffer_Release(&view);
-    if (keys) { PyBuffer_Release(&kview); PyBuffer_Release(&sview); }
+    Py_DECREF(b);
     return result;
 }
 
 static PyObject *helpers_count(PyObject *self, PyObject *unused) {
     return PyLong_FromUnsignedLongLong(atomic_load(&helpers_started));
 }
-
 
 /* ---- class files: the structure classfile._parse reads, for the classes that pass the prefilter ----
  *
@@ -1513,6 +1698,7 @@ done:
 static PyMethodDef methods[] = {
     {"set_needles", set_needles, METH_O, "Set the Utf8 names the prefilter searches for."},
     {"walk_batch", walk_batch, METH_VARARGS, "Walk the plain entries of one window (see the file's comment)."},
+    {"walk_batch_start", walk_batch_start, METH_VARARGS, "Start a batch over one window: a Batch, or None."},
     {"helpers_started", helpers_count, METH_NOARGS, "Helper threads walk_batch has started in this process."},
     {"cd_batch", cd_batch, METH_VARARGS, "Check a run of central directory records (see above)."},
     {"class_pool", class_pool, METH_O, "Constant-pool tags and offsets of a class file, or None."},
@@ -1536,6 +1722,7 @@ PyMODINIT_FUNC PyInit__fastwalk(void) {
     int direct = check_direct_print();
     if (direct < 0) return NULL;
     print_direct = direct;
+    if (PyType_Ready(&BatchType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && (PyModule_AddStringConstant(m, "INFLATER", INFLATER) < 0 ||
                       PyModule_AddIntConstant(m, "DIRECT_PRINTS", direct) < 0))

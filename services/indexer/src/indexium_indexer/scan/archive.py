@@ -76,10 +76,10 @@ def _walk(reader: Reader, report: ArchiveReport, budget: Budget, limits: ScanLim
     walk = ZipWalk(reader, budget=budget, sizes=sizes, max_class_bytes=limits.max_class_bytes,
                    inflate_threads=limits.inflate_threads)
     for entry in walk.entries():
-        if type(entry) is ClassBatch:  # plain entries the C walk took: only the classes to check
-            report.classes += entry.classes
-            for raw, flags, data in entry.hits:
+        if type(entry) is ClassBatch:  # plain entries the C walk takes: only the classes to check
+            for raw, flags, data in entry.hits:  # each checked while the next ones are inflated
                 _class(data, prefix + decode_name(raw, flags), report, limits)
+            report.classes += entry.classes  # known once its hits are read
             continue
         raw = entry.raw_name
         if raw.endswith(b".class"):

@@ -255,13 +255,33 @@ class Entry:
 
 
 class ClassBatch:
-    """Entries the C walk took at once (``ZipWalk(classes=...)``): how many ``.class`` entries
-    it saw, and ``(raw name, flags, bytes)`` of those that passed the prefilter, in order."""
+    """Entries the C walk takes at once (``ZipWalk(classes=...)``). Iterate :attr:`hits` (once,
+    to the end, before the walk goes on): ``(raw name, flags, bytes)`` of the classes that
+    pass the prefilter, in order, each handed over as soon as it is read while helper threads
+    read the next ones; then :attr:`classes` is how many ``.class`` entries it took."""
 
-    __slots__ = ("classes", "hits")
+    __slots__ = ("classes", "entries", "_walk", "_c")
 
-    def __init__(self, classes: int, hits: list[tuple[bytes, int, bytes]]):
-        self.classes, self.hits = classes, hits
+    def __init__(self, walk: "ZipWalk", c):
+        self.classes = self.entries = 0
+        self._walk, self._c = walk, c
+
+    @property
+    def hits(self) -> Iterator[tuple[bytes, int, bytes]]:
+        c = self._c
+        if c is None:
+            return
+        next_hit = c.next_hit
+        while (hit := next_hit()) is not None:
+            yield hit
+        self._finish()
+
+    def _finish(self) -> None:
+        """The batch's end (hits not asked for are dropped): the walk goes on after it."""
+        c, self._c = self._c, None
+        if c is not None:
+            pos, self.entries, self.classes, inflated, walked = c.finish()
+            self._walk._took(pos, self.entries, inflated, walked)
 
 
 class ZipWalk:
@@ -274,6 +294,7 @@ class ZipWalk:
         ``inflate_threads`` threads read one batch's classes (ScanLimits.inflate_threads)."""
         self._r = reader
         self._threads = inflate_threads
+        self._not_batched = -1  # the offset of an entry a batch did not take: the Python walk's
         self._budget = budget
         # Never tested for truth: len() of EntrySizes builds a dict over every entry. Asked
         # in increasing offset order: EntrySizes answers those from a cursor.
@@ -324,10 +345,14 @@ class ZipWalk:
             offset = r._base + start
             sig = buf[start : start + 4]
             if sig == LOCAL_SIG:
-                if self._class_limit is not None and (self._keys is not None or not buf[start + 6] & FLAG_DESCRIPTOR):
+                if (self._class_limit is not None and offset != self._not_batched
+                        and (self._keys is not None or not buf[start + 6] & FLAG_DESCRIPTOR)):
                     batch = self._batch(buf, start)
                     if batch is not None:
                         yield batch
+                        batch._finish()  # (done already when its hits were read to the end)
+                        if not batch.entries:  # its first class was not for it: the Python walk's
+                            self._not_batched = offset
                         continue
                 entry = self._local(offset, buf, start, end)
                 yield entry
@@ -344,22 +369,26 @@ class ZipWalk:
                 raise CorruptArchive(f"unexpected record at offset {offset}")
 
     def _batch(self, buf: bytes, start: int) -> ClassBatch | None:
-        """The plain entries from ``buf[start:]`` on, walked in C; None if it took none (the
+        """The plain entries from ``buf[start:]`` on, walked in C; None if it takes none (the
         entry at ``start`` is then one only the Python walk handles)."""
-        r, budget, offsets = self._r, self._budget, self._offsets
-        pos, n, classes, inflated, walked, hits = _fastwalk.walk_batch(
-            buf, start, r._base, self._keys, self._sizes, budget.entries_left, budget.inflated_left,
+        budget, offsets = self._budget, self._offsets
+        c = _fastwalk.walk_batch_start(
+            buf, start, self._r._base, self._keys, self._sizes, budget.entries_left, budget.inflated_left,
             self._class_limit, offsets[-1] + 1 if offsets else 0, self._threads)
+        return None if c is None else ClassBatch(self, c)
+
+    def _took(self, pos: int, n: int, inflated: int, walked: bytes) -> None:
+        """What a batch took: ``n`` entries up to ``pos`` in the reader's window."""
         if not n:
-            return None
-        r._pos = pos
+            return
+        budget = self._budget
+        self._r._pos = pos
         budget.entries_left -= n
         budget.inflated_left -= inflated
         self.entries_seen += n
         pairs = array("Q", walked)
-        offsets.extend(pairs[0::2])
+        self._offsets.extend(pairs[0::2])
         self._prints.extend(pairs[1::2])
-        return ClassBatch(classes, hits)
 
     def _local(self, offset: int, buf: bytes, start: int, end: int) -> Entry:
         """The entry whose header starts the window ``buf[start:end]``."""
