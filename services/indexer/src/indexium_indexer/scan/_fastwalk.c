@@ -3,7 +3,7 @@
  * classes that name a rule's API.
  *
  * An optimisation only, never a second implementation of the rules: zipstream.ZipWalk
- * calls walk_batch() when this module was built (`make env`), and walks in Python
+ * calls walk_batch_start() when this module was built (`make env`), and walks in Python
  * otherwise. The batch takes only the entries whose handling has no branch: a local
  * header without zip64 sizes whose size is known (from the header, or from the indexer
  * for one written with a data descriptor), wholly inside the window with its descriptor,
@@ -411,16 +411,14 @@ typedef struct {
     PyObject_HEAD
     Py_buffer view, kview, sview;
     int has_keys;
-    Walked *walked;
+    Jobs J; /* its walked entries and jobs, and what the threads share */
     size_t n_walked;
-    size_t *jobs;
-    Jobs J;
     pthread_t helpers[MAX_THREADS];
     int started;
     Inflater in; /* the walk's own thread's */
     size_t q; /* the next job of the in-order pass */
     size_t pos0; /* where the batch started in the window */
-    long long inflated_left, inflated, n_classes;
+    long long inflated, n_classes;
     size_t kept_total;
     size_t keep; /* entries the batch takes, once ended */
     int ended, failed, finished;
@@ -441,16 +439,17 @@ static void batch_join(Batch *b) {
 
 static void batch_free_data(Batch *b, size_t from) {
     for (size_t k = from; k < b->n_walked; k++) {
-        if (b->walked[k].data != NULL && !b->walked[k].stored) free(b->walked[k].data);
-        b->walked[k].data = NULL;
+        Walked *w = &b->J.walked[k];
+        if (w->data != NULL && !w->stored) free(w->data);
+        w->data = NULL;
     }
 }
 
 static void batch_dealloc(Batch *b) {
     batch_join(b);
-    if (b->walked != NULL) batch_free_data(b, 0);
-    free(b->walked);
-    free(b->jobs);
+    if (b->J.walked != NULL) batch_free_data(b, 0);
+    free(b->J.walked);
+    free(b->J.jobs);
     inflater_close(&b->in);
     PyBuffer_Release(&b->view);
     if (b->has_keys) {
@@ -470,8 +469,8 @@ static Walked *batch_advance(Batch *b) {
             b->ended = 1;
             break;
         }
-        size_t at_entry = b->jobs[b->q];
-        Walked *w = &b->walked[at_entry];
+        size_t at_entry = J->jobs[b->q];
+        Walked *w = &J->walked[at_entry];
         int state;
         unsigned spins = 0;
         while ((state = atomic_load_explicit(&w->state, memory_order_acquire)) == 0) {
@@ -484,7 +483,7 @@ static Walked *batch_advance(Batch *b) {
             }
         }
         if (state == -2) b->failed = 1;
-        if (state != 1 || b->inflated_left - b->inflated - (long long)w->got < 0) {
+        if (state != 1 || J->inflated_room - b->inflated - (long long)w->got < 0) {
             b->keep = at_entry;
             b->ended = 1;
             break;
@@ -549,12 +548,12 @@ static PyObject *batch_finish(Batch *b, PyObject *unused) {
     if (b->failed) return PyErr_NoMemory();
     batch_free_data(b, 0);
     size_t n = b->keep;
-    size_t at = n ? b->walked[n - 1].next_at : b->pos0;
+    size_t at = n ? b->J.walked[n - 1].next_at : b->pos0;
     PyObject *prints = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 16));
     if (prints == NULL) return NULL;
     uint64_t *pairs = (uint64_t *)PyBytes_AS_STRING(prints);
     for (size_t i = 0; i < n; i++) {
-        Walked *w = &b->walked[i];
+        Walked *w = &b->J.walked[i];
         pairs[2 * i] = w->offset;
         if (!entry_print(w->name, w->nlen, w->method, w->csize, &pairs[2 * i + 1])) {
             Py_DECREF(prints);
@@ -643,8 +642,8 @@ static PyObject *walk_batch_start(PyObject *self, PyObject *args) {
     size_t cap_walked = 512, n_walked = 0, n_jobs = 0, n_deflated = 0;
     Walked *walked = malloc(cap_walked * sizeof *walked);
     size_t *jobs = malloc(cap_walked * sizeof *jobs);
-    b->walked = walked;
-    b->jobs = jobs;
+    b->J.walked = walked;
+    b->J.jobs = jobs;
     if (walked == NULL || jobs == NULL) {
         Py_DECREF(b);
         return PyErr_NoMemory();
@@ -737,8 +736,8 @@ static PyObject *walk_batch_start(PyObject *self, PyObject *args) {
         min_offset = offset + 1;
     }
     Py_END_ALLOW_THREADS
-    b->walked = walked;
-    b->jobs = jobs;
+    b->J.walked = walked;
+    b->J.jobs = jobs;
     b->n_walked = n_walked;
     if (failed) {
         Py_DECREF(b);
@@ -749,10 +748,7 @@ static PyObject *walk_batch_start(PyObject *self, PyObject *args) {
         Py_RETURN_NONE;
     }
     b->pos0 = (size_t)pos;
-    b->inflated_left = inflated_left;
     Jobs *J = &b->J;
-    J->walked = walked;
-    J->jobs = jobs;
     J->n_jobs = n_jobs;
     J->limit = limit;
     J->inflated_room = inflated_left;
