@@ -217,3 +217,30 @@ async def test_typos_corrected_by_word_similarity_and_remembered(seed, db):
     for w in ("a1", "b1", "c1"):
         small.put(w, None)
     assert len(small) == 1  # bounded: cleared when full
+
+
+async def test_a_letter_dropped_or_swapped_too_far_for_trigrams_is_corrected_one_edit_away(client, seed, db):
+    """A short word with a letter dropped ("reux") or two letters swapped ("irno") shares too
+    few trigrams with its word for either measure (similarity 0.375 / 0.25, word similarity
+    0.4): the word one edit away corrects it, and full text answers, not the name scan, which
+    found nothing at all for "reux". The trade pinned: a word two edits away ("rdx") is not
+    corrected, and of several words one edit away the most similar wins ("bots": "boats" over
+    "bits")."""
+    from indexium_db import trigram
+    from indexium_db.queries import catalog as catalog_q
+
+    for slug, name, summary in [("redux", "Better Redux", "Classic textures, redone"),
+                                ("iron", "Iron Doors", "Doors of iron"), ("boats", "Fast Boats", "Quick boats"),
+                                ("bits", "Bits and Bobs", "Little things")]:
+        m = await seed.mod(slug, name=name, summary=summary)
+        await seed.version(m, "1.0", [FABRIC_120])
+    assert trigram.similarity("reux", "redux") < catalog_q.CORRECTION_SIMILARITY
+    assert trigram.word_similarity("reux", "redux") < catalog_q.FUZZY_WORD_SIMILARITY
+    assert await slugs(client, q="Reux") == ["redux"]
+    assert await slugs(client, q="irno doors") == ["iron"]
+    assert await slugs(client, q="bots") == ["boats"]
+    assert await slugs(client, q="rdx") == []
+    corrections = catalog_q.Corrections()
+    rows, total = await catalog_q.search(db, catalog_q.SearchQuery("reux"), corrections=corrections)
+    assert [r["slug"] for r in rows] == ["redux"] and total == 1
+    assert corrections.get("reux") == (True, "redux") and corrections.get("rdx") == (False, None)

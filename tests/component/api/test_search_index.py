@@ -121,7 +121,8 @@ async def _catalogue(seed):
 QUERIES = [
     {"q": "sodium"}, {"q": "sod"}, {"q": "iron"}, {"q": "iron", "sort": "downloads"}, {"q": "olga's iron"},
     {"q": "iron", "game_version": "1.20.1", "loader": "fabric"}, {"q": "iron", "environment": "server"},
-    {"q": "хранилище"}, {"q": "sodim"}, {"q": "irn chests"}, {"game_version": "1.20.1"},
+    {"q": "хранилище"}, {"q": "sodim"}, {"q": "irn chests"}, {"q": "irno chests"}, {"q": "sodium exra"},
+    {"game_version": "1.20.1"},
     {"loader": "forge", "sort": "newest"}, {"sort": "name"}, {"category": "storage"}, {"offset": "2", "limit": "2"},
 ]
 V2_QUERIES = [

@@ -4,6 +4,7 @@ word_similarity to the last float4 bit, and catalog._corrected's nearest word ch
 
 from __future__ import annotations
 
+import itertools
 import random
 import shutil
 
@@ -11,7 +12,8 @@ import pytest
 
 from indexium_db import trigram
 from indexium_db.queries import catalog as catalog_q
-from indexium_db.trigram import Words, distance, similar_among, similarity, trigram_set, word_similarity
+from indexium_db.trigram import (Words, distance, edits, nearest_edit, similar_among, similarity, trigram_set,
+                                 word_similarity)
 
 BASE = ["sodium", "furnaces", "furnace", "rendering", "lanterns", "iron", "chests", "magic", "storage", "biomes",
         "redux", "cozy", "weather", "farming", "tweaks", "waypoints", "villagers", "recipes", "enchantments",
@@ -131,7 +133,11 @@ async def test_nearest_word_is_the_one_the_sql_path_picks(db, monkeypatch, c_mod
                                  if len(x) >= 3 and x.lower() not in index))
     queries += ["qqqqq", "zzzzzz", "enchantmnts", "createadition", "xyzzy", "sodim", "abb", "bab"]
     queries += ["mixe", "mixedd", "cafes", "brien", "kelvi", "naives"]  # near words that are not ASCII
-    differ, corrected, by_word_similarity, tied = [], 0, 0, 0
+    # A middle letter dropped, two letters swapped: often too far for both trigram measures
+    queries += list(dict.fromkeys(x for w in BASE if len(w) >= 4
+                                  for x in (w[:len(w) // 2] + w[len(w) // 2 + 1:], w[1] + w[0] + w[2:])
+                                  if x not in index))
+    differ, corrected, by_word_similarity, tied, by_edit = [], 0, 0, 0, 0
     async with db.transaction():
         await catalog_q.typo_thresholds(db)
         for q in queries:
@@ -140,12 +146,48 @@ async def test_nearest_word_is_the_one_the_sql_path_picks(db, monkeypatch, c_mod
             corrected += ours not in (None, q)
             if ours not in (None, q):
                 by_word_similarity += similarity(q, ours) < catalog_q.CORRECTION_SIMILARITY
+                by_edit += index._nearest_trigram(q, catalog_q.CORRECTION_SIMILARITY,
+                                                  catalog_q.FUZZY_WORD_SIMILARITY) is None
                 tied += any(w != ours and similarity(q, w) == similarity(q, ours) for w in every)
             if (sql or q) != (ours or q):  # (_corrected: None when nothing changes)
                 differ.append((q, sql, ours))
     assert not differ, differ[:10]
     assert len(queries) // 2 < corrected < len(queries)  # both outcomes exercised
     assert by_word_similarity > 5 and tied > 5  # the fallback measure and the tie-break too
+    assert by_edit > 5  # and the word one edit away, where both measures miss
+
+
+def _osa(a: str, b: str) -> int:
+    """Optimal string alignment distance (Damerau-Levenshtein without repeated edits)."""
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
+
+
+@pytest.mark.parametrize("word", ["abca", "aab", "c", "abcb"])
+def test_edits_are_every_word_one_edit_away_once(monkeypatch, word):
+    # Over a three-letter alphabet every string of length n - 1 to n + 1 can be listed: the
+    # edits are exactly those at distance 1.
+    monkeypatch.setattr(trigram, "EDIT_LETTERS", "abc")
+    every = {"".join(t) for n in range(len(word) - 1, len(word) + 2) for t in itertools.product("abc", repeat=n)}
+    got = edits(word)
+    assert len(got) == len(set(got)) and word not in got and "" not in got
+    assert set(got) == {x for x in every if x and _osa(word, x) == 1}
+
+
+def test_the_word_one_edit_away_is_the_most_similar_then_the_smaller():
+    assert nearest_edit("bots", {"bits", "boats", "bats", "boots2"}) == "boats"  # 0.375 over 0.25
+    assert similarity("bts", "bats") == similarity("bts", "bits")
+    assert nearest_edit("bts", {"bits", "bats"}) == "bats"  # a tie: the smaller word
+    assert nearest_edit("rdx", {"redux"}) is None  # two edits away
+    assert nearest_edit("reux", set()) is None
+    words = Words(["redux", "sodium", "iron"])
+    assert words.nearest("reux", 0.4, 0.5) == "redux" and words.nearest("irno", 0.4, 0.5) == "iron"
+    assert words.nearest("sodim", 0.4, 0.5) == "sodium" and words.nearest("rdx", 0.4, 0.5) is None
 
 
 def test_words_only_grow_and_know_their_members():

@@ -1,5 +1,5 @@
 """pg_trgm's similarity measures, computed in process exactly as PostgreSQL computes them, and
-the catalogue's typo corrections (``catalog._corrected``'s two nearest-word lookups) answered
+the catalogue's typo corrections (``catalog._corrected``'s nearest-word lookups) answered
 from a word set held in memory. Pure (no I/O).
 
 Exact for a database whose ctype and collation are C (``--locale=C``, as ours are): there a
@@ -105,6 +105,35 @@ def similar_among(a: str, items: list, ordinals, threshold: float) -> dict[int, 
         if (ws := word_similarity(a, name)) >= threshold:
             out[o] = ws
     return out
+
+
+# The letters an edit inserts or substitutes: a catalogue word's characters under the C ctype
+# (see the module doc), lower case.
+EDIT_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def edits(word: str) -> list[str]:
+    """The words one edit from ``word`` (Damerau-Levenshtein distance 1: a letter dropped,
+    one added, one replaced, two neighbours swapped), each once, in a fixed order; letters
+    added or replaced are EDIT_LETTERS'. ~330 for a 4-letter word, ~780 for 10 letters."""
+    n = len(word)
+    out = [word[:i] + word[i + 1:] for i in range(n)]
+    out += [word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(n - 1) if word[i] != word[i + 1]]
+    for i in range(n + 1):
+        head, tail = word[:i], word[i:]
+        out += [head + c + tail for c in EDIT_LETTERS]
+        if i < n:
+            out += [head + c + tail[1:] for c in EDIT_LETTERS if c != tail[0]]
+    return list(dict.fromkeys(w for w in out if w and w != word))
+
+
+def nearest_edit(word: str, known) -> str | None:
+    """catalog._corrected's third lookup, the same in both paths: of the words one edit from
+    ``word`` (``edits``) that are in ``known`` (a container of catalogue words), the most
+    similar to it (pg_trgm's similarity; ties: the smaller word, by code point), else None."""
+    trg = trigram_set(word)
+    found = [w for w in edits(word) if w in known]
+    return min(found, key=lambda w: (distance(similarity(trg, trigram_set(w))), w), default=None)
 
 
 def _iterate(query: set[str], trg2: list[str]) -> float:
@@ -253,7 +282,12 @@ class Words:
         """catalog._corrected's lookup for one word: the most similar word with similarity >=
         ``similarity_threshold`` (ties: the smaller word), else the most word-similar with
         word_similarity(word, w) >= ``word_similarity_threshold`` (ties: by similarity, then
-        the smaller word), else None. ``word`` must be ASCII (see the module doc)."""
+        the smaller word), else the nearest word one edit away (``nearest_edit``), else None.
+        ``word`` must be ASCII (see the module doc)."""
+        best = self._nearest_trigram(word, similarity_threshold, word_similarity_threshold)
+        return best if best is not None else nearest_edit(word, self)
+
+    def _nearest_trigram(self, word: str, similarity_threshold: float, word_similarity_threshold: float) -> str | None:
         query = trigram_set(word)
         m = len(query)
         if m == 0:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 import asyncpg
 
 from . import facets as facets_q
+from .. import trigram
 from ..querytext import MAX_QUERY_WORDS, PREFIX_MIN_CHARS, WORDS as _WORDS, normalized
 from .telemetry import ACTIVE_SERVERS_DAY, ACTIVE_SERVERS_EXPR, ACTIVE_SERVERS_JOIN
 from .websearch import defuse
@@ -422,10 +423,13 @@ async def _corrected(conn: asyncpg.Connection, q: str, corrections: Corrections 
     """q with each word replaced by its most similar catalogue word; None if nothing changes.
 
     Most similar: by trigram similarity (>= CORRECTION_SIMILARITY), else by word similarity
-    (>= FUZZY_WORD_SIMILARITY: "reux" is 0.6 of "redux", "coy" 0.5 of "cozy"), so a word the
-    whole-word measure misses is still corrected and full text, not the name scan, answers.
-    Both are nearest-first scans of search_words' GiST index. Callers set both thresholds.
-    ``known``: words known to be in search_words, each its own nearest word (no lookup).
+    (>= FUZZY_WORD_SIMILARITY: "coy" is 0.5 of "cozy"), so a word the whole-word measure
+    misses is still corrected and full text, not the name scan, answers. Both are
+    nearest-first scans of search_words' GiST index. Callers set both thresholds. Else a
+    word one edit away (trigram.nearest_edit: "reux" is 0.375 similar and 0.4 word-similar
+    to "redux", too far for either measure, and one letter short of it), looked up by
+    primary key in the same statement. ``known``: words known to be in search_words, each
+    its own nearest word (no lookup).
     """
     words = _WORDS.findall(q.lower())[:MAX_QUERY_WORDS]
     best: dict[str, str] = {}
@@ -440,19 +444,25 @@ async def _corrected(conn: asyncpg.Connection, q: str, corrections: Corrections 
         elif w not in unknown:
             unknown.append(w)
     if unknown:
+        # (rows with w NULL: the words one edit from an unknown word that search_words holds)
         rows = await conn.fetch(
             """SELECT t.w, COALESCE(
                     (SELECT s.word FROM search_words s WHERE s.word % t.w
                      ORDER BY s.word <-> t.w, s.word LIMIT 1),
                     (SELECT s.word FROM search_words s WHERE t.w <% s.word
                      ORDER BY t.w <<-> s.word, s.word <-> t.w, s.word LIMIT 1)) AS best
-               FROM unnest($1::text[]) AS t(w)""",
-            unknown,
+               FROM unnest($1::text[]) AS t(w)
+               UNION ALL SELECT NULL, s.word FROM search_words s WHERE s.word = ANY($2::text[])""",
+            unknown, list(dict.fromkeys(e for w in unknown for e in trigram.edits(w))),
         )
+        one_edit = {r["best"] for r in rows if r["w"] is None}
         for r in rows:
-            best[r["w"]] = r["best"] or r["w"]
+            if r["w"] is None:
+                continue
+            found = r["best"] if r["best"] is not None else trigram.nearest_edit(r["w"], one_edit)
+            best[r["w"]] = found or r["w"]
             if corrections is not None:
-                corrections.put(r["w"], r["best"])
+                corrections.put(r["w"], found)
     fixed = [best[w] for w in words]
     return " ".join(fixed) if fixed != words else None
 
