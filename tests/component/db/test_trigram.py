@@ -185,6 +185,9 @@ def test_the_word_one_edit_away_is_the_most_similar_then_the_smaller():
     assert nearest_edit("bts", {"bits", "bats"}) == "bats"  # a tie: the smaller word
     assert nearest_edit("rdx", {"redux"}) is None  # two edits away
     assert nearest_edit("reux", set()) is None
+    # No catalogue word is longer than 40 characters: a longer word has no edit worth making.
+    long = "a" * trigram.SEARCH_WORD_MAX_CHARS
+    assert nearest_edit(long + "b", {long}) == long and edits(long + "bc") == []
     words = Words(["redux", "sodium", "iron"])
     assert words.nearest("reux", 0.4, 0.5) == "redux" and words.nearest("irno", 0.4, 0.5) == "iron"
     assert words.nearest("sodim", 0.4, 0.5) == "sodium" and words.nearest("rdx", 0.4, 0.5) is None

@@ -110,13 +110,19 @@ def similar_among(a: str, items: list, ordinals, threshold: float) -> dict[int, 
 # The letters an edit inserts or substitutes: a catalogue word's characters under the C ctype
 # (see the module doc), lower case.
 EDIT_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
+# search_words holds words of 3 to 40 characters (migration 0014's mod_search_words): a longer
+# word is more than one edit from every one of them, and its ~73 edits a letter are not made.
+SEARCH_WORD_MAX_CHARS = 40
 
 
 def edits(word: str) -> list[str]:
     """The words one edit from ``word`` (Damerau-Levenshtein distance 1: a letter dropped,
     one added, one replaced, two neighbours swapped), each once, in a fixed order; letters
-    added or replaced are EDIT_LETTERS'. ~330 for a 4-letter word, ~780 for 10 letters."""
+    added or replaced are EDIT_LETTERS'. ~330 for a 4-letter word, ~780 for 10 letters; none
+    for a word longer than SEARCH_WORD_MAX_CHARS + 1."""
     n = len(word)
+    if n > SEARCH_WORD_MAX_CHARS + 1:
+        return []
     out = [word[:i] + word[i + 1:] for i in range(n)]
     out += [word[:i] + word[i + 1] + word[i] + word[i + 2:] for i in range(n - 1) if word[i] != word[i + 1]]
     for i in range(n + 1):
