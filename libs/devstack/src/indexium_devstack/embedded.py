@@ -51,7 +51,12 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether a server could listen on ``port`` now. Probed as our servers bind (asyncio and
+    aiohttp set SO_REUSEADDR): connections a stopped server left in TIME_WAIT (for a minute)
+    do not make it taken, so ``make run`` starts again right after the last one stopped; a
+    listening socket still does."""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
         except OSError:
