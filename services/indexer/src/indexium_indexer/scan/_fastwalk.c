@@ -437,8 +437,8 @@ static void batch_join(Batch *b) {
     b->started = 0;
 }
 
-static void batch_free_data(Batch *b, size_t from) {
-    for (size_t k = from; k < b->n_walked; k++) {
+static void batch_free_data(Batch *b) { /* the bytes still held: hits not handed over */
+    for (size_t k = 0; k < b->n_walked; k++) {
         Walked *w = &b->J.walked[k];
         if (w->data != NULL && !w->stored) free(w->data);
         w->data = NULL;
@@ -447,7 +447,7 @@ static void batch_free_data(Batch *b, size_t from) {
 
 static void batch_dealloc(Batch *b) {
     batch_join(b);
-    if (b->J.walked != NULL) batch_free_data(b, 0);
+    if (b->J.walked != NULL) batch_free_data(b);
     free(b->J.walked);
     free(b->J.jobs);
     inflater_close(&b->in);
@@ -546,7 +546,7 @@ static PyObject *batch_finish(Batch *b, PyObject *unused) {
     b->busy = 0;
     b->finished = 1;
     if (b->failed) return PyErr_NoMemory();
-    batch_free_data(b, 0);
+    batch_free_data(b);
     size_t n = b->keep;
     size_t at = n ? b->J.walked[n - 1].next_at : b->pos0;
     PyObject *prints = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * 16));
