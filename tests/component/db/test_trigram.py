@@ -193,6 +193,18 @@ def test_the_word_one_edit_away_is_the_most_similar_then_the_smaller():
     assert words.nearest("sodim", 0.4, 0.5) == "sodium" and words.nearest("rdx", 0.4, 0.5) is None
 
 
+async def test_a_tie_one_edit_away_goes_to_the_smaller_word_in_both_paths(db):
+    # "reux" is 0.375 similar to both "redux" and "remux" (and under both thresholds): the
+    # SQL path's second statement and the word set pick the same word of the tie.
+    words = ["remux", "redux", "zzzz"]
+    assert similarity("reux", "redux") == similarity("reux", "remux") < catalog_q.CORRECTION_SIMILARITY
+    await db.execute("INSERT INTO search_words (word) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING", words)
+    async with db.transaction():
+        await catalog_q.typo_thresholds(db)
+        sql = await catalog_q._corrected(db, "reux zzzz qqqq")
+    assert sql == "redux zzzz qqqq" == " ".join(Words(words).nearest(w, 0.4, 0.5) or w for w in ("reux", "zzzz", "qqqq"))
+
+
 def test_words_only_grow_and_know_their_members():
     index = Words(["sodium"])
     assert index.nearest("sodim", 0.4, 0.5) == "sodium" and "sodium" in index and len(index) == 1

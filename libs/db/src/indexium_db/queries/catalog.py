@@ -426,10 +426,10 @@ async def _corrected(conn: asyncpg.Connection, q: str, corrections: Corrections 
     (>= FUZZY_WORD_SIMILARITY: "coy" is 0.5 of "cozy"), so a word the whole-word measure
     misses is still corrected and full text, not the name scan, answers. Both are
     nearest-first scans of search_words' GiST index. Callers set both thresholds. Else a
-    word one edit away (trigram.nearest_edit: "reux" is 0.375 similar and 0.4 word-similar
-    to "redux", too far for either measure, and one letter short of it), looked up by
-    primary key in the same statement. ``known``: words known to be in search_words, each
-    its own nearest word (no lookup).
+    word one edit away (trigram.nearest_edit: "reux" is 0.375 similar and 0.4 word-similar to
+    "redux", too far for either measure, and one letter short of it), its candidates looked
+    up by primary key in a second statement, sent only for the words both measures missed.
+    ``known``: words known to be in search_words, each its own nearest word (no lookup).
     """
     words = _WORDS.findall(q.lower())[:MAX_QUERY_WORDS]
     best: dict[str, str] = {}
@@ -444,25 +444,27 @@ async def _corrected(conn: asyncpg.Connection, q: str, corrections: Corrections 
         elif w not in unknown:
             unknown.append(w)
     if unknown:
-        # (rows with w NULL: the words one edit from an unknown word that search_words holds)
         rows = await conn.fetch(
             """SELECT t.w, COALESCE(
                     (SELECT s.word FROM search_words s WHERE s.word % t.w
                      ORDER BY s.word <-> t.w, s.word LIMIT 1),
                     (SELECT s.word FROM search_words s WHERE t.w <% s.word
                      ORDER BY t.w <<-> s.word, s.word <-> t.w, s.word LIMIT 1)) AS best
-               FROM unnest($1::text[]) AS t(w)
-               UNION ALL SELECT NULL, s.word FROM search_words s WHERE s.word = ANY($2::text[])""",
-            unknown, list(dict.fromkeys(e for w in unknown for e in trigram.edits(w))),
+               FROM unnest($1::text[]) AS t(w)""",
+            unknown,
         )
-        one_edit = {r["best"] for r in rows if r["w"] is None}
-        for r in rows:
-            if r["w"] is None:
-                continue
-            found = r["best"] if r["best"] is not None else trigram.nearest_edit(r["w"], one_edit)
-            best[r["w"]] = found or r["w"]
+        found = {r["w"]: r["best"] for r in rows}
+        missed = [w for w in unknown if found[w] is None]
+        if missed:  # the words one edit away, for these alone (a word's edits are ~330-800 strings)
+            one_edit = {r["word"] for r in await conn.fetch(
+                "SELECT word FROM search_words WHERE word = ANY($1::text[])",
+                list(dict.fromkeys(e for w in missed for e in trigram.edits(w))))}
+            for w in missed:
+                found[w] = trigram.nearest_edit(w, one_edit)
+        for w, fixed_word in found.items():
+            best[w] = fixed_word or w
             if corrections is not None:
-                corrections.put(r["w"], found)
+                corrections.put(w, fixed_word)
     fixed = [best[w] for w in words]
     return " ".join(fixed) if fixed != words else None
 
