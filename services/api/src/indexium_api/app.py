@@ -12,6 +12,7 @@ import importlib.util
 
 from aiohttp import web
 
+from indexium_platform import heap
 from indexium_platform.lifecycle import Resources, cleanup_ctx
 from indexium_platform.metrics import ServiceMetrics
 from indexium_platform.web import base_app, serve
@@ -93,4 +94,5 @@ def _setup_analytics(app: web.Application) -> None:
 
 
 def main() -> None:
+    heap.enable()  # the search index: the collector paused while it loads, then frozen (heap.py)
     serve(NAME, Settings, create_app)

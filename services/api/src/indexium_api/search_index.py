@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 from indexium_db.queries import catalog as catalog_q, indexed
 from indexium_db.searchindex import Lexicon, SearchIndex
-from indexium_platform import logs
+from indexium_platform import heap, logs
 
 log = logs.get(__name__)
 RETRY_S = 5.0  # a load that failed (PostgreSQL away) is tried again this soon
@@ -86,12 +86,17 @@ class LiveIndex:
         """``timeout``: only the start-up load, which the API waits for before it serves, is
         bounded (below the startup probe's window); a load in the background takes what it takes."""
         started = time.monotonic()
-        index = await asyncio.wait_for(self.api.db.run(indexed.load), timeout)
-        index.recheck = self.recheck
-        await self.api.db.run(indexed.prewarm, self.lexicon, index)
-        self.index, self._synced_at = index, started
+        # No collector pass while the index is built, one when it is in (heap.py: the index is
+        # about a million objects, which every full pass would walk again).
+        with heap.building():
+            index = await asyncio.wait_for(self.api.db.run(indexed.load), timeout)
+            index.recheck = self.recheck
+            await self.api.db.run(indexed.prewarm, self.lexicon, index)
+            self.index, self._synced_at = index, started
+            settle_s = heap.settle()
         self.api.metrics.search_index_mods.set(len(index))
-        log.info("search_index_loaded", mods=len(index), seconds=round(time.monotonic() - started, 2))
+        log.info("search_index_loaded", mods=len(index), seconds=round(time.monotonic() - started, 2),
+                 **({} if settle_s is None else {"gc_settle_ms": round(settle_s * 1000, 1)}))
 
     async def _refresh_loop(self) -> None:
         while True:
