@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import itertools
 import os
 import shutil
@@ -25,7 +26,7 @@ from indexium_contracts import registry
 from indexium_db import migrate
 from indexium_db.pool import connect, create_pool
 from indexium_devstack.embedded import SYNCHRONOUS_STANDBY, EmbeddedNats, EmbeddedPostgres
-from indexium_platform import natsutil
+from indexium_platform import heap, natsutil
 
 TIERS = ("unit", "component", "integration", "faults")
 _db_counter = itertools.count()
@@ -291,3 +292,19 @@ def modrinth_schema() -> ModrinthSchema:
     if not MODRINTH_OPENAPI.exists():
         pytest.fail(f"Modrinth's OpenAPI document is missing: {MODRINTH_OPENAPI}")
     return ModrinthSchema(MODRINTH_OPENAPI)
+
+
+@pytest.fixture
+def heap_on():
+    """platform.heap turned on, as the API's main turns it on, for one test; afterwards off, and
+    the collector as it was (nothing the test froze left frozen)."""
+    frozen_before, was_enabled = gc.get_freeze_count(), gc.isenabled()
+    heap.enable()
+    try:
+        yield
+    finally:
+        heap.enable(False)
+        gc.unfreeze()
+        if frozen_before:  # (a process that froze before this test: as it was, near enough)
+            gc.freeze()
+        (gc.enable if was_enabled else gc.disable)()

@@ -83,7 +83,6 @@ async def main(args) -> None:
             if settle_s is not None:
                 what += f", settled in {settle_s * 1000:.0f} ms"
             print(f"  {what}: {wall:.2f} s ({cpu:.2f} s CPU); {describe(probe.take())}")
-            probe.take()
             started = time.perf_counter()
             found = gc.collect()
             print(f"    then one full pass: {(time.perf_counter() - started) * 1000:.0f} ms "

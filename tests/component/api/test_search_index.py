@@ -14,7 +14,6 @@ from indexium_api.app import INVALIDATOR
 from indexium_api.state import API
 from indexium_contracts import versions as events
 from indexium_db.queries import mods as mods_q
-from indexium_platform import heap
 
 FABRIC_120 = (["fabric"], ["1.20.1"])
 FORGE_119 = (["forge"], ["1.19.2"])
@@ -226,33 +225,25 @@ class _Cycle:
         self.me = self
 
 
-async def test_with_the_heap_settled_the_index_is_frozen_and_a_reload_leaves_no_garbage(make_client, nats_url,
-                                                                                       seed):
+async def test_with_the_heap_settled_the_index_is_frozen_and_a_reload_leaves_no_garbage(heap_on, make_client,
+                                                                                       nats_url, seed):
     """As the API process runs (app.main turns platform.heap on): the collector is paused while
     the index loads and settles once it is in, so later passes skip the index; what requests
     left as cyclic garbage meanwhile is collected by that pass, not frozen with the index."""
     m = await seed.mod("frozen", name="Frozen Lanterns")
     await seed.version(m, "1.0", [FABRIC_120])
-    frozen_before = gc.get_freeze_count()
-    heap.enable()
-    try:
-        client = await make_client(NATS_URL=nats_url)
-        live = await following(client)
-        assert gc.isenabled()
-        assert not any(o is live.index or o is live.index.entries for o in gc.get_objects())  # frozen
-        assert await hits(client, q="frozen") == (["frozen"], 1)
-        old = live.index
-        reloading = asyncio.create_task(live.reload(invalidate=False))
-        await asyncio.sleep(0)
-        assert not gc.isenabled()  # paused while it loads
-        garbage = weakref.ref(_Cycle())  # what a request served meanwhile may leave
-        assert await hits(client, q="frozen") == (["frozen"], 1)
-        await reloading
-        assert live.index is not old and gc.isenabled()
-        assert garbage() is None
-        assert not any(o is live.index for o in gc.get_objects())
-    finally:
-        heap.enable(False)
-        gc.unfreeze()
-        if frozen_before:
-            gc.freeze()
+    client = await make_client(NATS_URL=nats_url)
+    live = await following(client)
+    assert gc.isenabled()
+    assert not any(o is live.index or o is live.index.entries for o in gc.get_objects())  # frozen
+    assert await hits(client, q="frozen") == (["frozen"], 1)
+    old = live.index
+    reloading = asyncio.create_task(live.reload(invalidate=False))
+    await asyncio.sleep(0)
+    assert not gc.isenabled()  # paused while it loads
+    garbage = weakref.ref(_Cycle())  # what a request served meanwhile may leave
+    assert await hits(client, q="frozen") == (["frozen"], 1)
+    await reloading
+    assert live.index is not old and gc.isenabled()
+    assert garbage() is None
+    assert not any(o is live.index for o in gc.get_objects())

@@ -16,20 +16,6 @@ class Node:
         self.me = self  # a reference cycle: only the collector frees it
 
 
-@pytest.fixture
-def turned_on():
-    frozen_before, was_enabled = gc.get_freeze_count(), gc.isenabled()
-    heap.enable()
-    try:
-        yield
-    finally:
-        heap.enable(False)
-        gc.unfreeze()
-        if frozen_before:  # (a process that froze before this test: as it was, near enough)
-            gc.freeze()
-        (gc.enable if was_enabled else gc.disable)()
-
-
 def tracked(obj: object) -> bool:
     """Whether a collector pass would walk ``obj`` (frozen objects are in no generation)."""
     return any(o is obj for o in gc.get_objects())
@@ -44,7 +30,7 @@ def test_off_unless_a_process_turns_it_on():
     assert gc.get_freeze_count() == frozen and gc.isenabled()
 
 
-def test_building_pauses_automatic_passes_until_the_last_section_closes(turned_on):
+def test_building_pauses_automatic_passes_until_the_last_section_closes(heap_on):
     assert gc.isenabled()
     with heap.building():
         assert not gc.isenabled()
@@ -57,14 +43,14 @@ def test_building_pauses_automatic_passes_until_the_last_section_closes(turned_o
     assert gc.isenabled()
 
 
-def test_a_collector_someone_turned_off_stays_off(turned_on):
+def test_a_collector_someone_turned_off_stays_off(heap_on):
     gc.disable()
     with heap.building():
         pass
     assert not gc.isenabled()
 
 
-def test_settle_collects_the_window_s_garbage_and_freezes_what_is_alive(turned_on):
+def test_settle_collects_the_window_s_garbage_and_freezes_what_is_alive(heap_on):
     with heap.building():
         garbage = weakref.ref(Node())
         for _ in range(5000):  # allocations enough for several passes, were passes on
@@ -80,7 +66,7 @@ def test_settle_collects_the_window_s_garbage_and_freezes_what_is_alive(turned_o
     assert tracked({"made later": []})
 
 
-def test_a_frozen_cycle_that_died_is_collected_by_the_next_settle(turned_on):
+def test_a_frozen_cycle_that_died_is_collected_by_the_next_settle(heap_on):
     with heap.building():
         dying = Node()
         heap.settle()
