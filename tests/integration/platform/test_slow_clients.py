@@ -89,9 +89,12 @@ async def test_a_body_that_trickles_in_is_a_408_envelope(service):
     reader, writer = await asyncio.open_connection("127.0.0.1", proc.port)
     writer.write(f"POST {POST_PATHS[name]} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                  f"X-GitHub-Event: ping\r\nX-GitHub-Delivery: d-slow\r\nContent-Length: 1000\r\n\r\n".encode())
-    trickle = asyncio.create_task(_trickle(writer, b"{" + b" " * 999, 0.2))
+    trickle = asyncio.create_task(_trickle(writer, b"{" + b" " * 999, 0.05))
     try:
         started = time.monotonic()
+        # Still sending after the answer, and reading it only then: the server drops those bytes
+        # (linger) instead of resetting the connection under an answer not read yet.
+        await asyncio.sleep(BODY_S + 0.5)
         answer = await asyncio.wait_for(reader.read(), timeout=BODY_S + 5)  # read() to EOF: closed after
     finally:
         trickle.cancel()

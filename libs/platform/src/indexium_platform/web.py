@@ -152,7 +152,7 @@ async def read_request_body(request: web.Request, limit: int | None = None, *,
                     inflater.feed(chunk)
         return inflater.finish() if inflater is not None else bytes(body)
     except TimeoutError:
-        request.content.feed_eof()
+        # The rest of the body is left to arrive: the edge drops it after the answer (linger).
         raise BodyError("timeout", 408, "request_timeout",
                         f"The request body did not arrive within {timeout_s:g} s.",
                         close_connection=True) from None
@@ -163,8 +163,8 @@ async def read_request_body(request: web.Request, limit: int | None = None, *,
     except inflate.TooLarge:
         raise too_large from None
     except inflate.BadStream as exc:
-        # Neither can the connection carry another request: the rest of the body is unread.
-        request.content.feed_eof()
+        # Neither can the connection carry another request: the rest of the body is unread
+        # (the edge drops it after the answer).
         raise BodyError("stream", 400, "invalid_body",
                         f"The request body {exc} (Content-Encoding: {sent[0]}).",
                         detail=str(exc), close_connection=True) from None
@@ -172,6 +172,30 @@ async def read_request_body(request: web.Request, limit: int | None = None, *,
 
 # What aiohttp raises when it cannot inflate or read a request body (a broken chunk, say).
 UNREADABLE_BODY = (RequestPayloadError, HttpProcessingError)
+
+LINGER_S = 2.0
+
+
+async def linger(request: web.Request, linger_s: float = LINGER_S) -> None:
+    """After an answer that ends the connection with the body unread (a 408, a body that does
+    not inflate): send FIN, then read and drop what the client still sends until it hangs up,
+    for at most ``linger_s``, and only then let the socket close. Closing a socket with bytes
+    unread in it, or one the client is still writing to, sends a reset, and a reset can cost
+    the client the answer it has not read yet (nginx's lingering close does the same)."""
+    transport = request.transport
+    content = request.content
+    try:
+        if transport is None or transport.is_closing():
+            return
+        if transport.can_write_eof():
+            transport.write_eof()
+        async with asyncio.timeout(linger_s):
+            while await content.readany():
+                pass
+    except (TimeoutError, ConnectionError, *UNREADABLE_BODY):
+        pass
+    finally:
+        content.feed_eof()  # so aiohttp does not linger over it again (10 s) before it closes
 
 
 def header_text(request: web.Request, name: str, max_len: int) -> str | None:
@@ -296,6 +320,7 @@ def _edge(app: web.Application):
             else:
                 structlog.contextvars.bind_contextvars(request_id=request_id)
             status = 500
+            closing = answered = None
             try:
                 try:
                     try:
@@ -311,6 +336,7 @@ def _edge(app: web.Application):
                     response = error_response(exc.status, exc.code, exc.description, exc.headers)
                     if exc.close_connection:
                         response.force_close()
+                        closing = True  # answered, then lingered over, below
                 except web.HTTPException as exc:
                     preflight = hooks.preflight if exc.status == 405 and request.method == "OPTIONS" else None
                     if preflight is not None and (answer := preflight(request, exc)) is not None:
@@ -338,6 +364,11 @@ def _edge(app: web.Application):
                 hook = hooks.response
                 if hook is not None and not response.prepared:
                     hook(request, response)
+                if closing:
+                    await response.prepare(request)
+                    await response.write_eof()
+                    answered = perf_counter()
+                    await linger(request)
                 return response
             except web.HTTPException as exc:
                 status = exc.status
@@ -346,7 +377,7 @@ def _edge(app: web.Application):
                     hook(request, exc)
                 raise
             finally:
-                elapsed = perf_counter() - started
+                elapsed = (answered or perf_counter()) - started
                 method = request.method
                 hooks.observe(template, method, status, elapsed)
                 if template not in _QUIET_ROUTES:
