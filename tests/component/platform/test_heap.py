@@ -78,3 +78,31 @@ def test_a_frozen_cycle_that_died_is_collected_by_the_next_settle(heap_on):
     with heap.building():
         heap.settle()
     assert gone() is None
+
+
+def test_watch_times_every_pass_and_the_metrics_export_them():
+    before = heap.passes()
+    heap.watch()
+    try:
+        gc.collect(0)
+        gc.collect(2)
+        gc.collect(2)
+    finally:
+        heap.watch(False)
+    after = heap.passes()
+    assert after[0][0] >= before[0][0] + 1 and after[2][0] >= before[2][0] + 2
+    assert after[2][1] > before[2][1]  # seconds, summed
+    assert sum(after[2][2]) == after[2][0]  # every pass in one bucket
+    gc.collect(2)  # not watched: not counted
+    assert heap.passes()[2][0] == after[2][0]
+
+    from indexium_platform.metrics import ServiceMetrics
+    assert b"gc_pause_seconds_count" not in ServiceMetrics("heaptest").render()[0]  # nothing unless watched
+    heap.watch()
+    try:
+        text = ServiceMetrics("heaptest").render()[0].decode()
+    finally:
+        heap.watch(False)
+    line = next(ln for ln in text.splitlines() if ln.startswith('indexium_heaptest_gc_pause_seconds_count{generation="2"}'))
+    assert float(line.split()[1]) == after[2][0]
+    assert 'indexium_heaptest_gc_pause_seconds_bucket{generation="2",le="+Inf"}' in text

@@ -109,5 +109,7 @@ async def test_event_invalidates_both_processes(replicas, nats_url, database_url
                     await asyncio.sleep(0.01)
                 state, found = await search(p.url)
                 assert state == "HIT" and sorted(found) == ["newcomer", "steady"]
+            for p in replicas:  # every collector pass timed; the index's load ended in a full one (settle)
+                assert await metric(http, p.url, 'indexium_api_gc_pause_seconds_count{generation="2"}') >= 1
     finally:
         await conn.close()

@@ -20,10 +20,15 @@ their process holds everything the test run made):
 One pause per load instead of several, and later passes as short as in a process without the
 structure. A frozen object is still freed when nothing refers to it (the index a reload
 replaces); only a cycle that dies after a settle waits for the next one.
+
+:func:`watch` (every service, from ``web.serve``) times every pass of the process, whatever
+starts it: :func:`passes`, exported as ``indexium_<service>_gc_pause_seconds{generation}``
+(``metrics.ServiceMetrics``). A pass stops the whole process, requests and consumers alike.
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import gc
 import time
@@ -74,3 +79,45 @@ def settle() -> float | None:
     gc.collect()
     gc.freeze()
     return time.perf_counter() - started
+
+
+# Pause bounds in seconds: a young pass takes well under a millisecond, a full one over a large
+# heap most of a second.
+PAUSE_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+# generation -> [passes, seconds in all, passes per bucket (the last: over every bound)]
+_passes: dict[int, list] = {g: [0, 0.0, [0] * (len(PAUSE_BUCKETS) + 1)] for g in range(3)}
+_pass_started = 0.0
+_watching = False
+
+
+def _timed(phase: str, info: dict) -> None:
+    global _pass_started
+    now = time.perf_counter()
+    if phase == "start":
+        _pass_started = now
+        return
+    seconds = now - _pass_started
+    series = _passes[info["generation"]]
+    series[0] += 1
+    series[1] += seconds
+    series[2][bisect.bisect_left(PAUSE_BUCKETS, seconds)] += 1
+
+
+def watch(on: bool = True) -> None:
+    """Time every collector pass of this process from now on (off: no longer; the figures stay)."""
+    global _watching
+    if on and not _watching:
+        gc.callbacks.append(_timed)
+    elif not on and _watching:
+        gc.callbacks.remove(_timed)
+    _watching = on
+
+
+def watching() -> bool:
+    return _watching
+
+
+def passes() -> dict[int, tuple[int, float, tuple[int, ...]]]:
+    """Per generation (2: a full pass): passes timed, their seconds in all, and how many fell in
+    each of :data:`PAUSE_BUCKETS` (not cumulative; the last count: longer than every bound)."""
+    return {g: (n, total, tuple(buckets)) for g, (n, total, buckets) in _passes.items()}

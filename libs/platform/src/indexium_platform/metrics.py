@@ -14,6 +14,8 @@ from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
+from . import heap
+
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 # The method label: RFC 9110's methods and PATCH; any other token a client sends (aiohttp
 # accepts any) is "other", so a client cannot mint label values (a new series each).
@@ -112,6 +114,27 @@ def _le(bound: float) -> str:
     return "+Inf" if bound == float("inf") else repr(float(bound))
 
 
+class GcPauses(Collector):
+    """``<prefix>_gc_pause_seconds{generation}``: the cyclic collector's passes as
+    :func:`heap.passes` timed them (nothing until :func:`heap.watch` runs; ``web.serve`` runs it)."""
+
+    def __init__(self, prefix: str) -> None:
+        self._name = f"{prefix}_gc_pause_seconds"
+
+    def collect(self):
+        family = HistogramMetricFamily(
+            self._name, "Cyclic garbage collector passes: the whole process stops for each. "
+            "Generation 2 is a full pass.", labels=["generation"])
+        if heap.watching():
+            for generation, (_, total, buckets) in heap.passes().items():
+                cumulative, running = [], 0
+                for bound, n in zip((*heap.PAUSE_BUCKETS, float("inf")), buckets):
+                    running += n
+                    cumulative.append((_le(bound), running))
+                family.add_metric([str(generation)], cumulative, total)
+        yield family
+
+
 class ServiceMetrics:
     """The metrics every service exports; services add their own on ``registry``."""
 
@@ -121,6 +144,7 @@ class ServiceMetrics:
         p = f"indexium_{service}"
         self.requests = RequestMetrics(p)
         self.registry.register(self.requests)
+        self.registry.register(GcPauses(p))
         self.ready = Gauge(
             f"{p}_ready", "1 when the service's NATS and PostgreSQL connections are usable.",
             registry=self.registry,

@@ -23,7 +23,7 @@ from aiohttp.web_protocol import RequestPayloadError
 from aiohttp.web_urldispatcher import SystemRoute, UrlMappingMatchInfo
 from multidict import istr
 
-from . import inflate, logs
+from . import heap, inflate, logs
 from .metrics import ServiceMetrics
 
 ReadinessCheck = Callable[[], Awaitable[bool]]
@@ -192,7 +192,7 @@ async def linger(request: web.Request, linger_s: float = LINGER_S) -> None:
         async with asyncio.timeout(linger_s):
             while await content.readany():
                 pass
-    except (TimeoutError, ConnectionError, *UNREADABLE_BODY):
+    except Exception:  # (timed out, the client gone, the body's framing broken: done either way)
         pass
     finally:
         content.feed_eof()  # so aiohttp does not linger over it again (10 s) before it closes
@@ -519,6 +519,7 @@ def serve(name: str, settings_cls, create_app: Callable[..., web.Application], *
     except SettingsError as exc:
         raise SystemExit(f"{name}: {exc}") from None
     logs.configure(name, fmt=settings.log_format, level=settings.log_level)
+    heap.watch()  # every collector pass timed: indexium_<service>_gc_pause_seconds
     app = create_app(settings)
     if young_gc_threshold is not None:
         collect_less(app, young_gc_threshold)
