@@ -44,7 +44,6 @@ import siterows  # noqa: E402
 import v2rows  # noqa: E402
 import visibility  # noqa: E402
 
-from indexium_contracts import registry  # noqa: E402
 from indexium_db import migrate  # noqa: E402
 from indexium_devstack import jars  # noqa: E402
 from indexium_devstack.embedded import EmbeddedNats, EmbeddedPostgres, free_port  # noqa: E402
@@ -399,7 +398,7 @@ async def main(args) -> None:
             await admin.close()
             dsn = pg.dsn("bench")
             nc = await nats.connect(nats_server.url)
-            await natsutil.ensure_streams(nc.jetstream(), registry.STREAMS, registry.CONSUMERS)
+            await natsutil.ensure_all(nc.jetstream())  # streams, consumers and KV buckets, as the setup step
             await nc.drain()
             catalogue = await load_catalogue(dsn, args.mods)
             env = {"DATABASE_URL": dsn, "NATS_URL": nats_server.url, "INDEXIUM_API_RATE_LIMIT_PER_MINUTE": "0",

@@ -54,7 +54,6 @@ async def main(args) -> None:
     import nats  # noqa: PLC0415
 
     import run  # noqa: PLC0415 - the bench's own helpers (catalogue loader, load generator)
-    from indexium_contracts import registry  # noqa: PLC0415
     from indexium_devstack.embedded import EmbeddedNats, EmbeddedPostgres, free_port  # noqa: PLC0415
     from indexium_devstack.procs import BY_NAME, ServiceProcess  # noqa: PLC0415
     from indexium_platform import natsutil  # noqa: PLC0415
@@ -69,7 +68,7 @@ async def main(args) -> None:
             await admin.execute("CREATE DATABASE bench")
             await admin.close()
             nc = await nats.connect(nats_server.url)
-            await natsutil.ensure_streams(nc.jetstream(), registry.STREAMS, registry.CONSUMERS)
+            await natsutil.ensure_all(nc.jetstream())  # streams, consumers and KV buckets, as the setup step
             await nc.drain()
             await run.load_catalogue(pg.dsn("bench"), args.mods)
             env = {"DATABASE_URL": pg.dsn("bench"), "NATS_URL": nats_server.url,
