@@ -62,11 +62,7 @@ class RequestMetrics(Collector):
             merged[0] += total
             merged[1] = [a + b for a, b in zip(merged[1], buckets)]
         for (route, method), (total, buckets) in by_route.items():
-            cumulative, running = [], 0
-            for bound, n in zip((*self._bounds, float("inf")), buckets):
-                running += n
-                cumulative.append((_le(bound), running))
-            latency.add_metric([route, method], cumulative, total)
+            latency.add_metric([route, method], _cumulative(self._bounds, buckets), total)
         yield requests
         yield latency
 
@@ -114,6 +110,15 @@ def _le(bound: float) -> str:
     return "+Inf" if bound == float("inf") else repr(float(bound))
 
 
+def _cumulative(bounds: tuple[float, ...], counts) -> list[tuple[str, int]]:
+    """Per-bucket counts (the last: over every bound) as a histogram's cumulative ``le`` buckets."""
+    out, running = [], 0
+    for bound, n in zip((*bounds, float("inf")), counts):
+        running += n
+        out.append((_le(bound), running))
+    return out
+
+
 class GcPauses(Collector):
     """``<prefix>_gc_pause_seconds{generation}``: the cyclic collector's passes as
     :func:`heap.passes` timed them (nothing until :func:`heap.watch` runs; ``web.serve`` runs it)."""
@@ -127,11 +132,7 @@ class GcPauses(Collector):
             "Generation 2 is a full pass.", labels=["generation"])
         if heap.watching():
             for generation, (_, total, buckets) in heap.passes().items():
-                cumulative, running = [], 0
-                for bound, n in zip((*heap.PAUSE_BUCKETS, float("inf")), buckets):
-                    running += n
-                    cumulative.append((_le(bound), running))
-                family.add_metric([str(generation)], cumulative, total)
+                family.add_metric([str(generation)], _cumulative(heap.PAUSE_BUCKETS, buckets), total)
         yield family
 
 
