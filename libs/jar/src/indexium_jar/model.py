@@ -13,8 +13,15 @@ from typing import Literal
 import msgspec
 
 Loader = Literal[
-    "fabric", "quilt", "forge", "neoforge", "bukkit", "paper", "bungeecord", "velocity", "liteloader"
+    "fabric", "quilt", "forge", "neoforge", "bukkit", "paper", "bungeecord", "velocity", "liteloader", "sponge"
 ]
+# Modrinth's project types (``/v2/tag/project_type`` plus ``datapack`` and ``plugin``, which
+# its v2 answers as ``mod`` but its facets still tell apart).
+ProjectType = Literal["mod", "plugin", "resourcepack", "datapack", "shader", "modpack"]
+# Modrinth's loader names for packs: ``minecraft`` (resource packs), ``datapack``, the shader
+# loaders, and a modpack's own loader.
+PackLoader = Literal["minecraft", "datapack", "iris", "optifine", "canvas", "fabric", "quilt", "forge", "neoforge"]
+FileEnv = Literal["required", "optional", "unsupported"]
 Environment = Literal["client", "server", "both"]
 DependencyKind = Literal["required", "optional", "incompatible", "embedded"]
 
@@ -68,6 +75,50 @@ class ModRecord(msgspec.Struct, frozen=True, omit_defaults=True):
     dependencies: tuple[Dependency, ...] = ()
     nested_jars: tuple[str, ...] = ()  # paths of jar-in-jar entries
     warnings: tuple[str, ...] = ()
+
+
+class PackFile(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One entry of a modpack's ``files`` (modrinth.index.json), validated."""
+
+    path: str  # relative, inside the instance directory (no "..", no absolute path)
+    hashes: dict[str, str]  # "sha1" and "sha512", lower-case hex
+    downloads: tuple[str, ...]
+    file_size: int | None = None
+    env_client: FileEnv | None = None
+    env_server: FileEnv | None = None
+    # The downloads whose host is outside Modrinth's allow-list for modpacks: the indexer
+    # holds such a pack for review instead of listing it.
+    off_host_downloads: tuple[str, ...] = ()
+
+
+class PackRecord(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A resource pack, data pack, shader pack or modpack, normalized like :class:`ModRecord`."""
+
+    project_type: ProjectType
+    loaders: tuple[PackLoader, ...]
+    manifest_path: str  # "pack.mcmeta", "modrinth.index.json", "shaders/shaders.properties", ...
+    name: str | None = None  # the modpack's name; packs without one leave it to the release
+    version: str | None = None  # the modpack's versionId; packs carry none
+    description: str | None = None  # plain text (a text component flattened)
+    icon: str | None = None  # "pack.png" when the archive has it
+    game_versions: GameVersions = GameVersions()
+    files: tuple[PackFile, ...] = ()  # modpacks: what the launcher downloads
+    nested_jars: tuple[str, ...] = ()  # modpacks: jars under overrides/ (scanned like jar-in-jar)
+    held_for_review: tuple[str, ...] = ()  # why the indexer must not list it before a review
+    warnings: tuple[str, ...] = ()
+
+
+class PackSkip(msgspec.Struct, frozen=True):
+    """An archive that is not a pack Indexium lists, and why (docs/indexer.md, "Packs")."""
+
+    code: str  # "curseforge_modpack", "sources_archive", "legacy_texture_pack", "not_a_pack"
+    reason: str  # safe human text
+
+
+class PackParseResult(msgspec.Struct, frozen=True):
+    record: PackRecord | None = None
+    problems: tuple[ManifestProblem, ...] = ()
+    skip: PackSkip | None = None
 
 
 class ManifestProblem(msgspec.Struct, frozen=True):

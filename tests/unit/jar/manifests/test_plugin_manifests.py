@@ -73,3 +73,37 @@ def test_velocity_plugin_json():
     assert [(d.mod_id, d.kind) for d in rec.dependencies] == [("viabackwards", "optional"), ("lib", "required")]
     assert isinstance(plugins.parse_velocity(b"{not json", Jar())[0], ManifestProblem)
     assert plugins.parse_velocity(b'{"name":"x"}', Jar())[0].code == "missing_id"
+
+
+SPONGE = b"""{
+  "loader": {"name": "java_plain", "version": "1.0"},
+  "license": "MIT",
+  "global": {"version": "2.1.0", "links": {"homepage": "https://example.org", "issues": "mailto:x"},
+             "contributors": [{"name": "Spongie", "description": "Lead"}],
+             "dependencies": [{"id": "spongeapi", "version": "8.0.0", "load-order": "after", "optional": false}]},
+  "plugins": [
+    {"id": "example", "name": "Example", "entrypoint": "org.example.Example", "description": "Testing"},
+    {"id": "example-extra", "version": "0.1", "entrypoint": "org.example.Extra",
+     "dependencies": [{"id": "luckperms", "optional": true}]}
+  ]
+}"""
+
+
+def test_sponge_plugins_json_gives_one_record_per_plugin_inheriting_global():
+    first, second = plugins.parse_sponge(SPONGE, Jar())
+    assert (first.loader, first.mod_id, first.version, first.name) == ("sponge", "example", "2.1.0", "Example")
+    assert first.manifest_path == "META-INF/sponge_plugins.json" and first.environment == "server"
+    assert first.licenses == ("MIT",) and first.links == {"homepage": "https://example.org"}
+    assert [a.name for a in first.authors] == ["Spongie"]
+    assert first.dependencies == (Dependency("spongeapi", "required", "8.0.0", side="server"),)
+    assert (second.version, second.dependencies) == ("0.1", (Dependency("luckperms", "optional", side="server"),))
+    assert first.game_versions.versions == ()  # spongeapi is an API version, not a game version
+
+
+def test_sponge_problems():
+    assert plugins.parse_sponge(b"{", Jar())[0].code == "invalid_json"
+    assert plugins.parse_sponge(b'{"plugins": []}', Jar())[0].code == "invalid_manifest"
+    (bad,) = plugins.parse_sponge(b'{"plugins": [{"id": "Bad Id", "version": "1"}]}', Jar())
+    assert isinstance(bad, ManifestProblem) and bad.code == "invalid_id"
+    (rec,) = plugins.parse_sponge(b'{"plugins": [{"id": "noversion"}]}', Jar())
+    assert rec.version is None and "no version" in rec.warnings

@@ -1,4 +1,5 @@
-"""Server plugins: plugin.yml (Bukkit/Spigot/Paper), paper-plugin.yml, bungee.yml, velocity-plugin.json.
+"""Server plugins: plugin.yml (Bukkit/Spigot/Paper), paper-plugin.yml, bungee.yml, velocity-plugin.json,
+and Sponge's META-INF/sponge_plugins.json.
 
 Sources: docs.papermc.io (plugin-yml, paper-plugins, velocity-plugin-json), BungeeCord's
 ``PluginDescription``. YAML is read with PyYAML's ``BaseLoader``, which keeps every scalar
@@ -8,6 +9,7 @@ and 16/156 surveyed plugin.yml files write the version unquoted).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -20,6 +22,10 @@ BUKKIT_PATH = "plugin.yml"
 PAPER_PATH = "paper-plugin.yml"
 BUNGEE_PATH = "bungee.yml"
 VELOCITY_PATH = "velocity-plugin.json"
+# SpongeAPI 8+ (SpongePowered/plugin-meta, written by SpongeGradle's ``sponge { plugin(...) }``).
+# Not in manifests._PARSERS yet: the format registry (issue 34) registers it with its loader.
+SPONGE_PATH = "META-INF/sponge_plugins.json"
+_SPONGE_ID = re.compile(r"[a-z][a-z0-9_-]{1,63}")
 _BaseLoader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 
@@ -128,3 +134,45 @@ def _record(loader: Loader, path: str, doc: dict[str, Any], warnings: list[str],
         environment="server",  # plugins run on the server (or proxy) only
         game_versions=game, dependencies=tuple(deps), warnings=tuple(warnings),
     )
+
+
+def parse_sponge(data: bytes, jar: helpers.Jar) -> helpers.Output:
+    """``META-INF/sponge_plugins.json``: one record per ``plugins[]`` entry (loader "sponge").
+
+    ``global`` holds defaults every plugin inherits (version, links, contributors,
+    dependencies). A ``spongeapi`` dependency names the API, not a Minecraft version, so no
+    game version is recorded.
+    """
+    text, warnings = helpers.decode_utf8(data, SPONGE_PATH)
+    try:
+        doc, extra = helpers.loads_gson_strict(text)
+    except ValueError as exc:
+        return [helpers.problem(SPONGE_PATH, "invalid_json", f"{SPONGE_PATH} is not valid JSON: {exc}")]
+    warnings += extra
+    if not isinstance(doc, dict) or not isinstance(doc.get("plugins"), list) or not doc["plugins"]:
+        return [helpers.problem(SPONGE_PATH, "invalid_manifest", "root must be an object with a plugins array")]
+    shared = doc.get("global") if isinstance(doc.get("global"), dict) else {}
+    out: helpers.Output = []
+    for plugin in doc["plugins"][:64]:
+        if not isinstance(plugin, dict):
+            continue
+        merged = {**shared, **plugin}
+        if bad := helpers.check_id(SPONGE_PATH, merged.get("id"), _SPONGE_ID):
+            out.append(bad)
+            continue
+        deps = [
+            Dependency(mod_id=d["id"], kind="optional" if d.get("optional") is True else "required",
+                       version_range=helpers.text(d.get("version")), side="server")
+            for d in merged.get("dependencies") or [] if isinstance(d, dict) and helpers.text(d.get("id"))
+        ]
+        people = [c.get("name") for c in merged.get("contributors") or [] if isinstance(c, dict)]
+        version = helpers.text(merged.get("version"))
+        notes = list(warnings) + (helpers.version_warnings(version) if version else ["no version"])
+        license_ = helpers.text(doc.get("license"))
+        out.append(ModRecord(
+            loader="sponge", manifest_path=SPONGE_PATH, mod_id=merged["id"].strip(), version=version,
+            name=helpers.text(merged.get("name")), description=helpers.text(merged.get("description")),
+            authors=helpers.people_from_names(helpers.string_list(people)),
+            licenses=(license_,) if license_ else (), links=helpers.links_from(merged.get("links")),
+            environment="server", dependencies=tuple(deps), warnings=tuple(notes)))
+    return out
