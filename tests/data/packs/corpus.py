@@ -1,0 +1,98 @@
+"""Rebuild the real-pack corpus from corpus.tsv and measure the pack layer on it (not part of make test).
+
+Each row names a public repository, a commit and the folder holding an unpacked pack. The
+archive is rebuilt from a snapshot fetched under /work/.mirror (``git archive
+<commit>:<path>``, so the pack's files sit at the archive's root as in a released zip), then
+read the way the indexer reads a jar: the central directory, the entries
+``indexium_jar.packs.entries_to_read`` names, ``parse_pack``. A row without its snapshot is
+skipped with a message. Prints per row the type and game versions found against those
+expected, and the totals.
+
+    .venv/bin/python tests/data/packs/corpus.py [--mirror /work/.mirror] [--out /tmp/pack-corpus]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+from indexium_jar.gameversions import default_table
+from indexium_jar.packs import Archive, entries_to_read, parse_pack
+from indexium_jar.zip.zipfmt import CentralDirectory, extract, locate_eocd
+
+HERE = Path(__file__).resolve().parent
+
+
+def rows() -> list[dict[str, str]]:
+    lines = [line for line in (HERE / "corpus.tsv").read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
+    return list(csv.DictReader(lines, delimiter="\t"))
+
+
+def rebuild(row: dict[str, str], mirror: Path, out: Path) -> Path | None:
+    git_dir = mirror / row["repo"].replace("/", "+") / "repo"
+    if not git_dir.is_dir():
+        print(f"skip {row['repo']}: no snapshot at {git_dir} (fetch it with the search tool first)", file=sys.stderr)
+        return None
+    target = out / f"{row['repo'].replace('/', '+')}.{row['archive']}"
+    tree = row["commit"] if row["path"] in (".", "") else f"{row['commit']}:{row['path']}"
+    subprocess.run(["git", "--git-dir", str(git_dir), "archive", "--format=zip", "-o", str(target), tree], check=True)
+    return target
+
+
+def expected_versions(spec: str) -> set[str]:
+    if spec in ("", "-"):
+        return set()
+    releases = [v.id for v in default_table().releases]  # newest first
+    found: set[str] = set()
+    for part in spec.split(","):
+        if ".." in part:
+            lo, hi = part.split("..")
+            found |= set(releases[releases.index(hi):releases.index(lo) + 1])
+        else:
+            found.add(part)
+    return found
+
+
+def measure(path: Path, row: dict[str, str]):
+    data = path.read_bytes()
+    info = locate_eocd(data, 0, len(data))
+    directory = CentralDirectory(data[info.cd_offset:info.cd_offset + info.cd_size], base_offset=info.base_offset)
+    names = [e.name for e in directory.entries()]
+    files = {n: extract(directory.entry(n), data, 0, 16 << 20) for n in entries_to_read(names, path.name)}
+    return parse_pack(files, Archive(names=names, file_name=path.name, release_text=row["release_text"]))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument("--out", type=Path, default=Path("/tmp/pack-corpus"))
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    releases = {v.id for v in default_table().releases}
+    total = right_type = right_versions = 0
+    for row in rows():
+        path = rebuild(row, args.mirror, args.out)
+        if path is None:
+            continue
+        total += 1
+        result = measure(path, row)
+        rec = result.record
+        got_type = rec.project_type if rec else (result.skip.code if result.skip else result.problems[0].code)
+        got_loaders = ",".join(rec.loaders) if rec else "-"
+        got = {v for v in rec.game_versions.versions if v in releases} if rec else set()
+        want = expected_versions(row["expected_versions"])
+        type_ok = got_type == row["expected_type"] and got_loaders == row["expected_loaders"]
+        right_type += type_ok
+        right_versions += got == want
+        print(f"{'ok ' if type_ok and got == want else 'BAD'} {row['repo']:40} {got_type:12} {got_loaders:14} "
+              f"{','.join(sorted(got)) or '-'}  (expected {row['expected_type']} {row['expected_loaders']} "
+              f"{row['expected_versions']})")
+    print(f"{total} archives: {right_type} with the right type and loaders, {right_versions} with the right game versions")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
