@@ -45,6 +45,7 @@ def versions(pack: dict, kind: str = "resource") -> tuple[str, ...]:
     ({"min_format": [13, 1], "max_format": [14]}, ("r6", "r5")),
     ({"min_format": [13], "max_format": [13, 0]}, ("r4",)),
     ({"pack_format": 10, "min_format": [13, 1], "max_format": 14}, ("r6", "r5", "r4", "r3", "s3", "r2", "r1")),
+    ({"min_format": 13.0, "max_format": 13.9}, ("r5", "r4")),  # Gson's getAsInt truncates (a real Canvas pack)
 ])
 def test_declared_formats_map_to_versions(pack, expected):
     assert versions(pack) == expected
@@ -63,6 +64,7 @@ def test_bad_declarations_are_notes_not_failures():
     assert any("declares no usable pack format" in w for w in meta.warnings)
     assert declared_range({"pack_format": True})[0] is None  # JSON true is not format 1
     assert declared_range({"pack_format": 1e300})[0] is None
+    assert declared_range({"pack_format": float("nan")})[0] is None
 
 
 def test_formats_outside_the_table_are_said_not_guessed():

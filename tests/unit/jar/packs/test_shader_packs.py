@@ -12,6 +12,12 @@ from .packkit import build, mcmeta, read
 SHADERS = {"shaders/composite.fsh": "void main(){}", "shaders/lang/en_US.lang": "x=y"}
 
 
+def test_optional_iris_features_still_load_in_optifine():
+    _, _, out = read(build({**SHADERS, "shaders/shaders.properties": "iris.features.optional = SSBO\n"
+                                                                     "iris.features.required =\n"}))
+    assert out.record.loaders == ("iris", "optifine")
+
+
 def test_optifine_format_pack_loads_in_both_and_states_no_version():
     names, wanted, out = read(build({**SHADERS, "shaders/shaders.properties": "sun=true\n"}), release_text="v5.1")
     assert wanted == ["shaders/shaders.properties"]
@@ -21,7 +27,7 @@ def test_optifine_format_pack_loads_in_both_and_states_no_version():
 
 
 def test_iris_features_mean_iris_only():
-    _, _, out = read(build({**SHADERS, "shaders/shaders.properties": "iris.features.required=SSBO\n"}),
+    _, _, out = read(build({**SHADERS, "shaders/shaders.properties": "# x\niris.features.required = SSBO COMPUTE_SHADERS\n"}),
                      release_text="Complementary r5.2 for MC 1.20.1")
     rec = out.record
     assert rec.loaders == ("iris",)

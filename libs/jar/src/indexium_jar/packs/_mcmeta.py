@@ -30,7 +30,9 @@ class Meta:
 
 
 def _int(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+    """A JSON number as the game's codec reads it: Gson's ``getAsInt`` truncates ``101.1`` to 101
+    (seen in a real Canvas pack: ``"max_format": 101.1``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
         return None
     return int(value) if 0 <= value <= _MAX_FORMAT else None
 

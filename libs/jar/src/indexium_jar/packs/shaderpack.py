@@ -1,8 +1,9 @@
 """Shader packs: Iris/OptiFine (``shaders/`` at the root) and Canvas pipelines.
 
 * Iris and OptiFine read a zip whose root holds ``shaders/`` (Iris also finds it one folder
-  down). A ``shaders/shaders.properties`` naming ``iris.features.required``/``optional``
-  needs Iris; any other is an OptiFine-format pack, which both load. Such an archive states
+  down). A ``shaders/shaders.properties`` with ``iris.features.required`` needs Iris; any
+  other (``iris.features.optional`` included: OptiFine ignores ``iris.*`` keys) is an
+  OptiFine-format pack, which both load. Such an archive states
   no game version: :func:`infer_game_versions` reads one from the release's name or tag
   ("for MC 1.20.1", "v3.2+1.21"), marked inferred, or says "not stated".
 * Canvas's "pipelines" are resource packs: ``pack.mcmeta`` plus
@@ -78,10 +79,14 @@ def infer_game_versions(text: str, table: VersionTable) -> GameVersions:
 
 
 def _wants_iris(data: bytes) -> bool:
+    """``iris.features.required = SSBO ...``: the pack refuses to load without Iris's features.
+
+    ``iris.features.optional`` does not count: OptiFine ignores ``iris.*`` keys and loads the pack.
+    """
     text, _ = decode_utf8(data[:MAX_PROPERTIES_BYTES], PROPERTIES)
     for line in text.splitlines():
-        key = line.split("=", 1)[0].strip()
-        if key.startswith("iris.features."):
+        key, _, value = line.partition("=")
+        if key.strip() == "iris.features.required" and value.strip():
             return True
     return False
 
