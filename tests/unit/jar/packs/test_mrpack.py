@@ -113,3 +113,11 @@ def test_missing_game_version_and_loader_are_notes():
 def test_not_json_is_a_problem():
     out = read(build({"modrinth.index.json": "nope"}))[2]
     assert out.problems[0].code == "invalid_json"
+
+
+def test_notes_about_single_files_are_bounded():
+    doc = index()
+    doc["files"] += [{"path": f"mods/x{i}.jar", "downloads": ["https://cdn.modrinth.com/a"]} for i in range(100)]
+    rec = parse(doc)[2].record
+    assert sum("skipped" in w for w in rec.warnings) == mrpack.MAX_NOTES + 1
+    assert any("80 more unusable files skipped" in w for w in rec.warnings)

@@ -30,6 +30,7 @@ MAX_FILES = 5000  # the largest published packs list ~1,000 files
 MAX_INDEX_BYTES = 8 << 20  # 5,000 entries of ~400 bytes fit
 MAX_PATH = 512
 MAX_DOWNLOADS = 8  # mirrors per file
+MAX_NOTES = 20  # warnings about single files; the rest are counted
 _HEX = {"sha1": re.compile(r"[0-9a-f]{40}"), "sha512": re.compile(r"[0-9a-f]{128}")}
 _ENV: tuple[FileEnv, ...] = ("required", "optional", "unsupported")
 
@@ -113,6 +114,7 @@ def parse(files: Mapping[str, bytes], archive: Archive) -> PackParseResult:
         return PackParseResult(problems=tuple(fails))
     pack_files: list[PackFile] = []
     bad_paths: list[str] = []
+    skipped: list[str] = []
     for i, raw in enumerate(raw_files):
         item = _file(raw, i)
         if isinstance(item, PackFile):
@@ -120,7 +122,10 @@ def parse(files: Mapping[str, bytes], archive: Archive) -> PackParseResult:
         elif "leaves the instance" in item:
             bad_paths.append(item)
         else:
-            warnings.append(item + "; skipped")
+            skipped.append(item)
+    warnings += [s + "; skipped" for s in skipped[:MAX_NOTES]]
+    if len(skipped) > MAX_NOTES:
+        warnings.append(f"{len(skipped) - MAX_NOTES} more unusable files skipped")
     if bad_paths:  # a launcher would write outside the instance: the whole pack is hostile
         return PackParseResult(problems=(problem(PATH, "path_traversal", "; ".join(bad_paths[:5])),))
     game, loaders = _game_and_loaders(doc.get("dependencies"), archive, warnings)
