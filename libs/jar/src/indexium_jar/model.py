@@ -39,6 +39,12 @@ class Dependency(msgspec.Struct, frozen=True, omit_defaults=True):
     # None when the manifest gave no constraint.
     version_range: str | None = None
     side: Environment = "both"
+    # True when the loader only warns about this dependency instead of refusing to start:
+    # Fabric's conflicts (its solver ignores them, ResultAnalyzer warns), recommends and
+    # suggests (a mismatched version is a warning), NeoForge's DISCOURAGED. Breaks,
+    # INCOMPATIBLE, and an optional dependency of Quilt or (Neo)Forge that is present in the
+    # wrong version stop the game.
+    warn_only: bool = False
 
 
 class GameVersions(msgspec.Struct, frozen=True, omit_defaults=True):

@@ -148,6 +148,8 @@ def test_dependencies_with_string_or_array_predicates():
     assert by_id["fabricloader"].kind == "required" and by_id["fabricloader"].version_range == ">=0.14"
     assert (by_id["modmenu"].kind, by_id["emi"].kind) == ("optional", "optional")
     assert (by_id["sodium"].kind, by_id["optifabric"].kind) == ("incompatible", "incompatible")
+    # conflicts, recommends, suggests: fabric-loader only warns; breaks and depends stop the game
+    assert [d.mod_id for d in rec.dependencies if d.warn_only] == ["modmenu", "emi", "sodium"]
     assert rec.game_versions.raw == '["1.20","1.20.1"]'
     assert rec.game_versions.versions == ("1.20.1", "1.20")
 

@@ -126,6 +126,7 @@ def test_neoforge_file_and_type_field_upper_cased():
     assert rec.loader == "neoforge" and rec.manifest_path == NEO
     kinds = {d.mod_id: d.kind for d in rec.dependencies}
     assert kinds == {"neoforge": "required", "jei": "optional", "optifine": "incompatible", "sodium": "incompatible"}
+    assert [d.mod_id for d in rec.dependencies if d.warn_only] == ["sodium"]  # DISCOURAGED: a warning only
     # no minecraft dependency: NeoForge 21.1 is Minecraft 1.21.1
     assert rec.game_versions.source == "dependencies.neoforge.versionRange"
     assert rec.game_versions.versions == ("1.21.1",)

@@ -20,6 +20,7 @@ _V1_KINDS: dict[str, DependencyKind] = {
     "conflicts": "incompatible", "breaks": "incompatible",
 }
 _V0_KINDS: dict[str, DependencyKind] = {"requires": "required", "recommends": "optional", "conflicts": "incompatible"}
+_WARN_ONLY = {"recommends", "suggests", "conflicts"}  # ModSolver: soft; ResultAnalyzer only warns
 _ENVIRONMENTS = {"*": "both", "": "both", "universal": "both", "client": "client", "server": "server"}
 
 
@@ -89,7 +90,7 @@ def _dependencies(root: dict[str, Any], kinds: dict[str, DependencyKind], warnin
         for dep_id, predicate in table.items():
             if isinstance(predicate, str) or (isinstance(predicate, list) and all(isinstance(p, str) for p in predicate)):
                 raw = predicate if isinstance(predicate, str) else helpers.compact_json(predicate)
-                out.append(Dependency(mod_id=dep_id, kind=kind, version_range=raw))
+                out.append(Dependency(mod_id=dep_id, kind=kind, version_range=raw, warn_only=key in _WARN_ONLY))
             else:
                 warnings.append(f"{key}.{dep_id} must be a string or an array of strings; ignored")
     return out

@@ -134,8 +134,10 @@ def _dependency(entry: dict[str, Any], neo: bool, notes: list[str]) -> Dependenc
         notes.append(f"dependency without modId ignored: {entry!r}")
         return None
     kind: DependencyKind = "required"
+    discouraged = False
     if "type" in entry:  # NeoForge: upper-cased before DependencyType.valueOf
         kind = _TYPES.get(str(entry["type"]).upper(), "required")
+        discouraged = str(entry["type"]).upper() == "DISCOURAGED"  # ModSorter: a warning only
         if str(entry["type"]).upper() not in _TYPES:
             notes.append(f"dependency {mod_id}: unknown type {entry['type']!r}; treated as required")
     elif neo and "mandatory" in entry:
@@ -153,7 +155,7 @@ def _dependency(entry: dict[str, Any], neo: bool, notes: list[str]) -> Dependenc
         notes.append(f"dependency {mod_id}: invalid side {side!r} (values are case-sensitive); treated as BOTH")
     vr = entry.get("versionRange")
     return Dependency(mod_id=mod_id, kind=kind, version_range=vr if isinstance(vr, str) else None,
-                      side=_SIDES.get(side, "both") if isinstance(side, str) else "both")
+                      side=_SIDES.get(side, "both") if isinstance(side, str) else "both", warn_only=discouraged)
 
 
 def _game_versions(entries: list[dict[str, Any]], doc: dict[str, Any], loader: str, jar: helpers.Jar) -> tuple[GameVersions, list[str]]:
