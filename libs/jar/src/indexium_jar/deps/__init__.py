@@ -1,0 +1,12 @@
+"""Dependencies with meaning: parsed ranges, their words, and the pack resolver (all pure)."""
+
+from indexium_jar.deps.candidates import CandidateFile, CandidateSource, CandidateVersion, MemorySource, Provided
+from indexium_jar.deps.parsed import PLATFORM_IDS, ParsedDependency, parse_dependency, parse_range, scheme_for
+from indexium_jar.deps.resolver import NotIndexed, Pick, PlatformRequirement, Requested, Resolution, resolve
+from indexium_jar.deps.words import describe, range_words
+
+__all__ = [
+    "PLATFORM_IDS", "CandidateFile", "CandidateSource", "CandidateVersion", "MemorySource", "NotIndexed",
+    "ParsedDependency", "Pick", "PlatformRequirement", "Provided", "Requested", "Resolution", "describe",
+    "parse_dependency", "parse_range", "range_words", "resolve", "scheme_for",
+]
