@@ -210,3 +210,28 @@ def test_a_version_is_cleaned_every_time_and_a_clean_one_remembered_is_kept_as_s
 def test_a_game_version_seen_before_is_kept_as_it_was_the_first_time(sent, kept):
     for _ in range(3):  # the first decode normalizes it; later ones find it remembered
         assert decode_ping(samples.encode(samples.ping(game_version=sent))).game_version == kept
+
+
+def test_remembered_values_are_bounded_lru_caches_that_answer_as_the_functions_do():
+    """Slug checks, shown versions and the four spellings are remembered by functools.lru_cache
+    (not sets and dicts of our own), each within its bound: a ping stream of made-up values
+    evicts old entries instead of growing the caches, and a remembered answer is the same as
+    a fresh one."""
+    from indexium_telemetry import protocol
+
+    caches = {protocol._slug_valid: 100_000, protocol._shown_version: 100_000,
+              protocol._os_spelling: 256, protocol._arch_spelling: 256,
+              protocol._loader_spelling: 256, protocol._game_version_spelling: 256}
+    for cache, bound in caches.items():
+        assert cache.cache_info().maxsize == bound
+    for i in range(300):  # more made-up spellings than the bound
+        decode_ping(samples.encode(samples.ping(os=f"Plan{i}", arch=f"cpu{i}", loader=f"ldr{i}",
+                                                game_version=f"9.{i}")))
+    for cache in (protocol._os_spelling, protocol._arch_spelling, protocol._loader_spelling,
+                  protocol._game_version_spelling):
+        assert cache.cache_info().currsize <= 256
+    dirty = {"mods": [{"slug": "sodium", "version": " 1.0\x07 "}], "os": "Windows 11"}
+    first, again = (decode_ping(samples.encode(samples.ping(**dirty))) for _ in range(2))
+    assert first.mods[0].version == again.mods[0].version == "1.0"
+    assert first.os == again.os == "windows"
+    assert protocol._shown_version.cache_info().hits >= 1

@@ -9,9 +9,9 @@ becomes ``other`` instead of costing the whole ping. Pure functions only.
 
 from __future__ import annotations
 
+import functools
 import re
 import uuid
-from collections.abc import Callable
 from typing import Annotated, Literal
 
 import msgspec
@@ -76,12 +76,10 @@ class _LoosePingV1(PingV1, frozen=True, forbid_unknown_fields=True):
 _strict_decoder = msgspec.json.Decoder(PingV1)
 _decoder = msgspec.json.Decoder(_LoosePingV1)
 _SLUG = re.compile(SLUG_PATTERN)
-# Slugs found valid and versions found already clean (the same few thousand mods and their
-# versions recur in every ping): bounded, like the spellings below, so that made-up values
-# cannot grow them past this; past it a new value is checked every time.
+# The same few thousand mods and their versions recur in every ping: whether a slug is valid
+# and how a version is shown are remembered (functools.lru_cache), bounded so that made-up
+# values cannot grow the caches; a made-up value only evicts the least recently seen one.
 _SEEN_VALUES_MAX = 100_000
-_SLUGS_VALID: set[str] = set()
-_VERSIONS_CLEAN: set[str] = set()
 _JAVA_LEGACY = re.compile(r"^1\.(\d+)")
 _JAVA_MAJOR = re.compile(r"^(\d+)")
 _GAME_VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,31}\Z")
@@ -132,6 +130,14 @@ def clean_version(value: str | None) -> str | None:
     return v or None
 
 
+@functools.lru_cache(maxsize=_SEEN_VALUES_MAX)
+def _slug_valid(slug: str) -> bool:
+    return _SLUG.match(slug) is not None
+
+
+_shown_version = functools.lru_cache(maxsize=_SEEN_VALUES_MAX)(clean_version)
+
+
 def _decode_strictly(body: bytes) -> PingV1:
     try:
         return _strict_decoder.decode(body)
@@ -148,33 +154,27 @@ def decode_ping(body: bytes) -> PingV1:
         ping = _decoder.decode(body)
     except msgspec.DecodeError:  # ValidationError too: the strict decoder's error names it
         ping = _decode_strictly(body)
-    # One pass over the mods: each slug as PingV1 checks it (against those found valid
-    # before), each entry naming exactly one id, each version as shown (clean_version, for
-    # versions not already seen clean). Refusals keep a strict decode's order: a slug
-    # anywhere first, then the nil uuid, then the first entry not naming exactly one id.
-    valid, clean = _SLUGS_VALID, _VERSIONS_CLEAN
+    # One pass over the mods: each slug as PingV1 checks it (remembered per slug), each entry
+    # naming exactly one id, each version as shown (clean_version, remembered per version).
+    # Refusals keep a strict decode's order: a slug anywhere first, then the nil uuid, then
+    # the first entry not naming exactly one id.
     mods = ping.mods
     not_one = cleaned = None
+    slug_valid, shown_version = _slug_valid, _shown_version
     for i, entry in enumerate(mods):
         slug = entry.slug
         if slug is not None:
-            if slug not in valid:
-                if _SLUG.match(slug) is None:
-                    _decode_strictly(body)  # raises, naming the first field refused
-                    raise InvalidPing(f"Invalid ping: Expected `str` matching regex {SLUG_PATTERN!r}")
-                if len(valid) < _SEEN_VALUES_MAX:
-                    valid.add(slug)
+            if not slug_valid(slug):
+                _decode_strictly(body)  # raises, naming the first field refused
+                raise InvalidPing(f"Invalid ping: Expected `str` matching regex {SLUG_PATTERN!r}")
             if not_one is None and (entry.mod_id is not None or entry.manifest_id is not None):
                 not_one = i
         elif not_one is None and (entry.mod_id is None) is (entry.manifest_id is None):
             not_one = i
         version = entry.version
-        if version is not None and version not in clean:
-            shown = clean_version(version)
-            if shown is version:
-                if len(clean) < _SEEN_VALUES_MAX:
-                    clean.add(version)
-            else:
+        if version is not None:
+            shown = shown_version(version)
+            if shown is not version and shown != version:
                 if cleaned is None:
                     cleaned = list(mods)
                 cleaned[i] = msgspec.structs.replace(entry, version=shown)
@@ -183,31 +183,19 @@ def decode_ping(body: bytes) -> PingV1:
     if not_one is not None:
         raise InvalidPing(
             f"Invalid ping: give exactly one of slug, mod_id or manifest_id - at `$.mods[{not_one}]`")
-    game_version = _spelling(_GAME_VERSION_SEEN, normalize_game_version, ping.game_version)
-    os_, arch = _spelling(_OS_SEEN, normalize_os, ping.os), _spelling(_ARCH_SEEN, normalize_arch, ping.arch)
-    loader = _spelling(_LOADER_SEEN, normalize_loader, ping.loader)
     return msgspec.structs.replace(
-        ping, mods=mods if cleaned is None else cleaned, game_version=game_version, loader=loader,
-        java_version=ping.java_version.strip(), os=os_, arch=arch)
+        ping, mods=mods if cleaned is None else cleaned, game_version=_game_version_spelling(ping.game_version),
+        loader=_loader_spelling(ping.loader), java_version=ping.java_version.strip(),
+        os=_os_spelling(ping.os), arch=_arch_spelling(ping.arch))
 
 
-# Values as reported -> normalized: a few dozen spellings exist in the wild; bounded so that
-# made-up values cannot grow them.
+# Values as reported -> normalized: a few dozen spellings exist in the wild; remembered, bounded
+# so that made-up values cannot grow the caches.
 _SEEN_MAX = 256
-_OS_SEEN: dict[str, str] = {}
-_ARCH_SEEN: dict[str, str] = {}
-_LOADER_SEEN: dict[str, str] = {}
-_GAME_VERSION_SEEN: dict[str, str] = {}
-
-
-def _spelling(seen: dict[str, str], normalize: Callable[[str], str], value: str) -> str:
-    """``normalize(value)``, remembered in ``seen`` while it holds fewer than _SEEN_MAX."""
-    normalized = seen.get(value)
-    if normalized is None:
-        normalized = normalize(value)
-        if len(seen) < _SEEN_MAX:
-            seen[value] = normalized
-    return normalized
+_os_spelling = functools.lru_cache(maxsize=_SEEN_MAX)(normalize_os)
+_arch_spelling = functools.lru_cache(maxsize=_SEEN_MAX)(normalize_arch)
+_loader_spelling = functools.lru_cache(maxsize=_SEEN_MAX)(normalize_loader)
+_game_version_spelling = functools.lru_cache(maxsize=_SEEN_MAX)(normalize_game_version)
 
 
 def java_major(java_version: str) -> str:
