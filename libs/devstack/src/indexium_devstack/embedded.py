@@ -18,6 +18,7 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 PG_OS_USER = "indexium_pg"  # PostgreSQL refuses to run as root
@@ -338,40 +339,53 @@ class EmbeddedPostgres:
 
 
 class EmbeddedNatsCluster:
-    """Three (or more) clustered nats-servers with JetStream on loopback, for R3 streams."""
+    """Three (or more) clustered nats-servers with JetStream, for R3 streams: on loopback with
+    free ports by default; ``hosts`` (one address per node), fixed ports and ``wrap`` (each
+    node's command line, e.g. run inside a network namespace) place them elsewhere, as
+    ``netns.PartitionableNatsCluster`` does. One node configuration for both."""
 
-    def __init__(self, root: Path, size: int = 3, *, name: str = "indexium"):
+    def __init__(self, root: Path, size: int = 3, *, name: str = "indexium",
+                 hosts: list[str] | None = None, client_ports: list[int] | None = None,
+                 cluster_ports: list[int] | None = None,
+                 wrap: Callable[[int, list[str]], list[str]] | None = None):
         self.root = Path(root)
-        self.size = size
+        self.hosts = list(hosts) if hosts is not None else ["127.0.0.1"] * size
+        self.size = len(self.hosts)
         self.name = name
-        self.client_ports = [free_port() for _ in range(size)]
-        self.cluster_ports = [free_port() for _ in range(size)]
-        self.procs: list[subprocess.Popen | None] = [None] * size
+        self.client_ports = list(client_ports) if client_ports else [free_port() for _ in range(self.size)]
+        self.cluster_ports = list(cluster_ports) if cluster_ports else [free_port() for _ in range(self.size)]
+        self._wrap = wrap
+        self.procs: list[subprocess.Popen | None] = [None] * self.size
+
+    def client_url(self, i: int) -> str:
+        return f"nats://{self.hosts[i]}:{self.client_ports[i]}"
 
     @property
     def url(self) -> str:
-        return ",".join(f"nats://127.0.0.1:{p}" for p in self.client_ports)
+        return ",".join(self.client_url(i) for i in range(self.size))
 
     def _config(self, i: int) -> Path:
-        routes = ", ".join(f"nats-route://127.0.0.1:{p}" for j, p in enumerate(self.cluster_ports) if j != i)
+        routes = ", ".join(f"nats-route://{h}:{p}"
+                           for j, (h, p) in enumerate(zip(self.hosts, self.cluster_ports)) if j != i)
         store = self.root / f"n{i}"
         store.mkdir(parents=True, exist_ok=True)
         path = self.root / f"n{i}.conf"
         path.write_text(
-            f'server_name: "n{i}"\nlisten: "127.0.0.1:{self.client_ports[i]}"\n'
+            f'server_name: "n{i}"\nlisten: "{self.hosts[i]}:{self.client_ports[i]}"\n'
             f'jetstream {{ store_dir: "{store}" }}\n'
-            f'cluster {{ name: "{self.name}"\n listen: "127.0.0.1:{self.cluster_ports[i]}"\n'
+            f'cluster {{ name: "{self.name}"\n listen: "{self.hosts[i]}:{self.cluster_ports[i]}"\n'
             f' routes: [{routes}] }}\n'
         )
         return path
 
     def start_node(self, i: int) -> None:
         log = open(self.root / f"n{i}.log", "ab")
+        argv = [EmbeddedNats.binary(), "-c", str(self._config(i))]
         self.procs[i] = subprocess.Popen(
-            [EmbeddedNats.binary(), "-c", str(self._config(i))],
+            self._wrap(i, argv) if self._wrap else argv,
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
-        wait_for_port(self.client_ports[i], self.procs[i], f"nats-server n{i}")
+        wait_for_port(self.client_ports[i], self.procs[i], f"nats-server n{i}", host=self.hosts[i])
 
     def start(self) -> "EmbeddedNatsCluster":
         self.root.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from .embedded import EmbeddedNats, _stop, wait_for_port
+from .embedded import EmbeddedNatsCluster
 
 PREFIX = "ixf"  # namespaces ixf-<pid>-<n>-n<i>; bridges ixb<pid hex>x<n hex>; veths ixv...
 _LOCK = Path("/tmp/indexium-netns.lock")
@@ -167,47 +167,13 @@ class PrivateNetwork:
         _ip("link", "del", self.bridge, check=False)  # veths went with their namespaces
 
 
-class PartitionableNatsCluster:
-    """A JetStream cluster whose nodes each live in their own namespace of a PrivateNetwork."""
+class PartitionableNatsCluster(EmbeddedNatsCluster):
+    """A JetStream cluster whose nodes each live in their own namespace of a PrivateNetwork:
+    ``EmbeddedNatsCluster``'s nodes, each at its namespace's address, run inside it."""
 
     CLIENT_PORT, CLUSTER_PORT = 4222, 6222  # each node has its own address: no clash possible
 
     def __init__(self, root: Path, net: PrivateNetwork, *, name: str = "indexium"):
-        self.root, self.net, self.name = Path(root), net, name
-        self.procs: list[subprocess.Popen | None] = [None] * net.size
-
-    def client_url(self, i: int) -> str:
-        return f"nats://{self.net.addresses[i]}:{self.CLIENT_PORT}"
-
-    @property
-    def url(self) -> str:
-        return ",".join(self.client_url(i) for i in range(self.net.size))
-
-    def _config(self, i: int) -> Path:
-        addr = self.net.addresses[i]
-        routes = ", ".join(f"nats-route://{a}:{self.CLUSTER_PORT}" for j, a in enumerate(self.net.addresses) if j != i)
-        store = self.root / f"n{i}"
-        store.mkdir(parents=True, exist_ok=True)
-        path = self.root / f"n{i}.conf"
-        path.write_text(
-            f'server_name: "n{i}"\nlisten: "{addr}:{self.CLIENT_PORT}"\n'
-            f'jetstream {{ store_dir: "{store}" }}\n'
-            f'cluster {{ name: "{self.name}"\n listen: "{addr}:{self.CLUSTER_PORT}"\n routes: [{routes}] }}\n'
-        )
-        return path
-
-    def start(self) -> "PartitionableNatsCluster":
-        self.root.mkdir(parents=True, exist_ok=True)
-        for i in range(self.net.size):
-            log = open(self.root / f"n{i}.log", "ab")
-            self.procs[i] = subprocess.Popen(
-                self.net.command(i, [EmbeddedNats.binary(), "-c", str(self._config(i))]),
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            )
-        for i, proc in enumerate(self.procs):
-            wait_for_port(self.CLIENT_PORT, proc, f"nats-server n{i}", host=self.net.addresses[i])
-        return self
-
-    def stop(self) -> None:
-        for proc in self.procs:
-            _stop(proc)
+        super().__init__(root, name=name, hosts=net.addresses, client_ports=[self.CLIENT_PORT] * net.size,
+                         cluster_ports=[self.CLUSTER_PORT] * net.size, wrap=net.command)
+        self.net = net
