@@ -1,6 +1,7 @@
 """The telemetry app factory: one process, three roles (INDEXIUM_TELEMETRY_ROLES).
 
-- ``http``: POST /api/v1/analytics/submit -> JetStream (plus the salt and catalogue loops);
+- ``http``: POST /api/v1/analytics/submit -> JetStream (plus the salt loop, and the catalogue:
+  following the VERSIONS stream's events, re-read whole periodically as a safety net);
 - ``writer``: TELEMETRY -> mod_telemetry_pings in batches;
 - ``aggregator``: hourly partitions, retention and mod_daily_stats (one at a time cluster-wide).
 
@@ -24,6 +25,7 @@ from . import routes
 from .aggregator import Aggregator
 from .buckets import bind_or_create
 from .catalogue import ModCatalogue
+from .follow import CatalogueFollower
 from .jspub import JetStreamPublisher
 from .loops import Periodic
 from .metrics import TelemetryMetrics
@@ -92,7 +94,12 @@ def create_app(settings: Settings, *, clock: Clock = utc_now) -> web.Application
             async def reload_catalogue() -> None:
                 tmetrics.catalogue_mods.set(await catalogue.reload(pool))
 
-            # Load once before serving so the first pings are counted; the loop keeps it fresh.
+            # Follow the catalogue's events from before the first load (none falls in between):
+            # a mod is known as soon as it is searchable. The periodic re-read is the safety net.
+            follower = CatalogueFollower(nc, pool, catalogue, reload_catalogue, tmetrics)
+            await follower.start()
+            res.on_close(follower.stop)
+            # Load once before serving so the first pings are counted.
             first_load_ok = True
             try:
                 await reload_catalogue()

@@ -1,14 +1,22 @@
-"""Which mods a ping may name: in-memory slug / id / manifest id -> mod id maps, reloaded periodically.
+"""Which mods a ping may name: in-memory slug / id / manifest id -> mod id maps.
 
 The accept path must not query PostgreSQL per ping (it would tie availability and
-throughput to the database); a mod published a minute ago is counted from the next
-reload on. Unknown mods in a ping are dropped and counted, never stored.
+throughput to the database). The maps follow the catalogue's events (``follow.py``: a mod
+named by a version or mod event is read again by id and learned or forgotten at once), and
+are rebuilt whole from PostgreSQL periodically, the safety net for events missed. Unknown
+mods in a ping are dropped and counted, never stored.
+
+Between two rebuilds a mod learned from an event takes only manifest ids nobody holds yet:
+an id several mods claim keeps its holder until the next rebuild applies the ownership
+order of ``queries.telemetry._MANIFEST_IDS`` (a newcomer republishing another mod's id
+never takes its servers, even for a minute).
 """
 
 from __future__ import annotations
 
 import time
 import uuid
+from dataclasses import dataclass
 
 import asyncpg
 
@@ -17,12 +25,27 @@ from indexium_db.queries import telemetry as telemetry_q
 from .protocol import ModEntry
 
 
+@dataclass(frozen=True)
+class Entry:
+    """One mod as an event left it: known (``slug``, ``claims``) or forgotten (``slug`` None)."""
+
+    mod_id: uuid.UUID
+    slug: str | None
+    claims: tuple[str, ...] = ()
+
+
 class ModCatalogue:
-    def __init__(self) -> None:
+    def __init__(self, clock=time.monotonic) -> None:
+        self._clock = clock
         self._by_slug: dict[str, uuid.UUID] = {}
         self._by_manifest_id: dict[str, uuid.UUID] = {}
         self._by_manifest_id_lower: dict[str, uuid.UUID] = {}
-        self._ids: frozenset[uuid.UUID] = frozenset()
+        self._ids: set[uuid.UUID] = set()
+        self._slug_of: dict[uuid.UUID, str] = {}
+        self._claims_of: dict[uuid.UUID, set[str]] = {}  # the manifest ids each mod holds
+        # Entries applied from events, with when: re-applied over a rebuild whose read began
+        # before them (it may not have seen their commit). Pruned by each rebuild.
+        self._recent: dict[uuid.UUID, tuple[float, Entry]] = {}
         self.loaded_at: float | None = None  # monotonic; None until the first load
 
     @property
@@ -33,24 +56,69 @@ class ModCatalogue:
         return len(self._ids)
 
     async def reload(self, pool: asyncpg.Pool) -> int:
+        started = self._clock()
         async with pool.acquire() as conn:
             rows = await telemetry_q.known_mods(conn)
             claims = await telemetry_q.manifest_ids(conn)
-        return self.replace(rows, claims)
+        return self.replace(rows, claims, started=started)
 
-    def replace(self, rows, claims) -> int:
-        """Swap in new maps from (id, slug) rows and (manifest_id, id) claims; returns the mods."""
+    def replace(self, rows, claims, *, started: float | None = None) -> int:
+        """Swap in new maps from (id, slug) rows and (manifest_id, id) claims; returns the mods.
+        ``started``: when the read began; entries learned from events since then are applied
+        again over the new maps."""
         lower: dict[str, uuid.UUID] = {}
         for r in claims:
             # Legacy mcmod.info ids vary in case between a jar and what the loader reports.
             lower.setdefault(r["manifest_id"].lower(), r["id"])
         # Swap whole maps: readers never see a half-built one.
         self._by_slug = {r["slug"]: r["id"] for r in rows}
+        self._slug_of = {r["id"]: r["slug"] for r in rows}
         self._by_manifest_id = {r["manifest_id"]: r["id"] for r in claims}
+        claims_of: dict[uuid.UUID, set[str]] = {}
+        for r in claims:
+            claims_of.setdefault(r["id"], set()).add(r["manifest_id"])
+        self._claims_of = claims_of
         self._by_manifest_id_lower = lower
-        self._ids = frozenset(r["id"] for r in rows)
-        self.loaded_at = time.monotonic()
-        return len(rows)
+        self._ids = {r["id"] for r in rows}
+        self.loaded_at = self._clock()
+        since = started if started is not None else self.loaded_at
+        self._recent = {k: v for k, v in self._recent.items() if v[0] >= since}
+        for _, entry in self._recent.values():
+            self._apply(entry)
+        return len(self._ids)
+
+    def apply(self, entry: Entry) -> None:
+        """A mod as PostgreSQL holds it now (read after an event named it)."""
+        self._recent[entry.mod_id] = (self._clock(), entry)
+        self._apply(entry)
+
+    def _apply(self, entry: Entry) -> None:
+        mod_id = entry.mod_id
+        old_slug = self._slug_of.pop(mod_id, None)
+        if old_slug is not None and self._by_slug.get(old_slug) == mod_id:
+            del self._by_slug[old_slug]
+        # Ids it no longer claims (a hidden version's, or all of a hidden mod's) are let go;
+        # another claimant gets them at the next rebuild.
+        kept = set(entry.claims) if entry.slug is not None else set()
+        kept_lower = {c.lower() for c in kept}
+        for claimed in self._claims_of.pop(mod_id, set()) - kept:
+            if self._by_manifest_id.get(claimed) == mod_id:
+                del self._by_manifest_id[claimed]
+            if claimed.lower() not in kept_lower and self._by_manifest_id_lower.get(claimed.lower()) == mod_id:
+                del self._by_manifest_id_lower[claimed.lower()]
+        if entry.slug is None:  # hidden or gone: nothing resolves to it any more
+            self._ids.discard(mod_id)
+            return
+        self._ids.add(mod_id)
+        self._slug_of[mod_id] = entry.slug
+        self._by_slug[entry.slug] = mod_id
+        held = set()
+        for claimed in kept:
+            if self._by_manifest_id.setdefault(claimed, mod_id) == mod_id:
+                held.add(claimed)
+            self._by_manifest_id_lower.setdefault(claimed.lower(), mod_id)
+        if held:
+            self._claims_of[mod_id] = held
 
     def resolve(self, entry: ModEntry) -> uuid.UUID | None:
         if entry.mod_id is not None:

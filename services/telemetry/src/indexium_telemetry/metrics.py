@@ -15,7 +15,11 @@ class TelemetryMetrics:
             "unknown_mods_total", "Mod entries in pings naming no known mod (dropped, not stored).")
         self.counted_mods = base.counter(
             "counted_mods_total", "Mod entries in accepted pings (known mods, de-duplicated).")
-        self.catalogue_mods = base.gauge("catalogue_mods", "Mods a ping may name (last reload).")
+        self.catalogue_mods = base.gauge("catalogue_mods", "Mods a ping may name.")
+        # outcome: mod (a mod read again), unreadable (whole re-read), overflow (whole re-read)
+        events = base.counter("catalogue_events_total",
+                              "Catalogue events (indexium.version.>) heard by the http role.", ("outcome",))
+        self.catalogue_events = {o: events.labels(o) for o in ("mod", "unreadable", "overflow")}
         self.salt_errors = base.counter(
             "salt_errors_total", "Failures to read or create the day's salt (answered 503).")
         # outcome: written|duplicate|dead_lettered|retried

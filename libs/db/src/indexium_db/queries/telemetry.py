@@ -144,6 +144,27 @@ async def manifest_ids(conn: asyncpg.Connection) -> list[asyncpg.Record]:
     return await conn.fetch(_MANIFEST_IDS)
 
 
+async def catalogue_entries(conn: asyncpg.Connection, mod_ids: list[uuid.UUID]) -> list[asyncpg.Record]:
+    """The given mods as the catalogue holds them, after a version event named them: ``id``,
+    ``slug``, ``hidden``, and ``claims`` (the manifest ids the mod claims, as in _MANIFEST_IDS:
+    its own and those of its files of versions that are not hidden; empty for a hidden mod).
+    A mod that no longer exists has no row. Index lookups only: the mods' rows and versions."""
+    return await conn.fetch(
+        """SELECT m.id, m.slug, m.hidden,
+                  CASE WHEN m.hidden THEN '{}'::text[] ELSE ARRAY(
+                      SELECT m.manifest_id WHERE m.manifest_id IS NOT NULL
+                      UNION
+                      SELECT rec->>'mod_id'
+                      FROM mod_versions v
+                      JOIN version_files f ON f.version_id = v.id
+                      CROSS JOIN LATERAL jsonb_array_elements(CASE jsonb_typeof(f.manifests)
+                                                              WHEN 'array' THEN f.manifests ELSE '[]' END) AS rec
+                      WHERE v.mod_id = m.id AND NOT v.hidden AND rec->>'mod_id' IS NOT NULL) END AS claims
+           FROM mods m WHERE m.id = ANY($1::uuid[])""",
+        mod_ids,
+    )
+
+
 # ---- aggregation --------------------------------------------------------------------------
 
 async def try_aggregator_lock(conn: asyncpg.Connection) -> bool:
