@@ -65,6 +65,10 @@ class PullConsumer:
         self._task: asyncio.Task | None = None
         self.bound = False
 
+    @property
+    def durable(self) -> str:
+        return self._spec.durable
+
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=f"consumer:{self._spec.durable}")
 

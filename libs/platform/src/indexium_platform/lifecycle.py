@@ -31,6 +31,7 @@ T = TypeVar("T")
 class Resources:
     def __init__(self, app: web.Application, stack: contextlib.AsyncExitStack):
         self.app, self._stack = app, stack
+        self._consumers = 0
 
     async def postgres(self, dsn: str, **pool_options: Any) -> asyncpg.Pool:
         pool = await create_pool(dsn, **pool_options)
@@ -50,8 +51,10 @@ class Resources:
         return session
 
     async def consumer(self, consumer: PullConsumer) -> PullConsumer:
-        """Start it; at shutdown it finishes or naks in-flight jobs before what they use closes."""
-        self.ready("consumer", consumer.ready_check())
+        """Start it; at shutdown it finishes or naks in-flight jobs before what they use closes.
+        Its readiness check is ``consumer``; a process's second one is ``consumer:<durable>``."""
+        self.ready("consumer" if not self._consumers else f"consumer:{consumer.durable}", consumer.ready_check())
+        self._consumers += 1
         await consumer.start()
         self._stack.push_async_callback(consumer.stop)
         return consumer
