@@ -58,7 +58,9 @@ async def test_release_payload_has_the_shape_of_the_real_example(gh):
     real = payloads.load_payload("release.published")
     assert _missing(_keys(real), _keys(ours)) == []
     assert set(ours) == set(real) | {"installation"}
-    assert set(ours["release"]) == set(real["release"])
+    # GitHub added "immutable" to every release in 2025 (immutable releases), after the example
+    # was captured.
+    assert set(ours["release"]) == set(real["release"]) | {"immutable"}
     assert set(ours["repository"]) == set(real["repository"])
     assert ours["installation"]["id"] == inst.id and ours["installation"]["node_id"]
     asset = ours["release"]["assets"][0]
@@ -256,6 +258,30 @@ async def test_conditional_request_304_does_not_count(gh, http):
     async with http.get(url, headers={"If-None-Match": etag}) as r:
         assert r.status == 200 and r.headers["ETag"] != etag
         assert int(r.headers["X-RateLimit-Remaining"]) == remaining - 1
+
+
+async def test_a_release_published_bare_gets_its_asset_later_and_its_304s_end(gh, http):
+    """As release tools do on GitHub: publish with no assets, upload afterwards. Until the
+    upload the release answers 304 to its ETag; the upload changes it. An immutable release's
+    assets are final."""
+    repo = gh.add_repo("alice/mod")
+    rel = gh.add_release(repo, "v1")
+    assert gh.release_payload(rel)["release"]["assets"] == []
+    url = f"{gh.api_url}/repos/alice/mod/releases/{rel.id}"
+    async with http.get(url) as r:
+        etag, body = r.headers["ETag"], await r.json()
+    assert body["assets"] == [] and body["immutable"] is False
+    async with http.get(url, headers={"If-None-Match": etag}) as r:
+        assert r.status == 304
+    gh.add_asset(rel, "mod-1.0.jar", b"PK\x05\x06" + bytes(18))
+    async with http.get(url, headers={"If-None-Match": etag}) as r:
+        assert r.status == 200 and r.headers["ETag"] != etag
+        assert [a["name"] for a in (await r.json())["assets"]] == ["mod-1.0.jar"]
+    final = gh.add_release(repo, "v2", [("mod-2.0.jar", b"PK")], immutable=True)
+    async with http.get(f"{gh.api_url}/repos/alice/mod/releases/{final.id}") as r:
+        assert (await r.json())["immutable"] is True
+    with pytest.raises(ValueError, match="immutable"):
+        gh.add_asset(final, "late.jar", b"PK")
 
 
 async def test_secondary_limit_and_api_faults(gh, http):

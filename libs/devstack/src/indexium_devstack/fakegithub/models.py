@@ -137,6 +137,8 @@ class Release:
     author: User
     assets: list[Asset] = field(default_factory=list)
     make_latest: bool = True
+    # GitHub's immutable releases: assets are attached while a draft and final once published.
+    immutable: bool = False
 
     @property
     def node_id(self) -> str:

@@ -196,6 +196,7 @@ def release_json(rel: Release, urls: Urls) -> dict:
         "tarball_url": f"{api}/tarball/{tag}",
         "zipball_url": f"{api}/zipball/{tag}",
         "body": rel.body,
+        "immutable": rel.immutable,
     }
 
 

@@ -108,9 +108,15 @@ class Repositories:
         author: User | str | None = None,
         release_id: int | None = None,
         make_latest: bool = True,
+        immutable: bool = False,
     ) -> Release:
         """Add a release; ``assets`` items are ``(name, bytes)``, ``(name, bytes, content_type)``
-        or dicts of ``add_asset`` keyword arguments (``name``, ``content``, ...)."""
+        or dicts of ``add_asset`` keyword arguments (``name``, ``content``, ...).
+
+        Like GitHub, a release may be published with no assets and get them later
+        (``add_asset``), as release tools do (they publish, then upload; GitHub sends no
+        webhook for an upload). ``immutable``: assets are final once published, as on GitHub
+        with immutable releases (``add_asset`` then refuses)."""
         repo = self._as_repo(repo)
         if any(r.tag_name == tag for r in repo.releases):
             raise ValueError(f"{repo.full_name} already has a release tagged {tag}")
@@ -137,6 +143,7 @@ class Repositories:
                 self.add_asset(rel, **spec)
             else:
                 self.add_asset(rel, *spec)
+        rel.immutable = immutable  # after its assets: they came with the publish
         return rel
 
     def add_asset(
@@ -153,9 +160,13 @@ class Repositories:
         asset_id: int | None = None,
         created_at: float | None = None,
     ) -> Asset:
-        """Add an asset. ``digest``: default computed ``sha256:<hex>``; ``None`` renders null.
-        The name is normalised like GitHub does (``github_asset_name``)."""
+        """Add an asset (upload it), to a new release or to one published earlier: the release's
+        JSON lists it from now on, so its ETag changes. ``digest``: default computed
+        ``sha256:<hex>``; ``None`` renders null. The name is normalised like GitHub does
+        (``github_asset_name``)."""
         name = github_asset_name(name)
+        if release.immutable and not release.draft:
+            raise ValueError(f"release {release.tag_name} is immutable: GitHub refuses new assets (422)")
         if any(a.name == name for a in release.assets):
             raise ValueError(f"release {release.tag_name} already has an asset named {name}")
         if isinstance(uploader, str):
