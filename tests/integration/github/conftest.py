@@ -83,9 +83,12 @@ async def stack(gh, nats_url, database_url):
             self.role_server, self.role = server, server.app
             return server.app
 
-        async def restart_role(self, **extra) -> web.Application:
+        async def stop_role(self) -> None:
             await self.role_server.close()
             servers.remove(self.role_server)
+
+        async def restart_role(self, **extra) -> web.Application:
+            await self.stop_role()
             return await self.start_role(**extra)
 
         def role_wake(self) -> None:

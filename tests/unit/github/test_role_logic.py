@@ -133,3 +133,50 @@ def test_the_github_consumer_is_registered_for_the_app_subjects():
                                                       ingest.PUSH, ingest.REPOSITORY, ingest.CATCH_UP}
     assert ingest.RELEASE not in onboarding.GITHUB.filter_subjects  # the release indexer keeps those
     assert {onboarding.REDELIVERY_LOCK, onboarding.REDELIVERED} <= set(registry.BUCKETS)
+
+
+def _bare(*names: str, **fields) -> github.Release:
+    return github.Release(id=1, tag_name="v1", assets=[
+        github.ReleaseAsset(id=i, name=n, browser_download_url=f"https://github.com/a/b/releases/download/v1/{n}")
+        for i, n in enumerate(names)], **fields)
+
+
+def test_a_release_is_short_of_jars_with_none_or_fewer_than_each_recent_bare():
+    from indexium_indexer.github.watch import jars_short
+
+    assert jars_short(_bare(), [])  # published bare: the upload comes afterwards
+    assert jars_short(_bare("mod-sources.jar", "notes.txt"), [])  # nothing a loader runs
+    assert not jars_short(_bare("mod.jar"), [])  # a first release with its jar
+    assert jars_short(_bare("mod-fabric.jar"), [2, 2, 3])  # the neoforge jar is still uploading
+    assert not jars_short(_bare("mod-fabric.jar"), [2, 1, 2])  # one recent release had one jar too
+
+
+def test_the_reread_schedule_is_increasing_bounded_and_may_be_off():
+    base = {"INDEXIUM_GITHUB_APP_ID": "1", "INDEXIUM_GITHUB_APP_PRIVATE_KEY": PEM}
+    assert load(RoleSettings, base).reread_schedule_s[:3] == (15.0, 30.0, 60.0)
+    assert load(RoleSettings, {**base, "INDEXIUM_GITHUB_REREAD_SCHEDULE_SECONDS": "0.5,1,2"}).reread_schedule_s == (0.5, 1.0, 2.0)
+    assert load(RoleSettings, {**base, "INDEXIUM_GITHUB_REREAD_SCHEDULE_SECONDS": ""}).reread_schedule_s == ()
+    for bad in ("60,15", "0,15", "15,15", ",".join(str(i) for i in range(1, 22)), "90000"):
+        with pytest.raises(SettingsError, match="REREAD_SCHEDULE"):
+            load(RoleSettings, {**base, "INDEXIUM_GITHUB_REREAD_SCHEDULE_SECONDS": bad})
+
+
+def test_the_release_job_says_who_reads_a_bare_release_again():
+    from indexium_indexer.release.worker import _who_rereads
+
+    repo = github.Repository(id=5, name="b", full_name="a/b", owner=github.Account(id=9, login="a"))
+
+    def event(release, installation=True, delivery="d1", action="published"):
+        return ingest.ReleaseReceived(delivery_id=delivery, received_at="2026-01-01T00:00:00Z",
+                                      webhook=github.ReleaseWebhook(
+                                          action=action, release=release, repository=repo,
+                                          installation=github.Installation(id=3) if installation else None))
+
+    assert _who_rereads(event(_bare())).startswith("the GitHub role")
+    assert "while" not in _who_rereads(event(_bare()))  # says what happens without one
+    assert "no GitHub role running" in _who_rereads(event(_bare()))
+    assert _who_rereads(event(_bare(), installation=False)).startswith("none: not sent through the GitHub App")
+    assert _who_rereads(event(_bare(immutable=True))).startswith("none: an immutable release")
+    assert _who_rereads(event(_bare(), delivery="backfill:1:ab")).startswith("none")
+    assert _who_rereads(event(_bare("mod.jar"))) is None  # not ignored for lack of jars
+    assert _who_rereads(event(_bare(), action="deleted")) is None

@@ -73,6 +73,8 @@ class Release(msgspec.Struct, frozen=True):
     published_at: str | None = None
     author: Account | None = None
     assets: list[ReleaseAsset] = []
+    # GitHub's immutable releases: assets are final at publish (none added or replaced later).
+    immutable: bool = False
 
 
 class ReleaseWebhook(msgspec.Struct, frozen=True):

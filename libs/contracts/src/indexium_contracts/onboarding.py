@@ -32,6 +32,21 @@ GITHUB = ConsumerSpec(
     max_ack_pending=32,
 )
 
+# The GitHub role watches releases too: one published before its jars were uploaded (release
+# tools publish first and upload afterwards; GitHub sends no webhook for an upload) is re-read
+# on a short schedule (github_release_rereads). Its own durable consumer, beside the indexer's
+# on the same subject: the App's order-sensitive events above are not held up by a flood of
+# releases (a backfill publishes hundreds), and the events wait here while no GitHub role runs.
+GITHUB_RELEASES = ConsumerSpec(
+    stream=ingest.STREAM.name,
+    durable="github-releases",
+    filter_subjects=(ingest.RELEASE,),
+    description="GitHub role: releases published without their jars -> a re-read schedule",
+    ack_wait_s=30.0,  # one short transaction per release
+    max_deliver=-1,  # an outage naks; nothing else fails a release here (see the role's watch.py)
+    max_ack_pending=256,
+)
+
 # Ingest's failed-delivery reconciler: NATS KV, since ingest has no PostgreSQL.
 # One replica at a time holds the lock key; the bucket's TTL frees it if that replica dies
 # (the holder rewrites the key every third of the TTL).

@@ -1,5 +1,6 @@
 """GitHub App state: installations, their repositories (registered or skipped), mod visibility
-derived from that state, release backfill/reconciliation bookkeeping and reconcile runs.
+derived from that state, release backfill/reconciliation bookkeeping, reconcile runs, and the
+re-reads of releases published before their jars.
 
 Visibility is *derived*, never toggled: :func:`sync_visibility` recomputes a mod's
 ``hidden`` from the installation and repository flags, so events applied in any order
@@ -403,3 +404,74 @@ async def list_repositories(conn: asyncpg.Connection, state: str | None, limit: 
            ORDER BY full_name LIMIT $2""",
         state, limit,
     )
+
+
+# ---- re-reads of releases published before their jars (0017_release_rereads) ----------------
+
+async def recent_jar_counts(conn: asyncpg.Connection, github_repo_id: int, other_than_release: int,
+                            n: int = 3) -> list[int]:
+    """Files of the repository's newest ``n`` visible versions, other than this release's."""
+    return [r["jars"] for r in await conn.fetch(
+        """SELECT count(f.id) AS jars
+           FROM mods m JOIN mod_versions v ON v.mod_id = m.id
+           LEFT JOIN version_files f ON f.version_id = v.id
+           WHERE m.github_repo_id = $1 AND NOT v.hidden AND v.github_release_id <> $2
+           GROUP BY v.id ORDER BY max(v.published_at) DESC NULLS LAST, v.id DESC LIMIT $3""",
+        github_repo_id, other_than_release, n)]
+
+
+async def schedule_reread(conn: asyncpg.Connection, *, github_release_id: int, github_repo_id: int,
+                          tag_name: str, base_at: datetime, due_at: datetime, expected_jars: int,
+                          seen_assets: list[int], max_rows: int) -> str:
+    """``scheduled``; ``exists`` (a redelivery, or another action of the same release); or
+    ``full`` when ``max_rows`` re-reads are pending already (the table stays bounded)."""
+    row = await conn.fetchrow(
+        """WITH pending AS (SELECT count(*) AS n FROM github_release_rereads),
+                ins AS (
+               INSERT INTO github_release_rereads (github_release_id, github_repo_id, tag_name, base_at, due_at,
+                                                   expected_jars, seen_assets)
+               SELECT $1, $2, left($3, 255), $4, $5, $6, $7 FROM pending WHERE n < $8
+               ON CONFLICT (github_release_id) DO NOTHING
+               RETURNING 1)
+           SELECT (SELECT count(*) FROM ins) AS inserted, (SELECT n FROM pending) AS pending""",
+        github_release_id, github_repo_id, tag_name, base_at, due_at, expected_jars, seen_assets, max_rows)
+    if row["inserted"]:
+        return "scheduled"
+    return "full" if row["pending"] >= max_rows else "exists"
+
+
+async def claim_rereads(conn: asyncpg.Connection, *, lease_s: float, holder: str,
+                        limit: int) -> list[asyncpg.Record]:
+    """Due re-reads not held by a live replica, leased to ``holder``, with their repository's
+    name, installation and flags (a replica that dies lets its lease run out)."""
+    return await conn.fetch(
+        """WITH due AS (
+               SELECT github_release_id FROM github_release_rereads
+               WHERE due_at <= now() AND (lease_until IS NULL OR lease_until < now())
+               ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+           UPDATE github_release_rereads r
+           SET lease_until = now() + make_interval(secs => $1), holder = $2, updated_at = now()
+           FROM due, github_repositories g
+           WHERE r.github_release_id = due.github_release_id AND g.github_repo_id = r.github_repo_id
+           RETURNING r.*, g.full_name, g.installation_id, g.private, g.archived, g.removed, g.deleted""",
+        lease_s, holder, limit)
+
+
+async def next_reread_at(conn: asyncpg.Connection) -> datetime | None:
+    """When the next re-read falls due (a leased one: when its lease runs out)."""
+    return await conn.fetchval(
+        "SELECT min(GREATEST(due_at, COALESCE(lease_until, due_at))) FROM github_release_rereads")
+
+
+async def advance_reread(conn: asyncpg.Connection, github_release_id: int, holder: str, *, step: int,
+                         due_at: datetime, seen_assets: list[int], error: str | None) -> None:
+    await conn.execute(
+        """UPDATE github_release_rereads SET step = $3, due_at = $4, seen_assets = $5, last_error = $6,
+               lease_until = NULL, holder = NULL, updated_at = now()
+           WHERE github_release_id = $1 AND holder = $2""",
+        github_release_id, holder, step, due_at, seen_assets, error)
+
+
+async def finish_reread(conn: asyncpg.Connection, github_release_id: int, holder: str) -> None:
+    await conn.execute("DELETE FROM github_release_rereads WHERE github_release_id = $1 AND holder = $2",
+                       github_release_id, holder)

@@ -1,5 +1,6 @@
-"""The GitHub role's app factory: the App's event consumer, backfill and reconciliation loops,
-plus /healthz, /readyz and /metrics (port 8085). ``python -m indexium_indexer.github``."""
+"""The GitHub role's app factory: the App's event consumer, the release watch's consumer,
+backfill, reconciliation and re-read loops, plus /healthz, /readyz and /metrics (port 8085).
+``python -m indexium_indexer.github``."""
 
 from __future__ import annotations
 
@@ -23,14 +24,17 @@ from .metrics import GithubMetrics
 from .onboarding import Onboarding
 from .probe import Prober
 from .reconcile import Reconciler
+from .reread import Rereader
 from .settings import Settings
 from .sync import Pacer, ReleaseSync
+from .watch import CONSUMER as RELEASES_CONSUMER, ReleaseWatch
 from .worker import CONSUMER, Worker
 
 NAME = "github"
 CLIENT = web.AppKey("github_client", GitHubClient)
 BACKFILLER = web.AppKey("backfiller", Backfiller)
 RECONCILER = web.AppKey("reconciler", Reconciler)
+REREADER = web.AppKey("rereader", Rereader)
 ONBOARDING = web.AppKey("onboarding", Onboarding)
 
 
@@ -59,15 +63,23 @@ def create_app(settings: Settings, *, client_options: dict | None = None) -> web
                            retry_base_s=settings.retry_base_s, outage_retry_s=settings.outage_retry_s,
                            repository_of=ingest.repository_of_message)
         worker = Worker(onboarding, pool, ledger, gh_metrics)
+        rereader = Rereader(pool, client, sync, settings, gh_metrics)
+        watch = ReleaseWatch(pool, settings.reread_schedule_s, gh_metrics, outage_retry_s=settings.outage_retry_s,
+                             on_scheduled=rereader.wake.set)
         app[CLIENT], app[BACKFILLER], app[RECONCILER], app[ONBOARDING] = client, backfiller, reconciler, onboarding
+        app[REREADER] = rereader
         stop, loops = asyncio.Event(), []
         # At shutdown: the loops are told to stop, in-flight events finish or are nak'ed, then
         # the loops get the grace period to finish.
         res.on_close(_finish, loops, settings.shutdown_grace_s)
         await res.consumer(PullConsumer(js, CONSUMER, worker.handle, concurrency=settings.concurrency,
                                         grace_s=settings.shutdown_grace_s))
+        # Releases published before their jars: watched on their own consumer, re-read by a loop.
+        await res.consumer(PullConsumer(js, RELEASES_CONSUMER, watch.handle, concurrency=settings.concurrency,
+                                        grace_s=settings.shutdown_grace_s))
         loops += [asyncio.create_task(backfiller.run(stop), name="github:backfill"),
-                  asyncio.create_task(reconciler.run(stop), name="github:reconcile")]
+                  asyncio.create_task(reconciler.run(stop), name="github:reconcile"),
+                  asyncio.create_task(rereader.run(stop), name="github:reread")]
         res.on_close(_set, stop)
 
     app.cleanup_ctx.append(cleanup_ctx(resources))

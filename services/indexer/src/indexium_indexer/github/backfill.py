@@ -50,7 +50,7 @@ class Backfiller:
                 log.warning("backfill_claim_failed", error=str(exc) or type(exc).__name__)
             self._wake.clear()
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(_first(stop, self._wake), timeout=self._settings.backfill_poll_s)
+                await asyncio.wait_for(first_set(stop, self._wake), timeout=self._settings.backfill_poll_s)
 
     async def run_once(self) -> bool:
         """Claim one pending backfill and run it; False when there was none."""
@@ -124,12 +124,11 @@ class Backfiller:
         return "deferred" if retry_at else "failed"
 
 
-async def _first(stop: asyncio.Event, wake: asyncio.Event) -> None:
+async def first_set(stop: asyncio.Event, wake: asyncio.Event) -> None:
+    """Wait until either event is set (an idle loop: told to stop, or woken by new work)."""
     waits = [asyncio.create_task(stop.wait()), asyncio.create_task(wake.wait())]
     try:
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
     finally:
         for w in waits:
             w.cancel()
-
-

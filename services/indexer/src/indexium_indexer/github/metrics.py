@@ -13,9 +13,16 @@ class GithubMetrics:
         self.evaluations = base.counter("repositories_evaluated_total",
                                         "Repositories evaluated as mods, by outcome.", ("outcome",))
         self.cards = base.counter("cards_refreshed_total", "Mod cards refreshed from the repository.")
-        # source: backfill|reconcile
+        # source: backfill|reconcile|reread
         self.releases_sent = base.counter("releases_sent_total",
                                           "Releases sent to the indexer by the GitHub role.", ("source",))
+        # outcome: scheduled|complete|immutable|not_published|own|no_installation|hidden|too_old|off|
+        #          exists|full|failed|outage
+        self.release_watch = base.counter(
+            "release_watch_total", "Published releases looked at for jars still to come, by outcome.", ("outcome",))
+        # result: not_modified|unchanged|sent|gone|draft|hidden|rate_limited|error
+        self.release_rereads = base.counter(
+            "release_rereads_total", "Re-reads of releases published before their jars, by result.", ("result",))
         # outcome: done|deferred|failed
         self.backfills = base.counter("backfills_total", "Backfills finished, by outcome.", ("outcome",))
         # status: ok|partial|failed

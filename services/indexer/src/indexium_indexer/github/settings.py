@@ -9,6 +9,8 @@ from indexium_platform.settings import Common
 
 from indexium_github.assets import DOWNLOAD_HOSTS
 
+MAX_REREADS = 20  # steps of the re-read schedule: each may cost a request (a 304 costs no quota)
+
 
 class Settings(Common, frozen=True, kw_only=True):
     port: int = msgspec.field(default=8085, name="PORT")  # health, readiness and metrics only
@@ -37,6 +39,15 @@ class Settings(Common, frozen=True, kw_only=True):
     max_attempts: int = msgspec.field(default=5, name="INDEXIUM_GITHUB_MAX_ATTEMPTS")
     retry_base_s: float = msgspec.field(default=5.0, name="INDEXIUM_GITHUB_RETRY_BASE_SECONDS")
     outage_retry_s: float = msgspec.field(default=5.0, name="INDEXIUM_GITHUB_OUTAGE_RETRY_SECONDS")
+    # A release published with no mod jar (or fewer than the repository's recent releases had) is
+    # read again this many seconds after its event arrived, until the jars are there (watch.py,
+    # reread.py); empty turns re-reads off. Unchanged answers are 304s, which cost no quota.
+    reread_schedule_s: tuple[float, ...] = msgspec.field(
+        default=(15.0, 30.0, 60.0, 120.0, 180.0, 240.0, 300.0, 600.0, 1800.0),
+        name="INDEXIUM_GITHUB_REREAD_SCHEDULE_SECONDS")
+    # How often an idle process looks for a re-read that fell due (a release it saw itself
+    # wakes it at once; the next due time shortens the wait).
+    reread_poll_s: float = msgspec.field(default=5.0, name="INDEXIUM_GITHUB_REREAD_POLL_SECONDS")
     # Reading the latest release's jar when the default branch has no manifest.
     download_hosts: tuple[str, ...] = msgspec.field(default=DOWNLOAD_HOSTS, name="INDEXIUM_DOWNLOAD_HOSTS")
     http_timeout_s: float = msgspec.field(default=15.0, name="INDEXIUM_HTTP_TIMEOUT_SECONDS")
@@ -50,6 +61,13 @@ class Settings(Common, frozen=True, kw_only=True):
         if self.backfill_rate <= 0 or self.reconcile_interval_s < 0:
             raise ValueError("INDEXIUM_GITHUB_BACKFILL_RELEASES_PER_SECOND must be positive, "
                              "INDEXIUM_GITHUB_RECONCILE_INTERVAL_SECONDS not negative")
+        steps = self.reread_schedule_s
+        if (len(steps) > MAX_REREADS or any(s <= 0 for s in steps) or list(steps) != sorted(set(steps))
+                or (steps and steps[-1] > 86400)):
+            raise ValueError(f"INDEXIUM_GITHUB_REREAD_SCHEDULE_SECONDS must be at most {MAX_REREADS} "
+                             "increasing positive seconds, the last within a day")
+        if self.reread_poll_s <= 0:
+            raise ValueError("INDEXIUM_GITHUB_REREAD_POLL_SECONDS must be positive")
 
     def app_config(self) -> AppConfig:
         key = load_private_key(self.private_key, self.private_key_path)

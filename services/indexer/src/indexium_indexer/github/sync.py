@@ -1,4 +1,5 @@
-"""Send a repository's releases through the normal indexing path: backfill and reconciliation.
+"""Send a repository's releases through the normal indexing path: backfill, reconciliation,
+and the re-reads of releases published before their jars (``reread.py``).
 
 A release is published to ``indexium.ingest.release`` as a ``ReleaseReceived`` built from
 the REST API's JSON, with the synthetic delivery id ``backfill:<release id>:<fingerprint>``
@@ -153,17 +154,18 @@ class ReleaseSync:
         pending = to_send(releases, sent, indexed)
         for rel in pending:
             await self._pacer.wait(inst)
-            await self._publish(repo, inst, rel)
+            await self.publish(repo, inst, rel, source=source)
             result.published += 1
-            if self._on_sent:
-                self._on_sent(source)
             if progress is not None and not await progress(result.published, len(pending)):
                 raise LostClaim(repo.full_name)
         if source == "reconcile":
             await self._reconcile_db(repo, releases, result)
         return result
 
-    async def _publish(self, repo: github.Repository, installation_id: int, rel: github.Release) -> None:
+    async def publish(self, repo: github.Repository, installation_id: int, rel: github.Release,
+                      *, source: str) -> None:
+        """Send one release to the indexer and record it as sent (``source``: backfill,
+        reconcile, reread)."""
         did = delivery_id(rel)
         event = ingest.ReleaseReceived(
             delivery_id=did, received_at=datetime.now(UTC).isoformat(),
@@ -173,6 +175,8 @@ class ReleaseSync:
         await self._js.publish(ingest.RELEASE, ingest.encoder.encode(event), headers={"Nats-Msg-Id": did})
         async with self._pool.acquire() as conn:  # after the PubAck: a crash in between resends once
             await github_q.record_sent(conn, repo.id, rel.id, fingerprint(rel), did)
+        if self._on_sent:
+            self._on_sent(source)
 
     async def _reconcile_db(self, repo: github.Repository, releases: list[github.Release],
                             result: SyncResult) -> None:

@@ -22,9 +22,10 @@ from indexium_platform import logs
 from indexium_platform.handler import JobHandler
 from indexium_platform.jobs import JobLedger
 
+from indexium_github import assets
 from indexium_github.times import parse_time
 
-from .job import JobResult, PermanentJobError, ReleaseIndexer
+from .job import INDEX_ACTIONS, JobResult, PermanentJobError, ReleaseIndexer
 from .metrics import IndexerMetrics
 
 log = logs.get(__name__)
@@ -79,6 +80,9 @@ class Worker(JobHandler[ingest.ReleaseReceived, JobResult]):
             log.warning("jars_skipped", repo=event.webhook.repository.full_name,
                         tag=event.webhook.release.tag_name,
                         skipped=[f"{name}: {code}" for name, code in result.skipped])
+        if result.outcome == "ignored" and (reread := _who_rereads(event)) is not None:
+            log.info("release_without_mod_asset", repo=event.webhook.repository.full_name,
+                     tag=event.webhook.release.tag_name, assets=len(event.webhook.release.assets), reread=reread)
         log.info("release_job", outcome=result.outcome, action=event.webhook.action,
                  repo=event.webhook.repository.full_name, tag=event.webhook.release.tag_name,
                  requests=result.requests, bytes_fetched=result.bytes_fetched,
@@ -100,3 +104,20 @@ class Worker(JobHandler[ingest.ReleaseReceived, JobResult]):
                                       parse_time(event.received_at), "dead_lettered")
 
         return record
+
+
+def _who_rereads(event: ingest.ReleaseReceived) -> str | None:
+    """For a published release ignored for having no mod jar yet (release tools publish first
+    and upload afterwards; GitHub sends no webhook for an upload): who reads it again."""
+    hook = event.webhook
+    if hook.action not in INDEX_ACTIONS or hook.release.draft or assets.mod_jars(hook.release.assets):
+        return None
+    if event.delivery_id.startswith("backfill:"):
+        return "none: read from GitHub's API just now by the GitHub role"
+    if hook.release.immutable:
+        return "none: an immutable release's assets are final"
+    if hook.installation is None:
+        return ("none: not sent through the GitHub App, so nothing can read the release again; "
+                "its jars are indexed from its next webhook (an edit)")
+    return ("the GitHub role, on INDEXIUM_GITHUB_REREAD_SCHEDULE_SECONDS (docs/github-app.md); with no "
+            "GitHub role running within that schedule, the jars wait for the next webhook or reconciliation")
