@@ -59,8 +59,10 @@ def _flag(value):
 def create_app(settings: Settings, *, clock: Clock = utc_now) -> web.Application:
     metrics = ServiceMetrics(NAME)
     tmetrics = TelemetryMetrics(metrics)
-    # auto_decompress off: body.py inflates gzip itself, bounded while inflating (a gzip bomb
-    # costs nothing) and able to tell a truncated stream, which aiohttp's decoder cannot.
+    # auto_decompress off: body.py reads the body with the platform's one reader
+    # (read_request_body: gzip inflated bounded while inflating, so a gzip bomb costs nothing, a
+    # truncated stream told apart, the whole body within INDEXIUM_HTTP_BODY_TIMEOUT_SECONDS),
+    # which aiohttp's own decoder cannot do.
     app = base_app(NAME, metrics, client_max_size=settings.max_body_bytes + 1,
                    handler_args={"auto_decompress": False})
     app[routes.SETTINGS] = settings
