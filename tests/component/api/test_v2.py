@@ -121,6 +121,42 @@ async def test_every_get_route_validates_against_modrinths_document(client, cata
     assert {c["name"] for c in cats} == {"library", "optimization"}  # the quarantined mod has none anyway
 
 
+async def test_every_tag_route_of_modrinths_document_is_served(client, catalogue, modrinth_schema):
+    """Every /tag/ path of Modrinth's document answers as the document shapes it (an unmodified
+    client asks for donation platforms first), and our own OpenAPI document lists each."""
+    tag_paths = [p for p in modrinth_schema.doc["paths"] if p.startswith("/tag/")]
+    assert {"/tag/donation_platform", "/tag/report_type", "/tag/license/{id}"} <= set(tag_paths)
+    ours = (await (await client.get("/openapi.json")).json())["paths"]
+    for path in tag_paths:
+        concrete = path.replace("{id}", "MIT")
+        status, body, _ = await get(client, f"/v2{concrete}")
+        assert status == 200, path
+        modrinth_schema.check(body, path)
+        assert f"/v2{path}" in ours, path
+    # Nothing to name: projects here carry no donation links, and nothing takes a report.
+    assert (await get(client, "/v2/tag/donation_platform"))[1] == []
+    assert (await get(client, "/v2/tag/report_type"))[1] == []
+    assert (await get(client, "/v2/project/sodium"))[1]["donation_urls"] == []
+
+    # A license's title, and where its text is: we ship no license texts.
+    status, mit, _ = await get(client, "/v2/tag/license/MIT")
+    assert mit["title"] == "MIT License" and mit["body"].endswith("https://spdx.org/licenses/MIT.html")
+    assert "does not ship license texts" in mit["body"]
+    status, gpl, _ = await get(client, "/v2/tag/license/gpl-3.0")  # a deprecated short form, any case (SPDX's rule)
+    assert status == 200 and gpl["title"] == "GNU General Public License v3.0 only"
+    assert gpl["body"].endswith("https://spdx.org/licenses/GPL-3.0-only.html")
+    for ref in ("LicenseRef-All-Rights-Reserved", "LicenseRef-Unknown"):  # the two ids we give every mod alike
+        status, body, _ = await get(client, f"/v2/tag/license/{ref}")
+        assert status == 200 and body["title"] in ("All Rights Reserved", "Unknown") and body["body"], ref
+        modrinth_schema.check(body, "/tag/license/{id}")
+    for unknown in ("EPL-2.0", "LicenseRef-My-Own"):  # an id we do not name (a real SPDX one, too) is not here
+        status, body, _ = await get(client, f"/v2/tag/license/{unknown}")
+        assert status == 404 and body["error"] == "not_found", unknown
+        modrinth_schema.validate(body, "InvalidInputError")
+    status, body, _ = await get(client, f"/v2/tag/license/{'x' * 65}")
+    assert status == 400 and body["error"] == "invalid_parameter"
+
+
 def seed_sha1(n: int) -> str:
     return f"{n:040x}"
 

@@ -1,15 +1,21 @@
-"""SPDX license ids -> Modrinth's ``license {id, name, url}`` and the /v2/tag/license list.
+"""SPDX license ids -> Modrinth's ``license {id, name, url}``, the /v2/tag/license list and
+/v2/tag/license/{id}.
 
 The names of the licenses mods actually use; an id outside the table is still shown as given
 (with SPDX's page when it looks like an SPDX id), and free text that is not an id becomes a
 ``LicenseRef-`` id, as SPDX prescribes for licenses it does not list.
+
+License texts are not shipped: labrinth answers /v2/tag/license/{id} with the full text from its
+SPDX crate, and the texts are long legal documents that must be reproduced to the letter, so
+rather than a copy of our own we answer the license's name and where SPDX publishes its text
+(:func:`text`, docs/api.md).
 """
 
 from __future__ import annotations
 
 import re
 
-from .shapes import License, LicenseTag
+from .shapes import License, LicenseTag, LicenseText
 
 NAMES = {
     "MIT": "MIT License",
@@ -43,7 +49,15 @@ _BY_LOWER = {k.lower(): k for k in (*NAMES, *_ALIASES)}
 _SPDX_LIKE = re.compile(r"^[A-Za-z0-9.+-]{1,64}$")
 _REF = re.compile(r"[^A-Za-z0-9.-]+")
 UNKNOWN = License(id="LicenseRef-Unknown", name="Unknown", url=None)
+ARR = License(id="LicenseRef-All-Rights-Reserved", name="All Rights Reserved", url=None)
 ALL_RIGHTS_RESERVED = ("all rights reserved", "arr", "all-rights-reserved")
+# The two LicenseRef- ids we give that mean the same for every mod: what each says.
+_REF_TEXTS = {
+    ARR.id.lower(): LicenseText(title=ARR.name, body="The author reserves all rights: no license is granted "
+                                            "beyond what the author states."),
+    UNKNOWN.id.lower(): LicenseText(title=UNKNOWN.name,
+                            body="The mod's manifests declare no license: ask its author before reusing it."),
+}
 
 
 def of(licenses) -> License:
@@ -52,16 +66,35 @@ def of(licenses) -> License:
         return UNKNOWN
     raw = licenses[0].strip()
     if raw.lower() in ALL_RIGHTS_RESERVED:
-        return License(id="LicenseRef-All-Rights-Reserved", name="All Rights Reserved", url=None)
-    known = _BY_LOWER.get(raw.lower())
-    if known is not None:
-        spdx = _ALIASES.get(known, known)
-        return License(id=spdx, name=NAMES[spdx], url=f"https://spdx.org/licenses/{spdx}.html")
+        return ARR
+    if (known := _known(raw)) is not None:
+        return known
     if _SPDX_LIKE.match(raw):
         return License(id=raw, name=raw, url=f"https://spdx.org/licenses/{raw}.html")
     ref = _REF.sub("-", raw).strip("-")[:64] or "Unknown"
     return License(id=f"LicenseRef-{ref}", name=raw[:128], url=None)
 
 
+def _known(raw: str) -> License | None:
+    """A license of the table by its id (any case; a deprecated short form as its -only id)."""
+    known = _BY_LOWER.get(raw.lower())
+    if known is None:
+        return None
+    spdx = _ALIASES.get(known, known)
+    return License(id=spdx, name=NAMES[spdx], url=f"https://spdx.org/licenses/{spdx}.html")
+
+
 def tags() -> list[LicenseTag]:
     return [LicenseTag(short=k, name=v) for k, v in NAMES.items()]
+
+
+def text(license_id: str) -> LicenseText | None:
+    """/v2/tag/license/{id}: the title, and as body where SPDX publishes the full text (we ship
+    none), for a license of the table (any case, as SPDX matches ids; a deprecated short form as
+    its -only id) or one of our two ``LicenseRef-`` ids; None for any other."""
+    if (ref := _REF_TEXTS.get(license_id.lower())) is not None:
+        return ref
+    if (known := _known(license_id)) is None:
+        return None
+    return LicenseText(title=known.name, body=f"Indexium does not ship license texts. The full text of the "
+                                              f"{known.name} ({known.id}) is published by SPDX at {known.url}")

@@ -129,6 +129,19 @@ def document(settings: Settings) -> tuple[dict, dict]:
         "/v2/tag/loader": _get("v2TagLoader", "Loaders", _array("LoaderTag"), not_found=False),
         "/v2/tag/category": _get("v2TagCategory", "Categories in use", _array("CategoryTag"), not_found=False),
         "/v2/tag/license": _get("v2TagLicense", "Licenses", _array("LicenseTag"), not_found=False),
+        "/v2/tag/license/{id}": _get(
+            "v2LicenseText", "A license's title, and where SPDX publishes its text (none is shipped)",
+            _ref("LicenseText"),
+            params=[{"name": "id", "in": "path", "required": True, "example": "MIT",
+                     "description": "An SPDX id of /v2/tag/license (any case; a deprecated short form such as "
+                                    "GPL-3.0 too), LicenseRef-All-Rights-Reserved or LicenseRef-Unknown; "
+                                    "any other id is a 404.",
+                     "schema": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": "^[^\\u0000/]+$"}}]),
+        "/v2/tag/donation_platform": _get(
+            "v2TagDonationPlatform", "Donation platforms: none (projects here carry no donation links)",
+            _array("DonationPlatformTag"), not_found=False),
+        "/v2/tag/report_type": _get("v2TagReportType", "Report types: none (reports are not taken here)",
+                                    {"type": "array", "items": {"type": "string"}}, not_found=False),
         "/v2/tag/project_type": _get("v2TagProjectType", "Project types", {"type": "array", "items": {"type": "string"}},
                                      not_found=False),
         "/v2/tag/side_type": _get("v2TagSideType", "Side types", {"type": "array", "items": {"type": "string"}},

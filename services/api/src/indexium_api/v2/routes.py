@@ -285,6 +285,35 @@ async def tag_license(request: web.Request) -> web.Response:
     return await cached(request, ("v2-tags", "license"), (), compute, ttl=TAGS_TTL_S)
 
 
+async def license_text(request: web.Request) -> web.Response:
+    raw = params.clean("id", request.match_info["id"], 64)
+    found = licenses.text(raw)
+    if found is None:  # (not cached: the ids a client may invent are unbounded)
+        return error_response(404, "not_found", f"No license with id {raw!r} here; /v2/tag/license lists them.")
+
+    async def compute():
+        return 200, found
+
+    return await cached(request, ("v2-tags", "license", found.title), (), compute, ttl=TAGS_TTL_S)
+
+
+async def tag_donation_platform(request: web.Request) -> web.Response:
+    # None: a project's donation_urls are always empty here (manifests carry no donation links and
+    # GitHub's FUNDING.yml is not read), so no platform can be named in one.
+    async def compute():
+        return 200, []
+
+    return await cached(request, ("v2-tags", "donation_platform"), (), compute, ttl=TAGS_TTL_S)
+
+
+async def tag_report_type(request: web.Request) -> web.Response:
+    # None: nothing takes a report here (POST /v2/report is not served; docs/api.md "Not served").
+    async def compute():
+        return 200, []
+
+    return await cached(request, ("v2-tags", "report_type"), (), compute, ttl=TAGS_TTL_S)
+
+
 async def tag_project_type(request: web.Request) -> web.Response:
     async def compute():
         return 200, ["mod", "plugin"]
@@ -314,5 +343,8 @@ def setup(app: web.Application) -> None:
     r.add_get("/v2/tag/loader", tag_loader)
     r.add_get("/v2/tag/category", tag_category)
     r.add_get("/v2/tag/license", tag_license)
+    r.add_get("/v2/tag/license/{id}", license_text)
+    r.add_get("/v2/tag/donation_platform", tag_donation_platform)
+    r.add_get("/v2/tag/report_type", tag_report_type)
     r.add_get("/v2/tag/project_type", tag_project_type)
     r.add_get("/v2/tag/side_type", tag_side_type)

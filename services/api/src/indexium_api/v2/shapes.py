@@ -177,6 +177,18 @@ class LicenseTag(msgspec.Struct, frozen=True):
     name: str
 
 
+class LicenseText(msgspec.Struct, frozen=True):
+    """/v2/tag/license/{id} (Modrinth's ``License``): the body says where the text is (licenses.py)."""
+
+    title: str
+    body: str
+
+
+class DonationPlatformTag(msgspec.Struct, frozen=True):
+    short: str
+    name: str
+
+
 class ForgeUpdates(msgspec.Struct, frozen=True):
     """Forge's update-checker file: ``promos`` maps "<mc>-latest"/"<mc>-recommended" to the mod's
     own version; every other key is a Minecraft version mapping mod versions to changelogs."""
@@ -187,4 +199,4 @@ class ForgeUpdates(msgspec.Struct, frozen=True):
 
 # Components of our own OpenAPI document (errors are /api/v1's Error: the same envelope).
 COMPONENTS = (Project, Version, SearchResults, ProjectIdentifier, DependencyList, GameVersionTag,
-              LoaderTag, CategoryTag, LicenseTag, ForgeUpdates)
+              LoaderTag, CategoryTag, LicenseTag, LicenseText, DonationPlatformTag, ForgeUpdates)
