@@ -24,6 +24,9 @@ def dead_nats_url() -> str:
     return f"nats://127.0.0.1:{free_port()}"  # nothing listens: the cache expires by TTL only
 
 
+_SCANNED = 0xF0000000  # hashes the seeder makes up: far from the small n tests pass to Seeder.hashes
+
+
 class Seeder:
     """Writes the way the indexer and the scan stage do: upsert, files, roll-up."""
 
@@ -43,6 +46,7 @@ class Seeder:
         self._repo = itertools.count(1)
         self._asset = itertools.count(1)
         self._release = itertools.count(1)
+        self._scanned = itertools.count(1)
 
     async def mod(self, manifest_id: str, *, name: str | None = None, summary: str = "", authors=("Someone",),
                   owner: str = "owner", categories=(), environment: str = "both", description: str = ""):
@@ -57,10 +61,13 @@ class Seeder:
 
     async def version(self, mod, number: str, files, *, status: str = "public", published: datetime | None = None,
                       version_type: str = "release", downloads: int = 5, manifests: list | None = None,
-                      changelog: str = "changes"):
+                      changelog: str = "changes", scanned: bool = True):
         """files: [(loaders, game_versions)] or [(loaders, game_versions, {"sha1": ..., ...})];
-        manifests: per file, its normalized manifest records (none by default)."""
-        files = [f if len(f) == 3 else (*f, {}) for f in files]
+        manifests: per file, its normalized manifest records (none by default). ``scanned``: a
+        file given no hashes gets distinct ones, as the scan stage writes them before a version
+        is public; False leaves them null (INDEXIUM_PUBLISH_BEFORE_SCAN=true, before the scan)."""
+        files = [f if len(f) == 3 else (*f, self.hashes(_SCANNED + next(self._scanned)) if scanned else {})
+                 for f in files]
         vid = await versions_q.upsert_version(
             self.db, mod_id=mod["id"], version_number=number, github_release_id=next(self._release),
             tag_name=number, name=f"Release {number}", changelog=changelog, version_type=version_type,

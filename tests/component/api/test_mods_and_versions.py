@@ -36,7 +36,7 @@ async def test_versions_newest_first_by_version_order_then_publish_time(client, 
     # Published out of order on purpose: a 1.9 hotfix after 2.0, a beta after the release.
     for number, day in [("1.0", 0), ("2.0", 5), ("1.9", 8), ("1.10", 3), ("2.0-beta.2", 9), ("2.0-beta.10", 10),
                         ("v2.1", 1), ("2.1+mc1.19.2", 2), ("2.1+mc1.20.1", 4)]:
-        await seed.version(m, number, [FABRIC_120], published=seed.T0 + seed.days(day))
+        await seed.version(m, number, [FABRIC_120], published=seed.T0 + seed.days(day), scanned=False)
     body = await (await client.get("/api/v1/mods/ordered/versions")).json()
     assert [v["version_number"] for v in body] == [
         "2.1+mc1.20.1", "2.1+mc1.19.2", "v2.1",  # same version order: newest publish first

@@ -293,6 +293,55 @@ async def test_hidden_things_do_not_exist(client, catalogue, seed):
         assert status == 404 and set(body) == {"error", "description"}, bad_path
 
 
+async def test_a_version_is_served_on_v2_only_once_every_file_has_its_hashes(client, seed, modrinth_schema):
+    """INDEXIUM_PUBLISH_BEFORE_SCAN=true: a version is public before the scan stage hashed its
+    files. Modrinth's clients index installed files by sha1/sha512, so /v2 serves it only once
+    they are known; /api/v1 shows it at once, its hashes null."""
+    m = await seed.mod("early")
+    await seed.version(m, "1.0.0", [(*FABRIC_120, seed.hashes(1))], published=seed.T0)
+    # 2.0.0: two files, published before the scan; one of them happens to be hashed already.
+    early = await seed.version(m, "2.0.0", [(*FABRIC_120, seed.hashes(2)), FORGE_119],
+                               published=seed.T0 + seed.days(1), scanned=False)
+    early_id = await seed.db.fetchval("SELECT public_id FROM mod_versions WHERE id = $1", early)
+    h1, h2 = seed_sha1(1), seed_sha1(2)
+
+    async def v2_numbers() -> dict:
+        project = (await get(client, "/v2/project/early"))[1]
+        listed = (await get(client, "/v2/project/early/version"))[1]
+        for v in listed:
+            modrinth_schema.validate(v, "Version")
+            assert all(f["hashes"].get("sha1") and f["hashes"].get("sha512") for f in v["files"]), v
+        return {"project.versions": len(project["versions"]), "list": [v["version_number"] for v in listed],
+                "by id": (await get(client, f"/v2/version/{early_id}"))[0],
+                "by number": (await get(client, "/v2/project/early/version/2.0.0"))[0],
+                "by hash": (await get(client, f"/v2/version_file/{h2}"))[0],
+                "download": (await client.get(f"/v2/version_file/{h2}/download", allow_redirects=False)).status}
+
+    async def v2_update() -> str | None:
+        resp = await client.post("/v2/version_files/update", json={"hashes": [h1], "loaders": ["fabric"]})
+        return ((await resp.json()).get(h1) or {}).get("version_number")
+
+    assert await v2_numbers() == {"project.versions": 1, "list": ["1.0.0"], "by id": 404, "by number": 404,
+                                  "by hash": 404, "download": 404}
+    assert await v2_update() == "1.0.0"  # nothing newer is served yet
+    # /api/v1 has it at once (its files' hashes are null until the scan).
+    v1 = await (await client.get("/api/v1/mods/early/versions")).json()
+    assert [v["version_number"] for v in v1] == ["2.0.0", "1.0.0"]
+    assert {f["hashes"]["sha1"] for f in v1[0]["files"]} == {h2, None}
+    resp = await client.post("/api/v1/versions/update-check", json={"hashes": [h1], "loaders": ["fabric"]})
+    assert (await resp.json())[h1]["version_number"] == "2.0.0"
+
+    # The scan stage writes the hashes (and publishes version_scanned.v1, which drops the cache).
+    for fid in await seed.db.fetchval("SELECT array_agg(id) FROM version_files WHERE version_id = $1 "
+                                      "AND sha1 IS NULL", early):
+        await seed.db.execute("UPDATE version_files SET sha1 = $2, sha256 = $3, sha512 = $4 WHERE id = $1",
+                              fid, *seed.hashes(9).values())
+    client.app[API].cache.invalidate_all()
+    assert await v2_numbers() == {"project.versions": 2, "list": ["2.0.0", "1.0.0"], "by id": 200,
+                                  "by number": 200, "by hash": 200, "download": 302}
+    assert await v2_update() == "2.0.0"
+
+
 async def test_versions_filters_hold_per_file(client, seed):
     m = await seed.mod("filtered")
     await seed.version(m, "1.0", [FABRIC_120, FORGE_119], published=seed.T0)

@@ -16,12 +16,14 @@ def column(algorithm: str) -> str:
 
 
 async def files_in_public_versions(
-    conn: asyncpg.Connection, algorithm: str, hashes: list[str], *, columns: str, every: bool = False
+    conn: asyncpg.Connection, algorithm: str, hashes: list[str], *, columns: str, every: bool = False,
+    version: str = PUBLIC_VERSION,
 ) -> list[asyncpg.Record]:
     """(hash, file url, ``columns`` of the version) for files with these hashes in public versions
     of listed mods, newest version first per hash; ``every`` keeps every version holding the
     file (the same jar attached to two releases), otherwise only the newest. ``columns`` is one
-    of the version column lists (``VERSION_COLUMNS``, ``modrinth.V2_VERSION_COLUMNS``), never input."""
+    of the version column lists (``VERSION_COLUMNS``, ``modrinth.V2_VERSION_COLUMNS``), never input;
+    ``version`` the condition a version must meet over ``v`` (``modrinth.V2_VERSION`` for /v2)."""
     col = column(algorithm)
     distinct = f"DISTINCT ON (hf.{col}) " if not every else ""
     return await conn.fetch(
@@ -29,7 +31,7 @@ async def files_in_public_versions(
             FROM version_files hf
             JOIN mod_versions v ON v.id = hf.version_id
             JOIN mods m ON m.id = v.mod_id
-            WHERE hf.{col} = ANY($1::bpchar[]) AND {PUBLIC_VERSION} AND m.listed
+            WHERE hf.{col} = ANY($1::bpchar[]) AND {version} AND m.listed
             ORDER BY hf.{col}, {VERSION_ORDER}""",
         hashes,
     )

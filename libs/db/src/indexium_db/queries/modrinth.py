@@ -2,7 +2,8 @@
 by the stable public ids of migration 0008 as well as by slug, with the few columns v2 shows
 that v1 does not (ids, the owner's GitHub id, dependencies resolved to indexed mods).
 
-Only listed mods and public versions exist here, exactly as in ``catalog``.
+Only listed mods and public versions exist here, exactly as in ``catalog``, and of those only
+the versions whose every file is hashed (``V2_VERSION``).
 """
 
 from __future__ import annotations
@@ -11,6 +12,15 @@ import asyncpg
 
 from .catalog import PUBLIC_VERSION, VERSION_COLUMNS, VERSION_ORDER, file_match
 from .hashes import files_in_public_versions
+
+# A version v2 serves: public (catalog.PUBLIC_VERSION) and every file's sha1 and sha512 known.
+# Modrinth's clients index installed files by hash (client models require both); a public
+# version's files have none until the scan stage has read them under
+# INDEXIUM_PUBLISH_BEFORE_SCAN=true (docs/api.md, "API v2"). /api/v1 shows such a version at
+# once, its hashes null.
+HASHED = ("NOT EXISTS (SELECT 1 FROM version_files u WHERE u.version_id = v.id"
+          " AND (u.sha1 IS NULL OR u.sha512 IS NULL))")
+V2_VERSION = f"{PUBLIC_VERSION} AND {HASHED}"
 
 # Manifest ids that name the platform, not a mod: never a dependency worth listing.
 PLATFORM_IDS = ("minecraft", "java", "fabricloader", "fabric-loader", "quilt_loader", "forge", "neoforge",
@@ -54,7 +64,7 @@ _PROJECT_COLUMNS = """m.id, m.public_id, m.team_id, m.slug, m.name, m.summary, m
        ARRAY(SELECT v.public_id FROM mod_versions v WHERE v.mod_id = m.id AND {public}
              ORDER BY v.published_at NULLS FIRST, v.created_at) AS version_ids,
        (SELECT v.public_id FROM mod_versions v WHERE v.mod_id = m.id AND {public}
-             AND v.version_number = m.latest_version) AS latest_version_id""".format(public=PUBLIC_VERSION)
+             AND v.version_number = m.latest_version) AS latest_version_id""".format(public=V2_VERSION)
 
 
 def _key_condition(param: str) -> str:
@@ -84,7 +94,7 @@ async def hit_extras(conn: asyncpg.Connection, slugs: list[str]) -> dict[str, as
     rows = await conn.fetch(
         f"""SELECT m.slug, m.public_id, m.licenses, m.author_github_id,
                    (SELECT login FROM authors a WHERE a.github_id = m.author_github_id) AS owner,
-                   (SELECT v.public_id FROM mod_versions v WHERE v.mod_id = m.id AND {PUBLIC_VERSION}
+                   (SELECT v.public_id FROM mod_versions v WHERE v.mod_id = m.id AND {V2_VERSION}
                     AND v.version_number = m.latest_version) AS latest_version_id
             FROM mods m WHERE m.slug = ANY($1::text[])""",
         slugs,
@@ -102,7 +112,7 @@ async def versions_of(
         args.append(value)
         return f"${len(args)}::text[]"
 
-    where = ["v.mod_id = $1", PUBLIC_VERSION]
+    where = ["v.mod_id = $1", V2_VERSION]
     if game_versions or loaders:
         where.append(file_match(p(game_versions) if game_versions else None, p(loaders) if loaders else None))
     return await conn.fetch(
@@ -114,7 +124,7 @@ async def versions_of(
 async def versions_by_ids(conn: asyncpg.Connection, ids: list[str]) -> list[asyncpg.Record]:
     return await conn.fetch(
         f"""SELECT {V2_VERSION_COLUMNS} {_VERSIONS_FROM}
-            WHERE v.public_id = ANY($1::text[]) AND {PUBLIC_VERSION} AND m.listed
+            WHERE v.public_id = ANY($1::text[]) AND {V2_VERSION} AND m.listed
             ORDER BY {VERSION_ORDER}""",
         ids,
     )
@@ -124,7 +134,7 @@ async def version_of_project(conn: asyncpg.Connection, mod_id, key: str) -> asyn
     """One public version of the mod by id or by number (the release tag); an id wins."""
     return await conn.fetchrow(
         f"""SELECT {V2_VERSION_COLUMNS} {_VERSIONS_FROM}
-            WHERE v.mod_id = $1 AND (v.public_id = $2 OR v.version_number = $2) AND {PUBLIC_VERSION}
+            WHERE v.mod_id = $1 AND (v.public_id = $2 OR v.version_number = $2) AND {V2_VERSION}
             ORDER BY v.public_id = $2 DESC LIMIT 1""",
         mod_id, key,
     )
@@ -135,7 +145,8 @@ async def versions_by_hashes(
 ) -> list[asyncpg.Record]:
     """(hash, version) rows for files with these hashes in public versions, newest version first
     per hash; ``every`` keeps every version holding the file, otherwise only the newest."""
-    return await files_in_public_versions(conn, algorithm, hashes, columns=V2_VERSION_COLUMNS, every=every)
+    return await files_in_public_versions(conn, algorithm, hashes, columns=V2_VERSION_COLUMNS, every=every,
+                                          version=V2_VERSION)
 
 
 async def dependencies(conn: asyncpg.Connection, mod_id) -> tuple[list[asyncpg.Record], list[asyncpg.Record]]:
@@ -148,7 +159,7 @@ async def dependencies(conn: asyncpg.Connection, mod_id) -> tuple[list[asyncpg.R
             CROSS JOIN jsonb_array_elements(f.manifests) rec
             CROSS JOIN jsonb_array_elements(COALESCE(rec -> 'dependencies', '[]')) dep
             JOIN mods dm ON dm.manifest_id = dep ->> 'mod_id' AND dm.listed AND dm.id <> v.mod_id
-            WHERE v.mod_id = $1 AND {PUBLIC_VERSION} AND dep ->> 'kind' <> 'incompatible'""",
+            WHERE v.mod_id = $1 AND {V2_VERSION} AND dep ->> 'kind' <> 'incompatible'""",
         mod_id,
     )
     if not ids:
@@ -157,7 +168,7 @@ async def dependencies(conn: asyncpg.Connection, mod_id) -> tuple[list[asyncpg.R
     versions = await conn.fetch(
         f"""SELECT {V2_VERSION_COLUMNS}
             FROM mods dm CROSS JOIN LATERAL (
-                SELECT v.id FROM mod_versions v WHERE v.mod_id = dm.id AND {PUBLIC_VERSION}
+                SELECT v.id FROM mod_versions v WHERE v.mod_id = dm.id AND {V2_VERSION}
                 ORDER BY {VERSION_ORDER} LIMIT 1) best
             JOIN mod_versions v ON v.id = best.id JOIN mods m ON m.id = v.mod_id
             WHERE dm.public_id = ANY($1::text[])
@@ -169,7 +180,8 @@ async def dependencies(conn: asyncpg.Connection, mod_id) -> tuple[list[asyncpg.R
 
 async def forge_versions(conn: asyncpg.Connection, mod_id, loaders: list[str]) -> list[asyncpg.Record]:
     """Per public file of the loaders asked: its game versions, the mod's own version as the
-    manifest declares it, the version's type and changelog; newest version first."""
+    manifest declares it, the version's type and changelog; newest version first. Forge's
+    update checker reads no hashes: a public version is promoted before its scan too."""
     return await conn.fetch(
         f"""SELECT v.version_number, v.version_type, v.changelog, f.game_versions, f.manifest_version
             FROM mod_versions v JOIN version_files f ON f.version_id = v.id

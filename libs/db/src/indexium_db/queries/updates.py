@@ -25,9 +25,12 @@ async def newest_versions(
     version_types: list[str],
     columns: str = VERSION_COLUMNS,
     every: bool = False,
+    version: str = PUBLIC_VERSION,
 ) -> dict[str, asyncpg.Record] | list[asyncpg.Record]:
     """hash -> the newest allowed version (``columns`` of it). ``every``: a list of (hash, version)
-    rows instead, every allowed version of each hash, newest first (the /v2 update_many answer)."""
+    rows instead, every allowed version of each hash, newest first (the /v2 update_many answer).
+    ``version``: the condition the installed and the offered versions meet, over ``v``
+    (``modrinth.V2_VERSION`` for /v2)."""
     col = column(algorithm)
     args: list = [hashes]
 
@@ -35,7 +38,7 @@ async def newest_versions(
         args.append(value)
         return f"${len(args)}{cast}"
 
-    conditions = ["c.mod_id = h.mod_id", PUBLIC_VERSION.replace("v.", "c."),
+    conditions = ["c.mod_id = h.mod_id", version.replace("v.", "c."),
                   # never below the installed version, in the list's own order
                   "(c.version_sort, COALESCE(c.published_at, '-infinity'))"
                   " >= (h.version_sort, COALESCE(h.published_at, '-infinity'))"]
@@ -52,7 +55,7 @@ async def newest_versions(
                 FROM version_files hf
                 JOIN mod_versions v ON v.id = hf.version_id
                 JOIN mods m ON m.id = v.mod_id
-                WHERE hf.{col} = ANY($1::bpchar[]) AND {PUBLIC_VERSION} AND m.listed
+                WHERE hf.{col} = ANY($1::bpchar[]) AND {version} AND m.listed
                 ORDER BY hf.{col}, {VERSION_ORDER}
             )
             SELECT h.hash, {columns}

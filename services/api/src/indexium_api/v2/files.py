@@ -114,7 +114,8 @@ async def version_file(request: web.Request) -> web.Response:
 async def download(request: web.Request) -> web.Response:
     value, algorithm = _one_hash(request)
     # Only the file's URL is needed: not the version's columns (dependencies, every file).
-    rows = await query(request, hashes_q.files_in_public_versions, algorithm, [value], columns="v.id")
+    rows = await query(request, hashes_q.files_in_public_versions, algorithm, [value], columns="v.id",
+                       version=modrinth_q.V2_VERSION)
     if not rows:
         return error_response(404, "not_found", f"No public version has a file with {algorithm} '{value}'.")
     # Downloads never go through us: the file is GitHub's release asset.
@@ -134,7 +135,8 @@ async def _updates(request: web.Request, groups: dict[str, list[str]], filters: 
     out: dict = {}
     for algorithm, values in groups.items():
         found = await query(request, updates_q.newest_versions, algorithm, values,
-                            columns=modrinth_q.V2_VERSION_COLUMNS, every=every, **filters)
+                            columns=modrinth_q.V2_VERSION_COLUMNS, every=every, version=modrinth_q.V2_VERSION,
+                            **filters)
         if every:
             for row in found:
                 out.setdefault(row["hash"], []).append(build.version(row))
