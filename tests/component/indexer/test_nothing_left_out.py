@@ -60,7 +60,7 @@ async def test_every_asset_left_out_has_a_reason_for_operators_and_the_author(gh
     ])
     result = await releases.handle(rel)
     assert result.outcome == "indexed" and result.skipped == [("lumen-lib-1.0.0.jar", "no_manifest")]
-    rows = await skips_q.for_owner(db, repo.owner.id)
+    rows = await skips_q.left_out(db, owner_github_id=repo.owner.id)
     assert sorted((r["asset_name"], r["code"], r["release_indexed"]) for r in rows) == [
         ("CHANGELOG.md", "not_a_mod_file", True),
         ("lumen-1.0.0-sources.jar", "build_by_product", True),
@@ -69,13 +69,13 @@ async def test_every_asset_left_out_has_a_reason_for_operators_and_the_author(gh
     lib = next(r for r in rows if r["asset_name"] == "lumen-lib-1.0.0.jar")
     assert lib["reason"].startswith("no mod manifest") and "FMLCorePlugin" in lib["reason"]
     assert (lib["repo_full_name"], lib["tag_name"]) == ("alice/lumen", "v1.0.0")
-    assert [r["asset_name"] for r in await skips_q.for_repository(db, repo.id)] == [r["asset_name"] for r in rows]
+    assert [r["asset_name"] for r in await skips_q.left_out(db, github_repo_ids=[repo.id])] == [r["asset_name"] for r in rows]
     # The author's dashboard: by the repositories GitHub lists, plain non-mod files left out.
     other = gh.add_repo("alice", "other")
-    assert [r["asset_name"] for r in await skips_q.for_repositories(db, [repo.id, other.id])] == [
+    assert [r["asset_name"] for r in await skips_q.left_out(db, github_repo_ids=[repo.id, other.id], include_non_mod_files=False)] == [
         "lumen-lib-1.0.0.jar"]
-    assert len(await skips_q.for_repositories(db, [repo.id], include_non_mod_files=True)) == 3
-    assert await skips_q.for_repositories(db, [other.id]) == []
+    assert len(await skips_q.left_out(db, github_repo_ids=[repo.id])) == 3
+    assert await skips_q.left_out(db, github_repo_ids=[other.id], include_non_mod_files=False) == []
 
     # The operators' view: the mod-file reasons by default, everything with --all; a count per
     # code in the GitHub App status.
@@ -94,7 +94,7 @@ async def test_every_asset_left_out_has_a_reason_for_operators_and_the_author(gh
     # Fixed by a re-upload: the release's reasons are replaced, the stale one is gone.
     gh.remove_asset(next(a for a in rel.assets if a.name == "lumen-lib-1.0.0.jar"))
     await releases.handle(rel, action="edited")
-    assert {r["asset_name"] for r in await skips_q.for_owner(db, repo.owner.id)} == {
+    assert {r["asset_name"] for r in await skips_q.left_out(db, owner_github_id=repo.owner.id)} == {
         "CHANGELOG.md", "lumen-1.0.0-sources.jar"}
 
 
@@ -104,13 +104,13 @@ async def test_a_release_nothing_of_which_is_indexed_still_says_why_per_asset(gh
     rel = gh.add_release(repo, "v2", [("tools-2.jar", plain), ("tools-2.zip", b"PK")])
     with pytest.raises(PermanentJobError):
         await releases.handle(rel)
-    rows = await skips_q.for_owner(db, repo.owner.id)
+    rows = await skips_q.left_out(db, owner_github_id=repo.owner.id)
     assert sorted((r["asset_name"], r["code"], r["release_indexed"]) for r in rows) == [
         ("tools-2.jar", "no_manifest", False), ("tools-2.zip", "not_a_mod_file", False)]
     # and a release with no mod file at all is recorded the same way
     only_docs = gh.add_release(repo, "v3", [("README.txt", b"hi")])
     assert (await releases.handle(only_docs)).outcome == "ignored"
-    assert [(r["tag_name"], r["code"]) for r in await skips_q.for_repository(db, repo.id)
+    assert [(r["tag_name"], r["code"]) for r in await skips_q.left_out(db, github_repo_ids=[repo.id])
             if r["tag_name"] == "v3"] == [("v3", "not_a_mod_file")]
 
 
@@ -118,5 +118,5 @@ async def test_names_postgresql_cannot_hold_are_stored_readably(db):
     await skips_q.replace_for_release(
         db, github_release_id=1, github_repo_id=2, owner_github_id=3, repo_full_name="o/r", tag_name="v\x001" + "x" * 5005,
         skips=[skips_q.Skip(4, "bad\x00name.jar", "no_manifest", "r" * 900)], release_indexed=False)
-    (row,) = await skips_q.for_owner(db, 3)
+    (row,) = await skips_q.left_out(db, owner_github_id=3)
     assert row["asset_name"] == "bad\ufffdname.jar" and len(row["tag_name"]) == 1000 and len(row["reason"]) == 500

@@ -94,8 +94,10 @@ async def test_corrupt_zip_is_dead_lettered_and_the_version_held_suspicious(gh, 
     assert await indexer.outcome(delivery) == "dead_lettered"
     (dl,) = await indexer.dead_letters()
     assert (dl["category"], dl["attempts"]) == ("corrupt_zip", 1)
-    # Kept with the repository its release belongs to: the author's dashboard reads it by that.
-    assert await indexer.fetchval("SELECT github_repo_id FROM dead_letters") == repo.id
+    # Kept with the repository and the tag of its release: the author's dashboard reads it by the
+    # repository and shows the tag, never reading the message's bytes.
+    assert [tuple(r) for r in await indexer.fetch("SELECT github_repo_id, tag_name FROM dead_letters")] == [
+        (repo.id, "1.1.0")]
     row = await indexer.fetch("SELECT status, suspicious FROM mod_versions WHERE version_number = '1.1.0'")
     assert [tuple(r) for r in row] == [("quarantined", True)]
     assert await indexer.fetchval("SELECT latest_version FROM mods") == "1.0.0"

@@ -137,7 +137,8 @@ async def world(database_url, nats_url, tmp_path):
                                                   owner=github_contract.Account(id=author.id, login=AUTHOR))))
         await deadletters_q.insert(conn, consumer="indexer", subject=ingest.RELEASE, msg_id="d-1", stream_sequence=7,
                                  category="corrupt_zip", error="lumenlanterns-1.5.0.jar: no end of central directory",
-                                 attempts=1, payload=ingest.encoder.encode(broken), github_repo_id=lumen.id)
+                                 attempts=1, payload=ingest.encoder.encode(broken), github_repo_id=lumen.id,
+                                 tag_name="1.5.0")
         # An asset the indexer left out (written by the indexer's skips_q.replace_for_release).
         await skips_q.replace_for_release(
             conn, github_release_id=999_002, github_repo_id=lumen.id, owner_github_id=author.id,

@@ -122,9 +122,13 @@ def repository_of(event) -> int | None:
     return getattr(repository, "id", None)
 
 
-def repository_of_message(data: bytes) -> int | None:
-    """:func:`repository_of` a message's bytes; None for bytes that do not decode."""
+def about_message(data: bytes) -> tuple[int | None, str | None]:
+    """(:func:`repository_of`, the release's tag) of a message's bytes: what its dead letter is
+    kept with (``dead_letters.github_repo_id``, ``tag_name``), so the author's dashboard reads
+    neither the bytes nor another repository's. (None, None) for bytes that do not decode."""
     try:
-        return repository_of(decoder.decode(data))
+        event = decoder.decode(data)
     except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
+        return None, None
+    release = getattr(getattr(event, "webhook", None), "release", None)  # a catch-up has no webhook
+    return repository_of(event), getattr(release, "tag_name", None)

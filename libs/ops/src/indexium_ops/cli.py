@@ -51,15 +51,16 @@ async def setup(settings: Settings) -> list[str]:
 
 
 async def attribute_dead_letters(conn: asyncpg.Connection) -> int:
-    """Open INGEST dead letters from before ``dead_letters.github_repo_id`` (0013) get the
-    repository their message is about, as the ledger now records it; how many. Idempotent:
-    a row about no one repository (an installation's event) stays NULL and is read again
-    at the next setup, which the open queue's size bounds."""
+    """Open INGEST dead letters from before ``dead_letters.github_repo_id`` (0013) or
+    ``tag_name`` (0018) get the repository and the release tag their message is about, as the
+    ledger now records them; how many. Idempotent: a row about no one repository or release
+    (an installation's event, a catch-up) keeps its NULL and is read again at the next setup,
+    which the open queue's size bounds."""
     n = 0
     for row in await deadletters_q.unattributed_open(conn, f"{ingest.SUBJECT_PREFIX}."):
-        repo_id = ingest.repository_of_message(bytes(row["payload"]))
-        if repo_id is not None:
-            await deadletters_q.set_repository(conn, row["id"], repo_id)
+        repo_id, tag = ingest.about_message(bytes(row["payload"]))
+        if (row["github_repo_id"] is None and repo_id is not None) or (row["tag_name"] is None and tag is not None):
+            await deadletters_q.set_about(conn, row["id"], repo_id, tag)
             n += 1
     return n
 
@@ -139,7 +140,8 @@ async def skipped(settings: Settings, args: argparse.Namespace) -> None:
     """Release assets the indexer left out, newest first, each with its reason."""
     conn = await asyncpg.connect(settings.database_url)
     try:
-        rows = await skips_q.recent(conn, args.limit, repo_full_name=args.repo, include_non_mod_files=args.all)
+        rows = await skips_q.left_out(conn, repo_full_name=args.repo, include_non_mod_files=args.all,
+                                      limit=args.limit)
         if not rows:
             print("no release asset left out" + ("" if args.all else " (--all: also files that are not mods)"))
         for r in rows:

@@ -45,12 +45,13 @@ def message_id(msg: Msg) -> str:
 class JobLedger:
     def __init__(self, pool: asyncpg.Pool, js: JetStreamContext, consumer: ConsumerSpec, *,
                  max_attempts: int, retry_base_s: float, outage_retry_s: float,
-                 repository_of: Callable[[bytes], int | None] | None = None):
-        """``repository_of``: the GitHub repository a message's bytes are about (or None), kept
-        with its dead letter so an author's dashboard reads only its own."""
+                 about: Callable[[bytes], tuple[int | None, str | None]] | None = None):
+        """``about``: the GitHub repository and the release tag a message's bytes are about (either
+        None), kept with its dead letter so an author's dashboard reads only its own, and not the
+        bytes (``ingest.about_message``)."""
         self._pool, self._js, self.consumer = pool, js, consumer
         self.max_attempts, self.retry_base_s, self.outage_retry_s = max_attempts, retry_base_s, outage_retry_s
-        self._repository_of = repository_of
+        self._about = about
 
     def job_key(self, msg: Msg) -> str:
         return f"{self.consumer.durable}:{message_id(msg)}"
@@ -86,13 +87,13 @@ class JobLedger:
         counted = attempts is not None or meta.num_delivered > 1  # job_attempts may hold a row
         attempts = meta.num_delivered if attempts is None else attempts
         error = error[:ERROR_CHARS]
-        repo_id = self._repository_of(msg.data) if self._repository_of is not None else None
+        repo_id, tag = self._about(msg.data) if self._about is not None else (None, None)
         try:
             async with self._pool.acquire() as conn, conn.transaction():
                 await deadletters_q.insert(
                     conn, consumer=self.consumer.durable, subject=msg.subject, msg_id=message_id(msg),
                     stream_sequence=meta.sequence.stream, category=category, error=error,
-                    attempts=attempts, payload=msg.data, github_repo_id=repo_id,
+                    attempts=attempts, payload=msg.data, github_repo_id=repo_id, tag_name=tag,
                 )
                 if also is not None:
                     await also(conn)

@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from indexium_api.app import INVALIDATOR, create_app
 from indexium_api.settings import Settings
 from indexium_contracts import github as github_contract, ingest
-from indexium_db.queries import deadletters as deadletters_q, github as github_q
+from indexium_db.queries import deadletters as deadletters_q, site as site_q, github as github_q
 from indexium_devstack.embedded import free_port
 from indexium_devstack.fakegithub import FakeGitHub
 from indexium_ops.cli import attribute_dead_letters
@@ -117,10 +117,10 @@ async def _dead_letter(db, repo, seq: int, tag: str, *, attributed: bool = True)
         repository=github_contract.Repository(id=repo.id, name=repo.name, full_name=repo.full_name,
                                               owner=github_contract.Account(id=repo.owner.id, login=repo.owner.login))))
     payload = ingest.encoder.encode(event)
+    repo_id, tag_name = ingest.about_message(payload) if attributed else (None, None)
     await deadletters_q.insert(db, consumer="indexer", subject=ingest.RELEASE, msg_id=f"d-{seq}",
                                stream_sequence=seq, category="corrupt_zip", error=f"{tag}: broken", attempts=1,
-                               payload=payload,
-                               github_repo_id=ingest.repository_of_message(payload) if attributed else None)
+                               payload=payload, github_repo_id=repo_id, tag_name=tag_name)
 
 
 async def test_the_dashboard_reads_only_its_repositories_newest_dead_letters_and_counts_the_rest(site, gh, db):
@@ -140,6 +140,24 @@ async def test_the_dashboard_reads_only_its_repositories_newest_dead_letters_and
     assert "v1.3<" not in body and "v1.2<" not in body and "v0.legacy" not in body
     assert "and 3 more, older." in body
     assert "bob-" not in body
+
+
+async def test_the_dashboard_shows_a_dead_letters_tag_without_reading_its_payload(site, gh, db):
+    """The tag is kept beside the dead letter (0018): the page reads no payload, which is the whole
+    release event (up to 1 MiB each, ten a repository)."""
+    mine = gh.repo("alice/lanterns")
+    await _dead_letter(db, mine, 1, "v2.legacy", attributed=False)  # written before 0018: no tag yet
+    await deadletters_q.insert(db, consumer="indexer", subject=ingest.RELEASE, msg_id="d-2", stream_sequence=2,
+                               category="corrupt_zip", error="broken", attempts=1, payload=b"\xc1" * 100_000,
+                               github_repo_id=mine.id, tag_name="v3.0\x00" + "x" * 300)
+    rows = await site_q.open_dead_letters(db, [mine.id], 10)
+    assert "payload" not in rows[0].keys() and [r["tag_name"] for r in rows][0] == "v3.0\ufffd" + "x" * 250
+    assert await attribute_dead_letters(db) == 1  # the setup step gives the old row its repository and tag
+    assert await attribute_dead_letters(db) == 0
+    client = await site()
+    await _sign_in(client)
+    body = await (await client.get("/dashboard")).text()
+    assert "<strong>v2.legacy</strong>" in body and "<strong>v3.0\ufffd" in body
 
 
 async def test_secure_cookie_when_the_public_url_is_https(site):

@@ -58,9 +58,9 @@ def test_a_dead_lettered_check_again_is_listed_under_its_repository():
                                     github_repo_id=7, installation_id=3, requested_by="someone")
     at = datetime(2026, 12, 1, tzinfo=timezone.utc)
     payload = ingest.encoder.encode(event)
-    assert ingest.repository_of_message(payload) == 7  # what the job ledger records with it
-    assert ingest.repository_of_message(b"not msgpack") is None
-    rows = [{"github_repo_id": 7, "payload": payload, "category": "permanent", "error": "gone", "created_at": at,
+    assert ingest.about_message(payload) == (7, None)  # what the job ledger records with it: no release
+    assert ingest.about_message(b"not msgpack") == (None, None)
+    rows = [{"github_repo_id": 7, "tag_name": None, "category": "permanent", "error": "gone", "created_at": at,
              "open_total": 3}]
     assert _dead_letters_by_repo(rows) == ({7: [{"tag": None, "category": "permanent", "error": "gone", "at": at}]},
                                            {7: 2})

@@ -166,12 +166,12 @@ async def versions_for_author(conn: asyncpg.Connection, mod_ids: list[uuid.UUID]
 
 
 async def open_dead_letters(conn: asyncpg.Connection, repo_ids: list[int], per_repo: int) -> list[asyncpg.Record]:
-    """The newest ``per_repo`` open dead letters of each of these repositories, with their
-    payload (the dashboard reads the release tag from it) and ``open_total``, how many that
-    repository has open in all."""
+    """The newest ``per_repo`` open dead letters of each of these repositories, with what the
+    dashboard shows of each (the release tag, category, error, when) and ``open_total``, how
+    many that repository has open in all. Never the payload: a message is up to 1 MiB."""
     return await conn.fetch(
-        """SELECT github_repo_id, category, error, payload, created_at, open_total FROM (
-               SELECT github_repo_id, category, error, payload, created_at,
+        """SELECT github_repo_id, tag_name, category, error, created_at, open_total FROM (
+               SELECT github_repo_id, tag_name, category, error, created_at,
                       row_number() OVER w AS n, count(*) OVER (PARTITION BY github_repo_id) AS open_total
                FROM dead_letters
                WHERE replayed_at IS NULL AND github_repo_id = ANY($1::bigint[])

@@ -2,7 +2,7 @@
 
 Written by the indexer for every release it processes (the rows of one release are replaced
 as a whole, so an asset fixed by a re-upload disappears); read by the operators' status
-(``indexium_ops skipped``) and by the author's dashboard (:func:`for_repositories`).
+(``indexium_ops skipped``) and by the author's dashboard, both through :func:`left_out`.
 """
 
 from __future__ import annotations
@@ -55,45 +55,35 @@ _COLUMNS = """repo_full_name, tag_name, asset_name, code, reason, release_indexe
               github_repo_id, github_release_id, github_asset_id"""
 
 
-async def for_owner(conn: asyncpg.Connection, owner_github_id: int, limit: int = 100) -> list[asyncpg.Record]:
-    """The left-out assets of one owner's repositories (a GitHub user or organisation id), newest first."""
+async def left_out(conn: asyncpg.Connection, *, owner_github_id: int | None = None,
+                   github_repo_ids: list[int] | None = None, repo_full_name: str | None = None,
+                   include_non_mod_files: bool = True, limit: int = 100) -> list[asyncpg.Record]:
+    """Left-out assets, newest first: of one owner's repositories (a GitHub user or organisation
+    id), of the repositories GitHub lists for a signed-in author (the web dashboard), of one
+    repository by name (operators, any case), or of all (operators); plain non-mod files (a
+    changelog, a -sources jar) unless ``include_non_mod_files`` is False.
+
+    The conditions are only those given, so each use is a statement of its own that PostgreSQL
+    plans with its index (owner, repository, or recent), not one generic plan of ``$n IS NULL OR``."""
+    args: list = []
+
+    def p(value, cast: str = "") -> str:
+        args.append(value)
+        return f"${len(args)}{cast}"
+
+    where = []
+    if owner_github_id is not None:
+        where.append(f"owner_github_id = {p(owner_github_id, '::bigint')}")
+    if github_repo_ids is not None:
+        where.append(f"github_repo_id = ANY({p(github_repo_ids, '::bigint[]')})")
+    if repo_full_name is not None:
+        where.append(f"lower(repo_full_name) = lower({p(repo_full_name, '::text')})")
+    if not include_non_mod_files:
+        where.append(f"code <> ALL({p(list(NON_MOD_FILE_CODES), '::text[]')})")
     return await conn.fetch(
-        f"""SELECT {_COLUMNS} FROM release_asset_skips WHERE owner_github_id = $1
-            ORDER BY updated_at DESC, asset_name LIMIT $2""",
-        owner_github_id, limit,
-    )
-
-
-async def for_repositories(conn: asyncpg.Connection, github_repo_ids: list[int], limit: int = 500, *,
-                           include_non_mod_files: bool = False) -> list[asyncpg.Record]:
-    """What the web dashboard shows a signed-in author: the left-out assets of the repositories
-    GitHub lists for them, newest first, plain non-mod files only when asked."""
-    return await conn.fetch(
-        f"""SELECT {_COLUMNS} FROM release_asset_skips
-            WHERE github_repo_id = ANY($1::bigint[]) AND ($3 OR code <> ALL($4::text[]))
-            ORDER BY updated_at DESC, asset_name LIMIT $2""",
-        github_repo_ids, limit, include_non_mod_files, list(NON_MOD_FILE_CODES),
-    )
-
-
-async def for_repository(conn: asyncpg.Connection, github_repo_id: int, limit: int = 100) -> list[asyncpg.Record]:
-    return await conn.fetch(
-        f"""SELECT {_COLUMNS} FROM release_asset_skips WHERE github_repo_id = $1
-            ORDER BY updated_at DESC, asset_name LIMIT $2""",
-        github_repo_id, limit,
-    )
-
-
-async def recent(conn: asyncpg.Connection, limit: int = 50, *, repo_full_name: str | None = None,
-                 include_non_mod_files: bool = False) -> list[asyncpg.Record]:
-    """For operators: newest first, optionally one repository's; assets that are not mod
-    files at all (a changelog, a zip) only when asked."""
-    return await conn.fetch(
-        f"""SELECT {_COLUMNS} FROM release_asset_skips
-            WHERE ($2::text IS NULL OR lower(repo_full_name) = lower($2))
-              AND ($3 OR code <> ALL($4::text[]))
-            ORDER BY updated_at DESC, asset_name LIMIT $1""",
-        limit, repo_full_name, include_non_mod_files, list(NON_MOD_FILE_CODES),
+        f"""SELECT {_COLUMNS} FROM release_asset_skips {'WHERE ' + ' AND '.join(where) if where else ''}
+            ORDER BY updated_at DESC, asset_name LIMIT {p(limit, '::int')}""",
+        *args,
     )
 
 

@@ -13,7 +13,6 @@ import asyncio
 import secrets
 from datetime import UTC, datetime
 
-import msgspec
 from aiohttp import web
 from nats import errors as nats_errors
 
@@ -112,14 +111,9 @@ def _dead_letters_by_repo(rows) -> tuple[dict[int, list[dict]], dict[int, int]]:
     shown: dict[int, list[dict]] = {}
     more: dict[int, int] = {}
     for r in rows:
-        try:
-            event = ingest.decoder.decode(bytes(r["payload"]))
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            event = None
-        release = getattr(getattr(event, "webhook", None), "release", None)  # a catch-up has no webhook
         rid = r["github_repo_id"]
-        shown.setdefault(rid, []).append({"tag": getattr(release, "tag_name", None), "category": r["category"],
-                                          "error": r["error"], "at": r["created_at"]})
+        shown.setdefault(rid, []).append({"tag": r["tag_name"], "category": r["category"], "error": r["error"],
+                                          "at": r["created_at"]})
         more[rid] = r["open_total"] - len(shown[rid])
     return shown, more
 
@@ -131,7 +125,7 @@ async def _load(conn, repositories: list[dict]):
     versions = await site_q.versions_for_author(conn, mod_ids) if mod_ids else []
     dead = _dead_letters_by_repo(await site_q.open_dead_letters(conn, ids, DEAD_LETTERS_SHOWN))
     skips: dict[int, list] = {}
-    for row in await skips_q.for_repositories(conn, ids):
+    for row in await skips_q.left_out(conn, github_repo_ids=ids, include_non_mod_files=False, limit=500):
         skips.setdefault(row["github_repo_id"], []).append(row)
     return statuses, versions, dead, skips
 

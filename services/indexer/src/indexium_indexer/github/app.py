@@ -61,7 +61,7 @@ def create_app(settings: Settings, *, client_options: dict | None = None) -> web
         reconciler = Reconciler(pool, sync, client, settings, gh_metrics, onboarding)
         ledger = JobLedger(pool, js, CONSUMER, max_attempts=settings.max_attempts,
                            retry_base_s=settings.retry_base_s, outage_retry_s=settings.outage_retry_s,
-                           repository_of=ingest.repository_of_message)
+                           about=ingest.about_message)
         worker = Worker(onboarding, pool, ledger, gh_metrics)
         rereader = Rereader(pool, client, sync, settings, gh_metrics)
         watch = ReleaseWatch(pool, settings.reread_schedule_s, gh_metrics, outage_retry_s=settings.outage_retry_s,

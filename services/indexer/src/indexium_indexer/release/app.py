@@ -68,7 +68,7 @@ def create_app(settings: Settings) -> web.Application:
                                  table=await load_version_table(pool))
         ledger = JobLedger(pool, js, CONSUMER, max_attempts=settings.max_retries + 1,
                            retry_base_s=settings.retry_base_s, outage_retry_s=settings.outage_retry_s,
-                           repository_of=ingest.repository_of_message)
+                           about=ingest.about_message)
         worker = Worker(indexer, ledger, js, indexer_metrics)
         await res.consumer(PullConsumer(js, CONSUMER, worker.handle, concurrency=settings.concurrency,
                                         grace_s=settings.shutdown_grace_s))
