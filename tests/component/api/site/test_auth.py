@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 import secrets
 from urllib.parse import parse_qs, urlsplit
 
@@ -100,14 +101,35 @@ async def test_sign_in_creates_a_server_side_session_with_safe_cookie(site, gh, 
     assert "alice/lanterns" in body and "bob/secret" not in body and token not in body
 
 
-async def test_a_signed_in_request_reads_its_session_without_writing_it(site, db):
+async def test_a_session_unused_for_an_hour_ends_and_its_use_is_written_at_most_every_five_minutes(site, db):
     client = await site()
     await _sign_in(client)
-    before = await db.fetchrow("SELECT xmin::text AS version, last_seen_at FROM site_sessions")
+
+    async def row():
+        return await db.fetchrow("SELECT xmin::text AS version, last_seen_at FROM site_sessions")
+
+    signed_at = await row()
     for _ in range(3):
         assert "alice/lanterns" in await (await client.get("/dashboard")).text()
-    after = await db.fetchrow("SELECT xmin::text AS version, last_seen_at FROM site_sessions")
-    assert tuple(after) == tuple(before)  # no new row version: the lookup is a plain SELECT
+    assert tuple(await row()) == tuple(signed_at)  # within five minutes: reads only, no new row version
+
+    # Last used 6 minutes ago: the next request writes now once, the ones after it nothing.
+    await db.execute("UPDATE site_sessions SET last_seen_at = now() - interval '6 minutes'")
+    before = await row()
+    assert "alice/lanterns" in await (await client.get("/dashboard")).text()
+    seen = await row()
+    assert seen["version"] != before["version"] and seen["last_seen_at"] > before["last_seen_at"] + timedelta(minutes=5)
+    for _ in range(2):
+        assert "alice/lanterns" in await (await client.get("/dashboard")).text()
+    assert tuple(await row()) == tuple(seen)
+
+    # Unused for an hour: signed out, though 11 of its 12 hours are left.
+    await db.execute("UPDATE site_sessions SET last_seen_at = now() - interval '61 minutes'")
+    body = await (await client.get("/dashboard")).text()
+    assert "alice/lanterns" not in body and "Sign in" in body
+    # and the next sign-in purges it.
+    await _sign_in(client)
+    assert await db.fetchval("SELECT count(*) FROM site_sessions") == 1
 
 
 async def _dead_letter(db, repo, seq: int, tag: str, *, attributed: bool = True) -> None:

@@ -25,15 +25,25 @@ async def create_session(conn: asyncpg.Connection, *, id_hash: bytes, github_use
     )
 
 
-async def get_session(conn: asyncpg.Connection, id_hash: bytes) -> asyncpg.Record | None:
-    """The live session with this id (expired ones are not). A read only: every signed-in
-    request looks its session up, and a write per request (a new row version, WAL) to note a
-    last use that nothing reads would cost more than the lookup."""
+async def get_session(conn: asyncpg.Connection, id_hash: bytes, *, idle_s: float,
+                      seen_every_s: float) -> asyncpg.Record | None:
+    """The live session with this id: not expired, and used within ``idle_s`` (``last_seen_at``).
+    Its ``last_seen_at`` is moved to now only when it is ``seen_every_s`` old or older, so a
+    browser's many requests cost one write (a row version, WAL) per that interval, not one each;
+    a session may so stay ``seen_every_s`` short of ``idle_s`` after its last use."""
     return await conn.fetchrow(
-        """SELECT github_user_id, login, name, avatar_url, csrf_token, installations, repositories,
+        """WITH s AS (
+               SELECT id_hash, github_user_id, login, name, avatar_url, csrf_token, installations, repositories,
+                      created_at, expires_at, last_seen_at
+               FROM site_sessions
+               WHERE id_hash = $1 AND expires_at > now() AND last_seen_at > now() - make_interval(secs => $2)),
+           seen AS (
+               UPDATE site_sessions t SET last_seen_at = now() FROM s
+               WHERE t.id_hash = s.id_hash AND s.last_seen_at <= now() - make_interval(secs => $3))
+           SELECT github_user_id, login, name, avatar_url, csrf_token, installations, repositories,
                   created_at, expires_at
-           FROM site_sessions WHERE id_hash = $1 AND expires_at > now()""",
-        id_hash,
+           FROM s""",
+        id_hash, idle_s, seen_every_s,
     )
 
 
@@ -41,13 +51,16 @@ async def delete_session(conn: asyncpg.Connection, id_hash: bytes) -> bool:
     return await conn.fetchval("DELETE FROM site_sessions WHERE id_hash = $1 RETURNING true", id_hash) or False
 
 
-async def purge_expired(conn: asyncpg.Connection) -> int:
-    """Drop expired sessions, sign-ins never finished and rate-limit rows older than a day."""
+async def purge_expired(conn: asyncpg.Connection, *, idle_s: float) -> int:
+    """Drop expired sessions and those unused for ``idle_s``, sign-ins never finished and
+    rate-limit rows older than a day."""
     n = 0
-    for sql in ("DELETE FROM site_sessions WHERE expires_at <= now()",
-                "DELETE FROM site_oauth_states WHERE expires_at <= now()",
-                "DELETE FROM site_user_actions WHERE created_at < now() - interval '1 day'"):
-        n += int((await conn.execute(sql)).split()[-1])
+    for sql, args in (
+            ("DELETE FROM site_sessions WHERE expires_at <= now() OR last_seen_at <= now() - make_interval(secs => $1)",
+             (idle_s,)),
+            ("DELETE FROM site_oauth_states WHERE expires_at <= now()", ()),
+            ("DELETE FROM site_user_actions WHERE created_at < now() - interval '1 day'", ())):
+        n += int((await conn.execute(sql, *args)).split()[-1])
     return n
 
 

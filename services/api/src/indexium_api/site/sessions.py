@@ -5,7 +5,8 @@ and ``Secure`` when the public URL is https. The table stores only HMAC-SHA256(s
 cookie), so reading the table (a backup, a replica) gives nobody a working cookie. Every
 state-changing form posts the session's CSRF token; it is compared in constant time.
 SameSite=Lax already keeps cross-site POSTs from carrying the cookie; the token also
-covers browsers and same-site subdomains that do not honour it.
+covers browsers and same-site subdomains that do not honour it. A session ends 12 hours after
+sign-in, or after an hour unused.
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ from .state import SITE, Site
 COOKIE = "indexium_session"
 SIGNIN_COOKIE = "indexium_signin"  # the browser nonce an OAuth state is bound to
 SESSION_LIFETIME = timedelta(hours=12)  # what GitHub said the user can reach is copied at sign-in: re-read twice a day
+# A session unused this long ends (a browser left signed in, a copied cookie no longer used by its
+# owner): signing in again is one click once the App is authorized. Its last use is written at
+# most once per SEEN_EVERY, so it costs no write per request (site_q.get_session).
+SESSION_IDLE = timedelta(hours=1)
+SEEN_EVERY = timedelta(minutes=5)
 _CURRENT = web.RequestKey("site_session", object)
 
 
@@ -67,7 +73,9 @@ async def current(request: web.Request) -> Session | None:
     raw = request.cookies.get(COOKIE)
     if raw and len(raw) <= 128 and site.pool is not None:
         async with site.pool.acquire() as conn:
-            row = await site_q.get_session(conn, digest(site, "session", raw))
+            row = await site_q.get_session(conn, digest(site, "session", raw),
+                                           idle_s=SESSION_IDLE.total_seconds(),
+                                           seen_every_s=SEEN_EVERY.total_seconds())
         if row is not None:
             session = Session(row["github_user_id"], row["login"], row["name"], row["csrf_token"],
                               row["installations"], row["repositories"], row["expires_at"])
@@ -81,7 +89,8 @@ async def start(request: web.Request, response: web.StreamResponse, *, user: dic
     site = request.app[SITE]
     raw = new_token()
     async with site.pool.acquire() as conn:
-        await site_q.purge_expired(conn)  # indexed deletes; sign-ins are rare enough to carry them
+        # Sign-ins are rare enough to carry them (the table holds at most 12 hours of sign-ins).
+        await site_q.purge_expired(conn, idle_s=SESSION_IDLE.total_seconds())
         await site_q.create_session(
             conn, id_hash=digest(site, "session", raw), github_user_id=int(user["id"]), login=str(user["login"]),
             name=user.get("name"), avatar_url=user.get("avatar_url"), csrf_token=new_token(),
