@@ -11,15 +11,14 @@ from __future__ import annotations
 import msgspec
 from aiohttp import web
 
-from indexium_db.queries import catalog as catalog_q, hashes as hashes_q, modrinth as modrinth_q, updates as updates_q
+from indexium_db.queries import hashes as hashes_q, modrinth as modrinth_q, updates as updates_q
 from indexium_platform.web import ApiError, error_response, read_request_body
 
-from .. import hashes, params
+from .. import hashes, lookups, params
 from ..respond import GLOBAL, cached, not_found, query
 from ..state import API
 from . import build
 
-MAX_FILTER_VALUES = 50
 # sha256 too: GitHub gives it for every asset, and /api/v1 takes it.
 ALGORITHMS = ("sha1", "sha256", "sha512")
 
@@ -63,33 +62,6 @@ def _one_hash(request: web.Request) -> tuple[str, str]:
     return value, hashes.algorithm_of(value, algorithm)
 
 
-def _groups(request: web.Request, body) -> dict[str, list[str]]:
-    limit = request.app[API].settings.max_bulk_hashes
-    if len(body.hashes) > limit:
-        raise params.bad("hashes", f"may hold at most {limit} hashes")
-    if body.algorithm is not None and body.algorithm not in ALGORITHMS:
-        raise params.bad("algorithm", f"must be one of: {', '.join(ALGORITHMS)}")
-    for h in body.hashes:
-        params.clean("hashes", h, 200)
-    return hashes.group(body.hashes, body.algorithm)
-
-
-def _values(name: str, values: list[str] | None, max_len: int = 64) -> list[str]:
-    values = values or []
-    if len(values) > MAX_FILTER_VALUES:
-        raise params.bad(name, f"may hold at most {MAX_FILTER_VALUES} values")
-    return list(dict.fromkeys(params.clean(name, v.strip(), max_len) for v in values if v.strip()))
-
-
-def _filters(body) -> dict:
-    types = _values("version_types", body.version_types)
-    for t in types:
-        if t not in catalog_q.VERSION_TYPES:
-            raise params.bad("version_types", f"values must be one of: {', '.join(catalog_q.VERSION_TYPES)}")
-    return {"loaders": _values("loaders", body.loaders, 32), "game_versions": _values("game_versions", body.game_versions),
-            "version_types": types}
-
-
 def _no_store(payload) -> web.Response:
     # Answers to POSTs are not cached anywhere: each launcher's set of hashes is its own.
     return web.Response(body=_json.encode(payload), content_type="application/json",
@@ -125,7 +97,7 @@ async def download(request: web.Request) -> web.Response:
 async def version_files(request: web.Request) -> web.Response:
     body = await _body(request, HashList)
     out = {}
-    for algorithm, values in _groups(request, body).items():
+    for algorithm, values in lookups.bulk(request, body).items():
         for row in await query(request, modrinth_q.versions_by_hashes, algorithm, values):
             out[row["hash"]] = build.version(row)
     return _no_store(out)
@@ -147,7 +119,7 @@ async def _updates(request: web.Request, groups: dict[str, list[str]], filters: 
 
 async def version_file_update(request: web.Request) -> web.Response:
     value, algorithm = _one_hash(request)
-    filters = _filters(await _body(request, UpdateFilters))
+    filters = lookups.update_filters(await _body(request, UpdateFilters))
     found = await _updates(request, {algorithm: [value]}, filters, every=False)
     if value not in found:
         return error_response(404, "not_found", f"No version at or above the installed file with {algorithm} "
@@ -157,12 +129,12 @@ async def version_file_update(request: web.Request) -> web.Response:
 
 async def version_files_update(request: web.Request) -> web.Response:
     body = await _body(request, HashesUpdate)
-    return _no_store(await _updates(request, _groups(request, body), _filters(body), every=False))
+    return _no_store(await _updates(request, lookups.bulk(request, body), lookups.update_filters(body), every=False))
 
 
 async def version_files_update_many(request: web.Request) -> web.Response:
     body = await _body(request, HashesUpdate)
-    return _no_store(await _updates(request, _groups(request, body), _filters(body), every=True))
+    return _no_store(await _updates(request, lookups.bulk(request, body), lookups.update_filters(body), every=True))
 
 
 def setup(app: web.Application) -> None:

@@ -11,7 +11,8 @@ from .. import openapi as base
 from ..settings import Settings
 from . import params as v2params
 from . import shapes
-from .files import ALGORITHMS, MAX_FILTER_VALUES
+from ..lookups import MAX_FILTER_VALUES
+from .files import ALGORITHMS
 from .routes import DEFAULT_SEARCH_LIMIT, INDEXES, MAX_SEARCH_LIMIT
 
 _KEY = {"type": "string", "pattern": v2params.KEY.pattern}
