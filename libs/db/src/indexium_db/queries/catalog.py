@@ -191,6 +191,14 @@ def rank_expression(tsq: str, ql: str) -> str:
             f" ELSE 0 END + ln(1 + m.downloads::float8) / 100")
 
 
+def relevance(s: _Sql, q: str, tsq: str) -> tuple[str, str]:
+    """(the rank expression of row m for the tsquery expression ``tsq`` and the query ``q``, the
+    parameter holding q normalized, which the fuzzy pass compares names with): what every
+    ranked search statement (``_text_query``, ``_broad_sql``, ``indexed``'s) writes, once."""
+    ql = s.p(normalized(q), "::text")
+    return rank_expression(tsq, ql), ql
+
+
 def _text_query(sq: SearchQuery, s: _Sql, fuzzy: bool, ranked: bool = True,
                 inline_threshold: bool = False) -> tuple[str, str, str]:
     """(CTE, match condition, rank expression) for a non-empty q. ``inline_threshold``: the fuzzy
@@ -212,8 +220,7 @@ def _text_query(sq: SearchQuery, s: _Sql, fuzzy: bool, ranked: bool = True,
     match, rank = "m.search_vector @@ query.tsq", ""
     if not (ranked or fuzzy):
         return cte, match, rank  # (every parameter added must be used: its type is inferred)
-    ql = s.p(normalized(sq.q), "::text")
-    rank = rank_expression("query.tsq", ql)
+    rank, ql = relevance(s, sq.q, "query.tsq")
     if fuzzy:
         # Word similarity: the query against the best-matching stretch of the name, so
         # "sodim" finds "Sodium Extra" and a long query is not diluted by a short name.
@@ -281,11 +288,10 @@ def _broad_sql(sq: SearchQuery, tsq: str, candidates: int) -> tuple[str, list]:
     is the query's tsquery as text, a parameter, so the plan walks the popularity index."""
     s = _Sql()
     t = s.p(tsq, "::tsquery")  # one parameter, not a CTE: a CTE scan joined to the walk loses its LIMIT
-    ql = s.p(normalized(sq.q), "::text")
+    rank, _ = relevance(s, sq.q, t)
     n = s.p(candidates)
     popular_filters = " AND ".join(_filters(sq, s))
     named_filters = " AND ".join(_filters(sq, s))
-    rank = rank_expression(t, ql)
     # OFFSET 0 keeps the text condition out of the ordered scan: the planner cannot turn the
     # walk down mods_listed_downloads_idx into a bitmap scan of every match and a sort.
     sql = f"""WITH cand AS (

@@ -278,8 +278,7 @@ def _text_sql(sq: catalog.SearchQuery, s: catalog._Sql, tsq: str | None, fuzzy: 
     t = s.p(tsq, "::tsquery")
     match, rank, join = f"m.search_vector @@ {t}", "", ""
     if ranked or fuzzy:
-        ql = s.p(normalized(sq.q), "::text")
-        rank = catalog.rank_expression(t, ql)
+        rank, ql = catalog.relevance(s, sq.q, t)
         if fuzzy:
             # Computed once per row (the fence keeps the planner from copying the call into the
             # condition and the rank, as it would a plain column expression): the same value.
