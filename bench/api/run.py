@@ -25,8 +25,6 @@ import asyncio
 import json
 import os
 import random
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,6 +41,7 @@ import data  # noqa: E402
 import siterows  # noqa: E402
 import v2rows  # noqa: E402
 import visibility  # noqa: E402
+from timing import alternating, bare_handler, distinct, misses, pct, summary, timed  # noqa: E402
 
 from indexium_db import migrate  # noqa: E402
 from indexium_devstack import jars  # noqa: E402
@@ -52,16 +51,6 @@ from indexium_devstack.procs import BY_NAME, ServiceProcess  # noqa: E402
 from indexium_platform import natsutil  # noqa: E402
 
 SECRET = "bench-secret"
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
-
-
-def summary(ms: list[float]) -> str:
-    return (f"p50 {pct(ms, 50):6.1f} ms  p95 {pct(ms, 95):6.1f} ms  p99 {pct(ms, 99):6.1f} ms"
-            f"  (n={len(ms)}, mean {statistics.mean(ms):.1f})")
 
 
 def say(text: str) -> None:
@@ -89,38 +78,6 @@ async def load_catalogue(dsn: str, n: int) -> data.Catalogue:
         await conn.close()
 
 
-async def throughput(port: int, pid: int, path: str, seconds: float, connections: int) -> tuple[float, float]:
-    """(requests/s, server CPU µs per request)."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(HERE / "load.py"), "127.0.0.1", str(port), path, str(seconds), str(connections),
-        str(pid), stdout=subprocess.PIPE)
-    out, _ = await proc.communicate()
-    result = json.loads(out)
-    if result["non_200"]:
-        raise RuntimeError(f"{result['non_200']} non-200 answers from port {port}")
-    return result["rps"], result["cpu_us_per_request"]
-
-
-async def alternating(n: int, seconds: float, connections: int,
-                      *targets: tuple[int, int, str]) -> list[tuple[float, float]]:
-    """Best of ``n`` for each (port, pid, path) target, measured in turns (every target once a
-    round, ``n`` rounds): a ratio between targets then compares runs minutes apart at most
-    seconds apart, so a slow spell of this shared machine falls on both sides of it instead of
-    on whichever was measured during it."""
-    runs: list[list[tuple[float, float]]] = [[] for _ in targets]
-    for _ in range(n):
-        for i, (port, pid, path) in enumerate(targets):
-            runs[i].append(await throughput(port, pid, path, seconds, connections))
-    return [(max(r[0] for r in rs), min(r[1] for r in rs)) for rs in runs]
-
-
-async def timed(http: aiohttp.ClientSession, method: str, url: str, **kw) -> tuple[float, aiohttp.ClientResponse, bytes]:
-    started = time.perf_counter()
-    async with http.request(method, url, **kw) as resp:
-        body = await resp.read()
-    return (time.perf_counter() - started) * 1000, resp, body
-
-
 def queries(catalogue: data.Catalogue, rng: random.Random) -> dict[str, list[dict]]:
     """Distinct (so uncached) searches of the kinds launchers send."""
     names = rng.sample(catalogue.names, 400)
@@ -137,30 +94,13 @@ def queries(catalogue: data.Catalogue, rng: random.Random) -> dict[str, list[dic
                                    for (gv, lo) in gv_lo for s in ("updated", "downloads", "newest")
                                    for o in (0, 20, 40, 60, 80)],
     }
-    seen, unique = set(), {}
-    for kind, items in out.items():
-        unique[kind] = []
-        for item in items:
-            key = tuple(sorted(item.items()))
-            if key not in seen:
-                seen.add(key)
-                unique[kind].append(item)
-    return unique
+    return distinct(out)
 
 
 async def cache_miss_search(http, api: str, catalogue: data.Catalogue) -> tuple[list[str], dict[str, list[float]]]:
-    lines, every, by_kind = [], [], {}
-    for kind, items in queries(catalogue, random.Random(11)).items():
-        ms = []
-        for params in items:
-            elapsed, resp, _ = await timed(http, "GET", f"{api}/api/v1/mods", params=params)
-            assert resp.status == 200 and resp.headers["X-Cache"] == "MISS", (params, resp.status)
-            ms.append(elapsed)
-        every += ms
-        by_kind[kind] = ms
-        lines.append(f"  {kind:24} {summary(ms)}")
-    lines.insert(0, f"  {'all searches':24} {summary(every)}")
-    return lines, by_kind
+    every, by_kind = await misses(http, f"{api}/api/v1/mods", queries(catalogue, random.Random(11)))
+    return [f"  {'all searches':24} {summary(every)}"] + [f"  {kind:24} {summary(ms)}" for kind, ms in by_kind.items()], \
+        by_kind
 
 
 # The plain full-text query a search box would start from: one configuration, every match
@@ -391,7 +331,6 @@ async def main(args) -> None:
         pg = EmbeddedPostgres(tmp / "pg", durable=False).start()
         nats_server = EmbeddedNats(tmp / "nats").start()
         procs: list[ServiceProcess] = []
-        bare = None
         try:
             admin = await asyncpg.connect(pg.dsn("postgres"))
             await admin.execute("CREATE DATABASE bench")
@@ -419,25 +358,26 @@ async def main(args) -> None:
                     body = await resp.read()
                 (tmp / "body.json").write_bytes(body)
                 bare_port = free_port()
-                bare = subprocess.Popen([sys.executable, str(HERE / "bare.py"), str(bare_port), str(tmp / "body.json")])
-                # The same API with the platform's per-request log line filtered out: what the
-                # API's own code costs (the line is libs/platform's, not the API's to change).
-                quiet = ServiceProcess(BY_NAME["api"], port=free_port(), env={**env, "INDEXIUM_LOG_LEVEL": "warning"},
-                                       log_path=tmp / "api-quiet.log").start()
-                procs.append(quiet)
-                await asyncio.to_thread(quiet.wait_ready, 60)
-                # Subscribed first, as the first API was: until then a replica's search is the SQL
-                # path's (search_index.py), which estimates a broad query's total and pages other
-                # bounded candidates ('magic': 14,850 estimated against the index's exact 8,249),
-                # so the bodies differ (15:26 on 8d9bc98: this comparison failed once).
-                await visibility.subscribed(http, quiet.url, lambda: (tmp / "api-quiet.log").read_text()[-3000:])
-                async with http.get(quiet.url + hot) as resp:
-                    assert await resp.read() == body
-                say(f"\ncache-hit throughput: GET {hot} ({len(body)} bytes), {args.connections} connections, "
-                    f"{args.seconds:.0f} s each, best of 2, measured in turns (bare, API, API at warning)")
-                (bare_rps, bare_cpu), (api_rps, api_cpu), (quiet_rps, quiet_cpu) = await alternating(
-                    2, args.seconds, args.connections, (bare_port, bare.pid, hot),
-                    (api_proc.port, api_proc.proc.pid, hot), (quiet.port, quiet.proc.pid, hot))
+                with bare_handler(bare_port, tmp / "body.json") as bare:
+                    # The same API with the platform's per-request log line filtered out: what the
+                    # API's own code costs (the line is libs/platform's, not the API's to change).
+                    quiet = ServiceProcess(BY_NAME["api"], port=free_port(),
+                                           env={**env, "INDEXIUM_LOG_LEVEL": "warning"},
+                                           log_path=tmp / "api-quiet.log").start()
+                    procs.append(quiet)
+                    await asyncio.to_thread(quiet.wait_ready, 60)
+                    # Subscribed first, as the first API was: until then a replica's search is the SQL
+                    # path's (search_index.py), which estimates a broad query's total and pages other
+                    # bounded candidates ('magic': 14,850 estimated against the index's exact 8,249),
+                    # so the bodies differ (15:26 on 8d9bc98: this comparison failed once).
+                    await visibility.subscribed(http, quiet.url, lambda: (tmp / "api-quiet.log").read_text()[-3000:])
+                    async with http.get(quiet.url + hot) as resp:
+                        assert await resp.read() == body
+                    say(f"\ncache-hit throughput: GET {hot} ({len(body)} bytes), {args.connections} connections, "
+                        f"{args.seconds:.0f} s each, best of 2, measured in turns (bare, API, API at warning)")
+                    (bare_rps, bare_cpu), (api_rps, api_cpu), (quiet_rps, quiet_cpu) = await alternating(
+                        2, args.seconds, args.connections, (bare_port, bare.pid, hot),
+                        (api_proc.port, api_proc.proc.pid, hot), (quiet.port, quiet.proc.pid, hot))
                 quiet.stop(30)
                 procs.remove(quiet)
                 say(f"  bare aiohttp handler        {bare_rps:8.0f} req/s   {bare_cpu:6.0f} µs CPU/request")
@@ -445,9 +385,6 @@ async def main(args) -> None:
                     f"ratio {api_rps / bare_rps:.2f} (by CPU {bare_cpu / api_cpu:.2f}; target >= 0.6)")
                 say(f"  API, log level warning      {quiet_rps:8.0f} req/s   {quiet_cpu:6.0f} µs CPU/request   "
                     f"ratio {quiet_rps / bare_rps:.2f} (by CPU {bare_cpu / quiet_cpu:.2f})")
-                bare.terminate()
-                bare.wait(10)
-                bare = None
                 for line in await siterows.rows(api, api_proc.port, api_proc.proc.pid, args.seconds,
                                                 args.connections, alternating):  # the web site's rows
                     say(line)
@@ -465,15 +402,13 @@ async def main(args) -> None:
                     say(line)
                 say("\nAPI v2 (Modrinth-compatible, bench/api/v2rows.py):")
                 for line in await v2rows.rows(http, api_proc, catalogue.names, tmp, seconds=args.seconds,
-                                              connections=args.connections, alternating=alternating, summary=summary):
+                                              connections=args.connections):
                     say(line)
                 if not args.skip_webhooks:
                     say(f"\nwebhook-to-searchable ({args.webhooks} releases, ingest + indexer + API as processes):")
                     say(await webhook_to_searchable(env, tmp, api, http, args.webhooks))
                     say(await visibility.webhook_to_invisible(env, tmp, api, http, args.webhooks, summary))
         finally:
-            if bare is not None:
-                bare.terminate()
             for p in procs:
                 p.stop(30)
             nats_server.stop()

@@ -3,7 +3,7 @@
 Target: ``GET /mods/{slug}`` (HTML, from the API's cache) at >= 0.5x the cache-hit
 requests/s of ``GET /api/v1/mods/{slug}`` (the JSON card), same process, same load.
 
-Called from ``run.py`` (``await siterows.rows(api_url, port, pid, seconds, connections, alternating)``),
+Called from ``run.py`` (``await siterows.rows(api_url, port, pid, seconds, connections, timing.alternating)``),
 or alone on a smaller catalogue, which is enough for a cache-hit ratio:
 
     python bench/api/siterows.py [--mods 2000] [--seconds 5] [--connections 32]
@@ -53,7 +53,8 @@ async def main(args) -> None:
     import asyncpg  # noqa: PLC0415
     import nats  # noqa: PLC0415
 
-    import run  # noqa: PLC0415 - the bench's own helpers (catalogue loader, load generator)
+    import run  # noqa: PLC0415 - the bench's own helpers (catalogue loader)
+    import timing  # noqa: PLC0415 - the load generator, in turns
     from indexium_devstack.embedded import EmbeddedNats, EmbeddedPostgres, free_port  # noqa: PLC0415
     from indexium_devstack.procs import BY_NAME, ServiceProcess  # noqa: PLC0415
     from indexium_platform import natsutil  # noqa: PLC0415
@@ -75,7 +76,7 @@ async def main(args) -> None:
                    "INDEXIUM_API_RATE_LIMIT_PER_MINUTE": "0", "INDEXIUM_LOG_FORMAT": "json"}
             api = ServiceProcess(BY_NAME["api"], port=free_port(), env=env, log_path=tmp / "api.log").start()
             await asyncio.to_thread(api.wait_ready, 60)
-            for line in await rows(api.url, api.port, api.proc.pid, args.seconds, args.connections, run.alternating):
+            for line in await rows(api.url, api.port, api.proc.pid, args.seconds, args.connections, timing.alternating):
                 run.say(line)
         finally:
             if api is not None:
