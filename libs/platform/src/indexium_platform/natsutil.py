@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import nats
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
@@ -15,16 +14,23 @@ log = logs.get(__name__)
 
 
 async def connect(url: str, *, name: str) -> Client:
+    nc = Client()
+
     async def on_error(exc: Exception) -> None:
         log.warning("nats_error", error=str(exc))
 
     async def on_disconnect() -> None:
-        log.warning("nats_disconnected")
+        # nats-py calls this for our own close and drain too (the setup step's drain printed
+        # a warning at every `make run`): only a connection lost while in use is one.
+        if nc.is_closed:
+            log.debug("nats_closed")
+        else:
+            log.warning("nats_disconnected")
 
     async def on_reconnect() -> None:
         log.info("nats_reconnected")
 
-    return await nats.connect(
+    await nc.connect(
         servers=[u.strip() for u in url.split(",") if u.strip()],
         name=name,
         max_reconnect_attempts=-1,  # a service outlives NATS restarts; readiness reports the gap
@@ -34,6 +40,7 @@ async def connect(url: str, *, name: str) -> Client:
         disconnected_cb=on_disconnect,
         reconnected_cb=on_reconnect,
     )
+    return nc
 
 
 async def ensure_streams(
