@@ -105,7 +105,9 @@ def find_processes() -> dict[str, Process]:
     from indexium_ops import cli
 
     # The Job runs only `setup` of the operator CLI (its other commands are run by hand).
-    found["setup"] = Process("setup", "indexium_ops", cli.Settings, None, inspect.getsource(cli.setup))
+    # Its code: setup() and the helpers it connects through.
+    code = "\n".join(inspect.getsource(f) for f in (cli.setup, cli._database, cli._nats))
+    found["setup"] = Process("setup", "indexium_ops", cli.Settings, None, code)
     return found
 
 

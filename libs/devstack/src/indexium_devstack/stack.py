@@ -86,9 +86,13 @@ class LocalStack:
             self.say(f"{proc.spec.name:<10} {proc.url}  (log {proc.log_path})")
         self.write_state()
 
-    def write_state(self) -> None:
-        """``.run/state.json``: where everything listens and each service's pid (for tools and tests)."""
+    def write_state(self, *, running: bool = True) -> None:
+        """``.run/state.json``: where everything listens and each service's pid (for tools and
+        tests; the operator CLI reads it: ``indexium_ops.localstack``). The stack's own pid and
+        ``running`` (false once stopped) tell a reader whether the URLs still answer."""
         state = {
+            "pid": os.getpid(),
+            "running": running,
             "nats_url": self.env["NATS_URL"],
             "database_url": self.env["DATABASE_URL"],
             "services": {p.spec.name: {"url": p.url, "pid": p.proc.pid, "restarts": p.restarts}
@@ -123,6 +127,8 @@ class LocalStack:
         self._stop.set()
         for proc in reversed(self.services):
             proc.stop()
+        if self.services:
+            self.write_state(running=False)
         if self._demo is not None:
             self._demo.stop()
         if self.pg:

@@ -1,16 +1,24 @@
-"""Operator CLI: the setup step and the dead-letter working queue."""
+"""Operator CLI: the setup step, dead letters, quarantine, the GitHub App's state, skipped
+assets and the Minecraft version table (``python -m indexium_ops --help``).
+
+Every command connects through :func:`_database` / :func:`_nats`: a server it cannot reach is
+one line naming it (:class:`Unreachable`), never a traceback. Beside ``make run`` with no
+``DATABASE_URL`` given it uses the running local stack's servers (``localstack``)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import os
 import sys
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import asyncpg
 import msgspec
+from nats import errors as nats_errors
 
 from indexium_contracts import ingest
 from indexium_db import migrate
@@ -22,7 +30,7 @@ from indexium_db.queries import github as github_q
 from indexium_platform import natsutil
 from indexium_platform.settings import Common, SettingsError, load
 
-from . import review
+from . import localstack, review
 
 
 class Settings(Common, frozen=True, kw_only=True):
@@ -30,10 +38,46 @@ class Settings(Common, frozen=True, kw_only=True):
     stream_replicas: int = msgspec.field(default=1, name="INDEXIUM_STREAM_REPLICAS")
 
 
+class Unreachable(Exception):
+    """A server a command needs could not be reached; the message names it and says why."""
+
+
+def _where(url: str) -> str:
+    """host:port/database of a URL, without its credentials."""
+    parts = urlsplit(url)
+    return f"{parts.hostname or '?'}:{parts.port or '-'}{parts.path if parts.path not in ('', '/') else ''}"
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+        return "no answer in time"
+    return (str(exc).splitlines() or [type(exc).__name__])[0] or type(exc).__name__
+
+
+_HINT = "set DATABASE_URL and NATS_URL, or run it beside `make run`"
+
+
+async def _database(settings: Settings) -> asyncpg.Connection:
+    try:
+        return await asyncpg.connect(settings.database_url, timeout=10)
+    except (OSError, asyncio.TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        raise Unreachable(f"cannot reach PostgreSQL at {_where(settings.database_url)}: {_why(exc)} ({_HINT})") from None
+
+
+async def _nats(settings: Settings, name: str = "indexium-ops"):
+    try:
+        return await natsutil.connect(settings.nats_url, name=name, reconnect=False)
+    except (OSError, asyncio.TimeoutError, nats_errors.Error) as exc:
+        raise Unreachable(f"cannot reach NATS at {', '.join(map(_where, settings.nats_url.split(',')))}:"
+                          f" {_why(exc)} ({_HINT})") from None
+
+
 async def setup(settings: Settings) -> list[str]:
     """Apply migrations and create/update streams and consumers. Safe to run concurrently."""
     done = []
-    conn = await asyncpg.connect(settings.database_url)
+    conn = await _database(settings)
     try:
         applied = await migrate.migrate(conn)
         done.append(f"migrations applied: {', '.join(applied) or 'none pending'}")
@@ -41,7 +85,7 @@ async def setup(settings: Settings) -> list[str]:
             done.append(f"dead letters attributed to their repository: {attributed}")
     finally:
         await conn.close()
-    nc = await natsutil.connect(settings.nats_url, name="indexium-setup")
+    nc = await _nats(settings, "indexium-setup")
     try:
         natsutil.require_per_message_ttl(nc)
         done += await natsutil.ensure_all(nc.jetstream(), replicas=settings.stream_replicas)
@@ -66,7 +110,7 @@ async def attribute_dead_letters(conn: asyncpg.Connection) -> int:
 
 
 async def dead_letters(settings: Settings, args: argparse.Namespace) -> None:
-    conn = await asyncpg.connect(settings.database_url)
+    conn = await _database(settings)
     try:
         if args.action == "list":
             rows = await deadletters_q.list_open(conn, limit=args.limit)
@@ -75,7 +119,7 @@ async def dead_letters(settings: Settings, args: argparse.Namespace) -> None:
                       f"\tattempts={r['attempts']}\t{r['error'][:120]}")
             print(f"{len(rows)} open dead letter(s)")
         elif args.action == "replay":
-            nc = await natsutil.connect(settings.nats_url, name="indexium-ops")
+            nc = await _nats(settings)
             js = nc.jetstream()
             try:
                 for dl_id in args.ids:
@@ -100,7 +144,7 @@ async def dead_letters(settings: Settings, args: argparse.Namespace) -> None:
 
 async def github(settings: Settings, args: argparse.Namespace) -> None:
     """The GitHub App's state: installations, registrations, backfills, reconciliation passes."""
-    conn = await asyncpg.connect(settings.database_url)
+    conn = await _database(settings)
     try:
         if args.action == "repos":
             for r in await github_q.list_repositories(conn, args.state, args.limit):
@@ -138,7 +182,7 @@ async def github(settings: Settings, args: argparse.Namespace) -> None:
 
 async def skipped(settings: Settings, args: argparse.Namespace) -> None:
     """Release assets the indexer left out, newest first, each with its reason."""
-    conn = await asyncpg.connect(settings.database_url)
+    conn = await _database(settings)
     try:
         rows = await skips_q.left_out(conn, repo_full_name=args.repo, include_non_mod_files=args.all,
                                       limit=args.limit)
@@ -203,7 +247,7 @@ async def minecraft_versions(settings: Settings, args: argparse.Namespace) -> No
         rows = parse_version_manifest(doc)
     except Exception as exc:
         raise SystemExit(f"indexium_ops: cannot use the version manifest: {exc}") from None
-    conn = await asyncpg.connect(settings.database_url)
+    conn = await _database(settings)
     try:
         async with conn.transaction():
             stored = {r["id"] for r in await versions_q.minecraft_versions(conn)}
@@ -224,7 +268,7 @@ async def minecraft_versions(settings: Settings, args: argparse.Namespace) -> No
 
 async def quarantine(settings: Settings, args: argparse.Namespace) -> int:
     """``quarantine list|show|approve|reject``; every decision is recorded with who and when."""
-    conn = await asyncpg.connect(settings.database_url)
+    conn = await _database(settings)
     try:
         if args.action == "list":
             rows = await scan_q.list_quarantined(conn, limit=args.limit, include_rejected=args.all)
@@ -266,7 +310,7 @@ async def _review(conn: asyncpg.Connection, settings: Settings, version_id, args
     except review.NotReviewable as exc:
         print(str(exc), file=sys.stderr)
         return 1
-    nc = await natsutil.connect(settings.nats_url, name="indexium-ops")
+    nc = await _nats(settings)
     try:  # after commit, so API caches drop the version at once
         await review.publish(nc.jetstream(), reviewed)
     finally:
@@ -275,63 +319,82 @@ async def _review(conn: asyncpg.Connection, settings: Settings, version_id, args
     return 0
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m indexium_ops")
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("setup", help="apply migrations and create/update streams")
-    dl = sub.add_parser("dead-letters", help="list, replay or purge dead letters")
-    dl_sub = dl.add_subparsers(dest="action", required=True)
-    ls = dl_sub.add_parser("list")
-    ls.add_argument("--limit", type=int, default=100)
-    rp = dl_sub.add_parser("replay")
-    rp.add_argument("ids", type=int, nargs="+")
-    pg = dl_sub.add_parser("purge")
+def _command(sub, name: str, text: str, **kwargs) -> argparse.ArgumentParser:
+    """A (sub-)command whose ``--help`` says what it does, and whose parent's list says it too."""
+    return sub.add_parser(name, help=text, description=text, **kwargs)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m indexium_ops",
+        description="Indexium's operator commands. They read DATABASE_URL and NATS_URL like the services; "
+                    "without DATABASE_URL, beside `make run`, they use the local stack's (.run/state.json).")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _command(sub, "setup", "apply migrations and create or update the streams, consumers and buckets "
+                           "(one deploy step; safe to run concurrently)")
+    dl = _command(sub, "dead-letters", "list, replay or purge dead letters (jobs a consumer gave up on)")
+    dl_sub = dl.add_subparsers(dest="action", required=True, metavar="ACTION")
+    ls = _command(dl_sub, "list", "list the open dead letters, oldest first, each with its reason")
+    ls.add_argument("--limit", type=int, default=100, help="at most this many (default 100)")
+    rp = _command(dl_sub, "replay", "publish dead letters again, their original bytes on their original subject")
+    rp.add_argument("ids", type=int, nargs="+", help="dead letter ids, as list prints them")
+    pg = _command(dl_sub, "purge", "delete replayed dead letters")
     pg.add_argument("--all", action="store_true", help="also purge dead letters never replayed")
-    gh = sub.add_parser("github", help="GitHub App: registrations, backfills, reconciliation")
-    gh_sub = gh.add_subparsers(dest="action", required=True)
-    st = gh_sub.add_parser("status")
-    st.add_argument("--runs", type=int, default=5, help="reconciliation passes to show")
-    rs = gh_sub.add_parser("repos")
-    rs.add_argument("--state", choices=("pending", "registered", "skipped"))
-    rs.add_argument("--limit", type=int, default=100)
-    mv = sub.add_parser("minecraft-versions", help="the Minecraft version table the indexer uses")
-    mv_sub = mv.add_subparsers(dest="action", required=True)
-    rf = mv_sub.add_parser("refresh", help="store Mojang's version manifest (newest first)")
+    gh = _command(sub, "github", "the GitHub App's state: installations, registrations, backfills, reconciliation")
+    gh_sub = gh.add_subparsers(dest="action", required=True, metavar="ACTION")
+    st = _command(gh_sub, "status", "counts of installations, repositories and backfills, skipped assets, "
+                                    "and the latest reconciliation passes")
+    st.add_argument("--runs", type=int, default=5, help="reconciliation passes to show (default 5)")
+    rs = _command(gh_sub, "repos", "the App's repositories, each with its state, backfill and last error")
+    rs.add_argument("--state", choices=("pending", "registered", "skipped"), help="only repositories in this state")
+    rs.add_argument("--limit", type=int, default=100, help="at most this many (default 100)")
+    mv = _command(sub, "minecraft-versions", "the Minecraft version table the indexer uses")
+    mv_sub = mv.add_subparsers(dest="action", required=True, metavar="ACTION")
+    rf = _command(mv_sub, "refresh", "store Mojang's version manifest (newest first); restart the indexer after")
     src = rf.add_mutually_exclusive_group(required=True)
     src.add_argument("--file", help="a version_manifest_v2.json on disk")
     src.add_argument("--url", help=f"where to download it (Mojang: {MOJANG_MANIFEST})")
     rf.add_argument("--force", action="store_true", help="replace even if stored versions would disappear")
-    sk = sub.add_parser("skipped", help="release assets the indexer left out, with the reason for each")
+    sk = _command(sub, "skipped", "release assets the indexer left out, newest first, with the reason for each")
     sk.add_argument("--repo", help="one repository (owner/name)")
-    sk.add_argument("--limit", type=int, default=50)
+    sk.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
     sk.add_argument("--all", action="store_true", help="also assets that are not mod files (zips, sources jars)")
-    qr = sub.add_parser("quarantine", help="versions the scan stage held back: list, show, approve, reject")
-    qr_sub = qr.add_subparsers(dest="action", required=True)
-    ql = qr_sub.add_parser("list")
-    ql.add_argument("--limit", type=int, default=100)
+    qr = _command(sub, "quarantine", "versions the scan stage held back: list, show, approve, reject")
+    qr_sub = qr.add_subparsers(dest="action", required=True, metavar="ACTION")
+    ql = _command(qr_sub, "list", "the held versions, newest first, with their findings")
+    ql.add_argument("--limit", type=int, default=100, help="at most this many (default 100)")
     ql.add_argument("--all", action="store_true", help="also list rejected versions")
-    qs = qr_sub.add_parser("show")
+    qs = _command(qr_sub, "show", "one version: its files, hashes, findings and every decision on it")
     qs.add_argument("id", help="version id (or a unique prefix, as list prints it)")
-    for name in ("approve", "reject"):
-        qa = qr_sub.add_parser(name)
+    for name, text in (("approve", "make a held version public (recorded with who, when and why; "
+                                   "the API's caches drop it at once)"),
+                       ("reject", "keep a version hidden for good (recorded with who, when and why)")):
+        qa = _command(qr_sub, name, text)
         qa.add_argument("id", help="version id (or a unique prefix)")
         qa.add_argument("--by", required=True, help="who decides (recorded with the time)")
         qa.add_argument("--reason", default="", help="why (recorded)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
     try:
-        settings = load(Settings)
-    except SettingsError as exc:
+        settings = load(Settings, localstack.environment(os.environ, Path.cwd()))
+    except (SettingsError, localstack.NotRunning) as exc:
         raise SystemExit(f"indexium_ops: {exc}") from None
-    if args.command == "setup":
-        for line in asyncio.run(setup(settings)):
-            print(line)
-    elif args.command == "minecraft-versions":
-        asyncio.run(minecraft_versions(settings, args))
-    elif args.command == "quarantine":
-        raise SystemExit(asyncio.run(quarantine(settings, args)))
-    elif args.command == "github":
-        asyncio.run(github(settings, args))
-    elif args.command == "skipped":
-        asyncio.run(skipped(settings, args))
-    else:
-        asyncio.run(dead_letters(settings, args))
+    try:
+        if args.command == "setup":
+            for line in asyncio.run(setup(settings)):
+                print(line)
+        elif args.command == "minecraft-versions":
+            asyncio.run(minecraft_versions(settings, args))
+        elif args.command == "quarantine":
+            raise SystemExit(asyncio.run(quarantine(settings, args)))
+        elif args.command == "github":
+            asyncio.run(github(settings, args))
+        elif args.command == "skipped":
+            asyncio.run(skipped(settings, args))
+        else:
+            asyncio.run(dead_letters(settings, args))
+    except Unreachable as exc:
+        raise SystemExit(f"indexium_ops: {exc}") from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from nats.aio.client import Client
 from nats.js import JetStreamContext
+from nats.errors import NoServersError
 from nats.js.errors import NotFoundError
 
 from indexium_contracts.streams import BucketSpec, ConsumerSpec, StreamSpec
@@ -13,11 +14,18 @@ from . import logs
 log = logs.get(__name__)
 
 
-async def connect(url: str, *, name: str) -> Client:
+async def connect(url: str, *, name: str, reconnect: bool = True) -> Client:
+    """``reconnect=False`` (a one-shot command): each server is tried twice, then the last
+    failure to connect is raised to the caller, who reports it (nats-py would otherwise try
+    for ever, silently), and a connection lost later is not re-made."""
     nc = Client()
+    failures: list[Exception] = []
 
     async def on_error(exc: Exception) -> None:
-        log.warning("nats_error", error=str(exc))
+        if reconnect or nc.is_connected:
+            log.warning("nats_error", error=str(exc))
+        else:
+            failures.append(exc)
 
     async def on_disconnect() -> None:
         # nats-py calls this for our own close and drain too (the setup step's drain printed
@@ -30,16 +38,22 @@ async def connect(url: str, *, name: str) -> Client:
     async def on_reconnect() -> None:
         log.info("nats_reconnected")
 
-    await nc.connect(
-        servers=[u.strip() for u in url.split(",") if u.strip()],
-        name=name,
-        max_reconnect_attempts=-1,  # a service outlives NATS restarts; readiness reports the gap
-        reconnect_time_wait=0.5,
-        connect_timeout=5,
-        error_cb=on_error,
-        disconnected_cb=on_disconnect,
-        reconnected_cb=on_reconnect,
-    )
+    try:
+        await nc.connect(
+            servers=[u.strip() for u in url.split(",") if u.strip()],
+            name=name,
+            # A service outlives NATS restarts (readiness reports the gap); a command gives up.
+            max_reconnect_attempts=-1 if reconnect else 1,
+            reconnect_time_wait=0.5,
+            connect_timeout=5,
+            error_cb=on_error,
+            disconnected_cb=on_disconnect,
+            reconnected_cb=on_reconnect,
+        )
+    except NoServersError:
+        if failures:
+            raise failures[-1] from None
+        raise
     return nc
 
 
