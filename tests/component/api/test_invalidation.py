@@ -157,3 +157,26 @@ async def test_a_catalogue_event_forgets_remembered_typo_corrections(make_client
     while corrections.get("glimmerstne")[0]:
         assert time.monotonic() - started < 2.0, "corrections still remembered 2 s after the event"
         await asyncio.sleep(0.01)
+
+
+async def test_a_release_sent_again_unchanged_drops_nothing(make_client, nats_url, seed):
+    """VersionIndexed(changed=False): the indexer asks the scan stage again about a release sent
+    again whose served state is as it was; no replica drops the mod's answers or its index entry."""
+    (a,) = await replicas(make_client, nats_url, n=1)
+    m = await seed.mod("steady", summary="a fresh idea")
+    vid = await seed.version(m, "1.0", [FABRIC_120])
+    other = await seed.mod("other")
+    other_vid = await seed.version(other, "1.0", [FABRIC_120])
+    for path in ("/api/v1/mods/steady", "/api/v1/mods?q=fresh"):
+        await a.get(path)
+        assert (await a.get(path)).headers["X-Cache"] == "HIT"
+    await publish(nats_url, events.VersionIndexed(mod_id=str(m["id"]), slug="steady", version_id=str(vid),
+                                                  version_number="1.0", visible=True, changed=False))
+    # A changed one after it, on the same subscription: once it is seen, so was the first.
+    await publish(nats_url, events.VersionIndexed(mod_id=str(other["id"]), slug="other", version_id=str(other_vid),
+                                                  version_number="1.0", visible=True))
+    deadline = time.monotonic() + 2.0
+    while (await a.get("/api/v1/mods?q=fresh")).headers["X-Cache"] != "MISS":
+        assert time.monotonic() < deadline, "the changed event was not seen"
+        await asyncio.sleep(0.01)
+    assert (await a.get("/api/v1/mods/steady")).headers["X-Cache"] == "HIT"

@@ -62,6 +62,10 @@ class _VersionEvent(msgspec.Struct, frozen=True, tag_field="type"):
 class VersionIndexed(_VersionEvent, frozen=True, tag="version_indexed.v1"):
     visible: bool
     files: list[FileRef] = []
+    # False: the release was sent again and nothing served changed, but the scan still has work
+    # on the version (it awaits its scan, or a file was never scanned: the job's first run may
+    # have committed without publishing). The scan stage acts on it; API replicas drop nothing.
+    changed: bool = True
 
 
 class VersionHidden(_VersionEvent, frozen=True, tag="version_hidden.v1"):

@@ -10,7 +10,8 @@ answer. Without NATS the cache still expires by TTL.
 
 An event for a mod invalidates that mod's card and versions and every listing and
 lookup (a new or hidden version can change any search result, and so does a whole mod
-hidden or shown by the GitHub role: ``mod_changed.v1``). Event types this module
+hidden or shown by the GitHub role: ``mod_changed.v1``); a ``VersionIndexed`` whose
+``changed`` is false (a release sent again, nothing served changed) invalidates nothing. Event types this module
 does not know (a scan stage's quarantine event, say) are handled the same way as long as
 they carry a ``slug``; an event it cannot read at all invalidates everything.
 """
@@ -39,18 +40,22 @@ class _AnyVersionEvent(msgspec.Struct):
 
     type: str = "unknown"
     slug: str | None = None
+    changed: bool = True  # VersionIndexed of a release sent again unchanged: False
 
 
 _lenient = msgspec.msgpack.Decoder(_AnyVersionEvent)
 
 
 def tags_for(data: bytes) -> tuple[str, tuple[str, ...] | None]:
-    """(event type, tags to invalidate); None tags means "invalidate everything"."""
+    """(event type, tags to invalidate); None tags means "invalidate everything", () nothing (an
+    event that says nothing served changed: a release sent again, for the scan stage alone)."""
     try:
         event = _lenient.decode(data)
     except msgspec.DecodeError:
         return "undecodable", None
     event_type = event.type if event.type in _KNOWN_TYPES else "other"
+    if not event.changed:
+        return event_type, ()
     if not event.slug:
         return event_type, None
     return event_type, (GLOBAL, mod_tag(event.slug))
@@ -117,6 +122,8 @@ class Invalidator:
     async def _on_message(self, msg: Msg) -> None:
         event_type, tags = tags_for(msg.data)
         self.api.metrics.version_events.labels(event_type).inc()
+        if tags == ():
+            return
         self._invalidate(tags, "event")
         if self._grace > 0:
             # The replica we read from may not have replayed the commit yet: invalidate again

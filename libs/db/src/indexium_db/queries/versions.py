@@ -71,7 +71,10 @@ async def save_version(
                published_at = EXCLUDED.published_at,
                game_versions = EXCLUDED.game_versions,
                loaders = EXCLUDED.loaders,
-               status = CASE WHEN mod_versions.status IN ('quarantined', 'rejected')
+               -- An operator's or the scan's hold stays, and so does a public version: a
+               -- release sent again must not take it off the site until a scan re-runs
+               -- (hold_for_scan sends it back only when its files carry bytes not scanned).
+               status = CASE WHEN mod_versions.status IN ('quarantined', 'rejected', 'public')
                              THEN mod_versions.status ELSE EXCLUDED.status END,
                suspicious = mod_versions.suspicious OR EXCLUDED.suspicious,
                hidden = false,
@@ -112,6 +115,56 @@ async def replace_files(conn: asyncpg.Connection, version_id: uuid.UUID, files: 
             version_id, [f.github_asset_id for f in files],
         )
     return ids
+
+
+async def hold_for_scan(conn: asyncpg.Connection, version_id: uuid.UUID) -> bool:
+    """A public version one of whose files carries bytes the scan has not seen (a new asset, or
+    one whose size or GitHub digest differs from what the scan read) waits for the scan again
+    (``pending_scan``), as a new version does; whether it did. A file the scan could not read
+    and an operator approved anyway is not new bytes: a release sent again leaves it public."""
+    status = await conn.execute(
+        """UPDATE mod_versions v SET status = 'pending_scan', updated_at = now()
+           WHERE v.id = $1 AND v.status = 'public' AND EXISTS (
+               SELECT 1 FROM version_files f WHERE f.version_id = v.id AND (
+                   f.scan_status = 'pending'
+                   OR f.scanned_size <> f.size
+                   OR lower(f.github_digest) <> 'sha256:' || f.sha256))""",
+        version_id,
+    )
+    return status.endswith(" 1")
+
+
+async def awaits_scan(conn: asyncpg.Connection, version_id: uuid.UUID) -> bool:
+    """Whether the scan stage still has work on the version: it waits for its scan, or one of
+    its files was never scanned (``VersionIndexed`` is what asks for it)."""
+    return await conn.fetchval(
+        """SELECT v.status = 'pending_scan' OR EXISTS (
+                  SELECT 1 FROM version_files f WHERE f.version_id = v.id AND f.scan_status = 'pending')
+           FROM mod_versions v WHERE v.id = $1""",
+        version_id,
+    ) or False
+
+
+async def served_state(conn: asyncpg.Connection, mod_id: uuid.UUID, version_number: str) -> str:
+    """A fingerprint of what the API serves from the mod and this version of it (the mod's row
+    and owner, the version, its files, the icon): equal before and after a write means the write
+    changed nothing anyone reads, so it is announced to no one. Left out: the bookkeeping
+    ``updated_at`` columns, and download counts, which GitHub's payloads carry as they are at
+    the time (an `edited` repeating a release has moved on) and which reconciliation refreshes
+    without an announcement too (cached answers catch up by TTL)."""
+    return await conn.fetchval(
+        """SELECT md5(concat_ws('|',
+               (SELECT (to_jsonb(m) - 'updated_at' - 'search_vector' - 'downloads')::text
+                       || coalesce(a.login, '')
+                  FROM mods m LEFT JOIN authors a ON a.github_id = m.author_github_id WHERE m.id = $1),
+               (SELECT (to_jsonb(v) - 'updated_at')::text
+                  FROM mod_versions v WHERE v.mod_id = $1 AND v.version_number = $2),
+               (SELECT jsonb_agg(to_jsonb(f) - 'updated_at' - 'download_count' ORDER BY f.github_asset_id)::text
+                  FROM version_files f JOIN mod_versions v ON v.id = f.version_id
+                  WHERE v.mod_id = $1 AND v.version_number = $2),
+               (SELECT etag FROM mod_icons WHERE mod_id = $1)))""",
+        mod_id, version_number,
+    )
 
 
 async def hide_release(

@@ -59,6 +59,7 @@ class JobResult:
     bytes_fetched: int = 0
     # Jars of the release left out of the version: (asset name, code) — unreadable, or no manifest.
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    changed: bool = True  # False: what is served is as it was (the release sent again unchanged)
 
 
 async def _hold(conn: asyncpg.Connection, version_id, reason: str) -> None:
@@ -205,6 +206,7 @@ class ReleaseIndexer:
             card = release_card(primary, repo)
             await mods_q.upsert_author(conn, repo.owner.id, repo.owner.login)
             mod = await mods_q.get_by_repo(conn, repo.id)
+            before = await versions_q.served_state(conn, mod["id"], version_number) if mod else None
             if mod is None:
                 mod = await mods_q.create(
                     conn, github_repo_id=repo.id, repo_full_name=repo.full_name, owner_id=repo.owner.id,
@@ -236,6 +238,8 @@ class ReleaseIndexer:
                                                         if e.code in CORRUPT_CODES))
             elif not created:
                 await self._lift_own_hold(conn, version_id)
+                if not self._publish_before_scan:
+                    await versions_q.hold_for_scan(conn, version_id)  # new bytes: not served unscanned
             if icon is not None:
                 await mods_q.upsert_icon(conn, mod["id"], icon[0], icon[1], _etag(icon[1]))
             if app_row is not None:
@@ -252,10 +256,14 @@ class ReleaseIndexer:
                 # transaction changes a version's status or hidden flag.
                 visible = await versions_q.is_visible(conn, version_id)
             await self._record(event, "indexed", conn=conn)
-            return mod, version_id, file_ids, visible
+            changed = created or before != await versions_q.served_state(conn, mod["id"], version_number)
+            # Unchanged: announced only if the scan still has work (the first run of this job may
+            # have committed and died before publishing), and then as changed=False.
+            announce = changed or await versions_q.awaits_scan(conn, version_id)
+            return mod, version_id, file_ids, visible, changed, announce
 
         # Deadlocks, serialization failures and a dropped connection re-run the whole transaction.
-        mod, version_id, file_ids, visible = await in_transaction(self._pool, commit)
+        mod, version_id, file_ids, visible, changed, announce = await in_transaction(self._pool, commit)
         files = [
             version_events.FileRef(file_id=str(fid), filename=r.filename, url=r.url, size=r.size,
                                    digest=r.github_digest, sidecar_url=r.sidecar_url, entry_sizes=sizes)
@@ -263,13 +271,15 @@ class ReleaseIndexer:
         ]
         indexed = version_events.VersionIndexed(
             mod_id=str(mod["id"]), slug=mod["slug"], version_id=str(version_id),
-            version_number=version_number, visible=bool(visible), files=files,
+            version_number=version_number, visible=bool(visible), files=files, changed=changed,
         )
         skipped = [(a.name, md.code) for a, md in failed] + [
             (a.name, md.problems[0].code if md.problems else "no_manifest")
             for a, md in read if isinstance(md, JarMetadata) and not md.records]
         return JobResult(
-            "indexed", [indexed], skipped=skipped,
+            # Unchanged (GitHub redelivered, an `edited` repeating the release) and nothing left
+            # to scan: nothing to announce, no cache to drop (docs/messaging.md).
+            "indexed", [indexed] if announce else [], skipped=skipped, changed=changed,
             requests=sum(md.requests for _, md in read if isinstance(md, JarMetadata)),
             bytes_fetched=sum(md.bytes_fetched for _, md in read if isinstance(md, JarMetadata)),
         )

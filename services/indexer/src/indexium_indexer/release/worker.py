@@ -83,7 +83,7 @@ class Worker(JobHandler[ingest.ReleaseReceived, JobResult]):
         if result.outcome == "ignored" and (reread := _who_rereads(event)) is not None:
             log.info("release_without_mod_asset", repo=event.webhook.repository.full_name,
                      tag=event.webhook.release.tag_name, assets=len(event.webhook.release.assets), reread=reread)
-        log.info("release_job", outcome=result.outcome, action=event.webhook.action,
+        log.info("release_job", outcome=result.outcome, changed=result.changed, action=event.webhook.action,
                  repo=event.webhook.repository.full_name, tag=event.webhook.release.tag_name,
                  requests=result.requests, bytes_fetched=result.bytes_fetched,
                  duration_ms=round((time.perf_counter() - started) * 1000, 1))
