@@ -32,7 +32,11 @@ class Releases:
         self.gh, self.indexer = gh, indexer
 
     def event(self, release, action: str = "published", delivery_id: str | None = None) -> ReleaseReceived:
-        body = json.dumps(self.gh.release_payload(release, action=action)).encode()
+        return self.event_from(self.gh.release_payload(release, action=action), delivery_id)
+
+    def event_from(self, payload: dict, delivery_id: str | None = None) -> ReleaseReceived:
+        """The event of a payload as the test shaped it (the fake's, with a field changed)."""
+        body = json.dumps(payload).encode()
         return ReleaseReceived(
             delivery_id=delivery_id or f"d-{next(_deliveries)}",
             received_at=datetime.now(UTC).isoformat(),

@@ -68,3 +68,15 @@ def test_unknown_fields_are_ignored_and_missing_required_fields_are_errors():
     with pytest.raises(msgspec.ValidationError):
         github.decode_webhook("release", b'{"action": "published", "release": {"id": 1}}')
     assert github.decode_webhook("star", b"{}") is None
+
+
+def test_a_repository_page_is_its_html_url_only_when_that_is_its_page():
+    from indexium_contracts.github import repository_page
+
+    assert repository_page("https://github.com/Alice/Lumen/", "alice/lumen") == "https://github.com/Alice/Lumen"
+    assert repository_page("http://127.0.0.1:8085/alice/lumen", "alice/lumen") == "http://127.0.0.1:8085/alice/lumen"
+    for hostile in ("javascript:alert(1)//alice/lumen", "https://x@github.com/alice/lumen", "https://github.com/mallory/lumen",
+                    "https://github.com/alice/lumen?x=1", "https://github.com/alice/lumen#f", "http://[::1/alice/lumen",
+                    "https://github.com:x/alice/lumen", "https://github.com/alice/lumen\n", "//github.com/alice/lumen",
+                    "https://github.com/" + "a" * 600, None, ""):
+        assert repository_page(hostile, "alice/lumen") is None, hostile

@@ -8,6 +8,7 @@ Every example in ``shared/github-payloads`` decodes with these types (tested).
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -23,6 +24,21 @@ class Installation(msgspec.Struct, frozen=True):
     account: Account | None = None
 
 
+def repository_page(url: str | None, full_name: str) -> str | None:
+    """``url`` without a trailing slash if it is the web page of repository ``full_name``."""
+    if not url or len(url) > 512 or any(c <= " " or c == "\x7f" for c in url):
+        return None
+    try:
+        parts = urlsplit(url.rstrip("/"))
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        return None
+    if (parts.scheme not in ("http", "https") or not parts.hostname or "@" in parts.netloc
+            or parts.query or parts.fragment or parts.path.lower() != "/" + full_name.lower()):
+        return None
+    return url.rstrip("/")
+
+
 class Repository(msgspec.Struct, frozen=True):
     id: int
     name: str
@@ -35,6 +51,13 @@ class Repository(msgspec.Struct, frozen=True):
     homepage: str | None = None
     topics: list[str] = []
     archived: bool = False
+
+    @property
+    def page_url(self) -> str | None:
+        """``html_url`` when it is this repository's page (http or https, no credentials, the
+        path ``/<full_name>``, at most 512 characters), else None: what ``mods.repo_url``
+        stores, and where the site and /v2 link the repository and its issues."""
+        return repository_page(self.html_url, self.full_name)
 
 
 class InstallationRepository(msgspec.Struct, frozen=True):

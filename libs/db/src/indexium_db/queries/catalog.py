@@ -475,11 +475,16 @@ async def _corrected(conn: asyncpg.Connection, q: str, corrections: Corrections 
     return " ".join(fixed) if fixed != words else None
 
 
+# Where a mod's repository page is, on every surface (the site's links, /v2's source_url and
+# issues_url): the html_url GitHub gave (mods.repo_url), else github.com's page of its name.
+REPO_URL = "COALESCE(m.repo_url, 'https://github.com/' || m.repo_full_name) AS repo_url"
+
+
 async def mod_by_slug(conn: asyncpg.Connection, slug: str) -> asyncpg.Record | None:
     return await conn.fetchrow(
         f"""SELECT m.id, m.slug, m.name, m.summary, m.description, m.authors, m.licenses, m.links,
                   m.categories, m.environment, m.loaders, m.game_versions, m.latest_version,
-                  m.downloads, m.repo_full_name, m.created_at, m.last_published_at AS updated_at,
+                  m.downloads, m.repo_full_name, {REPO_URL}, m.created_at, m.last_published_at AS updated_at,
                   (SELECT login FROM authors a WHERE a.github_id = m.author_github_id) AS owner,
                   EXISTS (SELECT 1 FROM mod_icons i WHERE i.mod_id = m.id) AS has_icon,
                   COALESCE((SELECT ds.servers FROM mod_daily_stats ds

@@ -71,19 +71,21 @@ async def create(
     default_branch: str,
     categories: list[str],
     card: Card,
+    repo_url: str | None = None,
 ) -> asyncpg.Record:
-    """Insert a new mod with the first free slug candidate (slugs never change afterwards)."""
+    """Insert a new mod with the first free slug candidate (slugs never change afterwards).
+    ``repo_url``: the repository's page (``github.Repository.page_url``)."""
     for slug in slug_candidates(manifest_id, owner_login, github_repo_id):
         row = await conn.fetchrow(
             """INSERT INTO mods (github_repo_id, repo_full_name, slug, manifest_id, name, summary,
                    description, author_github_id, authors, licenses, links, environment,
-                   default_branch, categories)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                   default_branch, categories, repo_url)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
                ON CONFLICT DO NOTHING
                RETURNING id, slug, last_published_at""",
             github_repo_id, repo_full_name, slug, manifest_id, card.name[:128], card.summary,
             card.description, owner_id, card.authors, card.licenses, card.links, card.environment,
-            default_branch, categories,
+            default_branch, categories, repo_url,
         )
         if row is not None:
             return row
@@ -96,17 +98,23 @@ async def create(
 async def update_repository(
     conn: asyncpg.Connection, github_repo_id: int, *, full_name: str, default_branch: str | None,
     categories: list[str] | None = None, owner_id: int | None = None, owner_login: str | None = None,
+    repo_url: str | None = None,
 ) -> bool:
-    """What the mod's repository is now (rename, transfer, default branch, topics as categories);
-    the slug never changes. None keeps the stored value. False when the repository has no mod."""
+    """What the mod's repository is now (rename, transfer, default branch, topics as categories,
+    its page: ``github.Repository.page_url``); the slug never changes. None keeps the stored
+    value, but a new name without a page drops a page that named the old one. False when the
+    repository has no mod."""
     if owner_id is not None and owner_login:
         await upsert_author(conn, owner_id, owner_login)
     status = await conn.execute(
         """UPDATE mods SET repo_full_name = $2, default_branch = COALESCE($3, default_branch),
                categories = COALESCE($4::text[], categories),
-               author_github_id = COALESCE($5, author_github_id), updated_at = now()
+               author_github_id = COALESCE($5, author_github_id),
+               repo_url = CASE WHEN $6::text IS NOT NULL THEN $6
+                               WHEN repo_full_name = $2 THEN repo_url END,
+               updated_at = now()
            WHERE github_repo_id = $1""",
-        github_repo_id, full_name, default_branch, categories, owner_id,
+        github_repo_id, full_name, default_branch, categories, owner_id, repo_url,
     )
     return status.endswith(" 1")
 

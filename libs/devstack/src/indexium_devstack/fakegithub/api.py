@@ -49,7 +49,7 @@ def not_found() -> web.Response:
 
 
 def kind(tag: str) -> Callable:
-    """Mark a handler: 'api' (rate-limited, counted) or 'download' (not an API route)."""
+    """Mark a handler: 'api' (rate-limited, counted), 'download' or 'web' (not API routes)."""
 
     def deco(fn):
         fn.fake_kind = tag
@@ -134,7 +134,7 @@ class ApiRoutes:
     async def middleware(self, request: web.Request, handler) -> web.StreamResponse:
         gh = self.gh
         route_kind = getattr(request.match_info.handler, "fake_kind", "api")
-        if route_kind == "download":
+        if route_kind in ("download", "web"):
             return await handler(request)
         resource = request.match_info.route.resource
         template = f"{request.method} {resource.canonical if resource else request.path}"

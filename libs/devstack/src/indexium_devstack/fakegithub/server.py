@@ -26,6 +26,7 @@ from .faults import Faults
 from .installs import Installations
 from .models import Asset, AssetStats, CdnRequest, State
 from .oauth import OAuth
+from .pages import RepositoryPages
 from .payloads import Payloads
 from .ratelimit import RateLimiter
 from .render import Urls
@@ -86,6 +87,7 @@ class FakeGitHub(Repositories, Installations, Payloads, Deliveries, FaultControl
         github_bind, port, cdn_bind, cdn_port = self._bind
         github_app = build_github_app(self.api, self.cdn.download)
         self.oauth.add_routes(github_app.router)
+        RepositoryPages(self).add_routes(github_app.router)  # last: /{owner}/{repo} matches widely
         gh_runner = web.AppRunner(github_app, access_log=None)
         await gh_runner.setup()
         self._runners.append(gh_runner)

@@ -69,7 +69,7 @@ def project(origin: str, row) -> Project:
     env = row["environment"]
     client, server = SIDES[env]
     links = row["links"] or {}
-    repo = f"https://github.com/{row['repo_full_name']}"
+    repo = row["repo_url"]  # the repository's page as GitHub named it (catalog.REPO_URL), as on the site
     icon = icon_url(origin, row)
     published = iso(row["created_at"])
     return Project(

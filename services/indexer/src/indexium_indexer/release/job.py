@@ -212,11 +212,13 @@ class ReleaseIndexer:
                     conn, github_repo_id=repo.id, repo_full_name=repo.full_name, owner_id=repo.owner.id,
                     owner_login=repo.owner.login, manifest_id=primary.mod_id,
                     default_branch=repo.default_branch or "main", categories=list(repo.topics), card=card,
+                    repo_url=repo.page_url,
                 )
             else:
                 await mods_q.update_repository(
                     conn, repo.id, full_name=repo.full_name,
                     default_branch=repo.default_branch or "main", categories=list(repo.topics),
+                    repo_url=repo.page_url,
                 )
                 newest = mod["last_published_at"]
                 if newest is None or published_at is None or published_at >= newest:
