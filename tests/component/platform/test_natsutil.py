@@ -21,8 +21,7 @@ async def test_draining_or_closing_our_own_connection_warns_of_nothing(nats_serv
         await natsutil.close(nc)
         nc = await natsutil.connect(nats_server.url, name="test-plain-close")
         await nc.close()
-    assert _warnings(logs) == []
-    assert [e["event"] for e in logs].count("nats_closed") == 3
+    assert logs == []  # `make run` configures no log level: a debug line would print too
 
 
 async def test_a_connection_lost_to_the_server_still_warns(nats_server):

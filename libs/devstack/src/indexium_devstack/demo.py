@@ -21,6 +21,7 @@ class DemoGitHub:
         self.secret = webhook_secret
         self.loop = asyncio.new_event_loop()
         self.gh: FakeGitHub | None = None
+        self._app_key = ""
         self._thread = threading.Thread(target=self.loop.run_forever, name="demo-github", daemon=True)
 
     def _call(self, coro, timeout: float = 60.0):
@@ -32,6 +33,7 @@ class DemoGitHub:
         async def boot() -> FakeGitHub:
             gh = FakeGitHub()
             await gh.start()
+            _, self._app_key = gh.generate_app_key()  # the GitHub App role signs its JWTs with it
             gh.add_demo_mods()
             # Sign-in approves at once as the demo author, who can reach every demo repository.
             gh.oauth.sign_in_as(DEMO_USER, member_of=list(gh.state.installations.values()))
@@ -57,11 +59,26 @@ class DemoGitHub:
             "INDEXIUM_ADMIN_LOGINS": DEMO_USER,  # so the demo shows the review queue too
         }
 
+    def app_env(self) -> dict[str, str]:
+        """The GitHub App role's settings against this stand-in (ingest reads them too: its
+        failed-delivery reconciler asks the stand-in's delivery log), so the demo runs the
+        role: the dashboard's "Check again" is read and acted on, as in production."""
+        return {
+            "INDEXIUM_GITHUB_APP_ID": str(self.gh.app_id),
+            "INDEXIUM_GITHUB_APP_PRIVATE_KEY": self._app_key,
+            "INDEXIUM_GITHUB_API_URL": self.gh.api_url,
+        }
+
     def send_all(self, webhook_url: str) -> int:
-        """One signed ``release published`` webhook per demo release, oldest first."""
+        """What GitHub sends when the demo author installs the App (``installation created``,
+        one per installation), then one signed ``release published`` webhook per demo release,
+        oldest first; how many were accepted."""
 
         async def send() -> int:
             sent = 0
+            for inst in list(self.gh.state.installations.values()):
+                payload = self.gh.installation_payload(inst, "created")
+                sent += await self.gh.send_webhook(webhook_url, "installation", payload, self.secret) == 202
             for repo in list(self.gh.state.repos.values()):
                 for release in repo.releases:
                     payload = self.gh.release_payload(release, action="published")

@@ -73,8 +73,8 @@ class LocalStack:
 
     def start_services(self) -> None:
         specs = list(SERVICES)
-        if os.environ.get("INDEXIUM_GITHUB_APP_ID"):
-            specs.append(GITHUB_ROLE)
+        if os.environ.get("INDEXIUM_GITHUB_APP_ID") or self.env.get("INDEXIUM_GITHUB_APP_ID"):
+            specs.append(GITHUB_ROLE)  # a registered App, or the demo's stand-in
         for spec in specs:
             port = int(os.environ.get(port_variable(spec), spec.default_port))
             if not port_is_free(port):
@@ -161,6 +161,8 @@ def run(root: Path, *, demo: bool) -> None:
             api_port = int(os.environ.get("INDEXIUM_API_PORT", 8080))
             site = stack._demo.site_env(os.environ.get("INDEXIUM_PUBLIC_URL", f"http://127.0.0.1:{api_port}"))
             stack.env.update({k: v for k, v in site.items() if k not in os.environ})
+            if not os.environ.get("INDEXIUM_GITHUB_APP_ID"):  # else the App given is used
+                stack.env.update(stack._demo.app_env())
         stack.run_setup()
         stack.start_services()
         api = next(p for p in stack.services if p.spec.name == "api")
@@ -170,7 +172,8 @@ def run(root: Path, *, demo: bool) -> None:
         stack.say(f"web site: {api.url}/" + ("  (sign in: the dashboard of the demo author)" if demo else ""))
         if stack._demo is not None:
             sent = stack._demo.send_all(f"{ingest.url}/webhooks/github")
-            stack.say(f"demo: {sent} signed release webhooks sent; try {api.url}/api/v1/mods")
+            stack.say(f"demo: {sent} signed webhooks sent (the App installed, then its releases); "
+                      f"try {api.url}/api/v1/mods")
         stack.say("running; Ctrl-C stops everything")
         stack.supervise()
     except KeyboardInterrupt:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
+from nats import errors as nats_errors
 from nats.aio.client import Client
 from nats.js import JetStreamContext
-from nats.errors import NoServersError
 from nats.js.errors import NotFoundError
 
 from indexium_contracts.streams import BucketSpec, ConsumerSpec, StreamSpec
@@ -30,9 +32,7 @@ async def connect(url: str, *, name: str, reconnect: bool = True) -> Client:
     async def on_disconnect() -> None:
         # nats-py calls this for our own close and drain too (the setup step's drain printed
         # a warning at every `make run`): only a connection lost while in use is one.
-        if nc.is_closed:
-            log.debug("nats_closed")
-        else:
+        if not nc.is_closed:
             log.warning("nats_disconnected")
 
     async def on_reconnect() -> None:
@@ -50,7 +50,7 @@ async def connect(url: str, *, name: str, reconnect: bool = True) -> Client:
             disconnected_cb=on_disconnect,
             reconnected_cb=on_reconnect,
         )
-    except NoServersError:
+    except nats_errors.NoServersError:
         if failures:
             raise failures[-1] from None
         raise
@@ -111,6 +111,32 @@ def require_per_message_ttl(nc: Client) -> None:
             f"nats-server {version.major}.{version.minor}.{version.patch} is too old: Indexium needs "
             f"{MIN_SERVER[0]}.{MIN_SERVER[1]} or newer (per-message TTL). The embedded server is 2.15."
         )
+
+
+async def consumer_has_reader(js: JetStreamContext, stream: str, durable: str, *, within_s: float = 1.5,
+                              every_s: float = 0.1) -> bool | None:
+    """Whether some process reads the durable pull consumer now; None when JetStream does not say.
+
+    A reader (``consumer.PullConsumer``) always holds a pull request open on the server
+    (``num_waiting``, asked again at every fetch timeout, 1 s) or is working on a message it
+    fetched (``num_ack_pending``); a stopped reader's request goes with its subscription, a
+    killed one's expires within that timeout. The moment between one request expiring and the
+    next (2 of 780 samples of a busy loop) is covered by asking again for ``within_s``, longer
+    than a fetch: only "no reader" costs that wait. (A heartbeat would need a writer and a
+    store; JetStream already knows.)"""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within_s
+    while True:
+        try:
+            info = await js.consumer_info(stream, durable, timeout=within_s)
+        except (nats_errors.Error, asyncio.TimeoutError) as exc:
+            log.warning("consumer_info_failed", consumer=f"{stream}/{durable}", error=type(exc).__name__)
+            return None
+        if (info.num_waiting or 0) > 0 or (info.num_ack_pending or 0) > 0:
+            return True
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(every_s)
 
 
 def connected_check(nc: Client):

@@ -15,11 +15,12 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from indexium_api.app import INVALIDATOR, create_app
 from indexium_api.settings import Settings
-from indexium_contracts import github as github_contract, ingest
+from indexium_contracts import github as github_contract, ingest, onboarding
 from indexium_db.queries import deadletters as deadletters_q, site as site_q, github as github_q
 from indexium_devstack.embedded import free_port
 from indexium_devstack.fakegithub import FakeGitHub
 from indexium_ops.cli import attribute_dead_letters
+from indexium_platform.consumer import PullConsumer
 from indexium_platform.settings import SettingsError, load
 
 SECRET = secrets.token_urlsafe(40)
@@ -291,7 +292,7 @@ async def test_sign_out_needs_the_csrf_token_and_ends_the_session_on_the_server(
         await replay.session.close()
 
 
-async def test_check_again_goes_over_jetstream_with_csrf_and_a_rate_limit(site, gh, db, nats_url):
+async def test_check_again_goes_over_jetstream_with_csrf_and_a_rate_limit(site, gh, db, nats_url, github_role):
     client = await site()
     await asyncio.wait_for(client.app[INVALIDATOR].subscribed.wait(), 30)
     await _sign_in(client)
@@ -322,6 +323,7 @@ async def test_check_again_goes_over_jetstream_with_csrf_and_a_rate_limit(site, 
                               allow_redirects=False)
         assert "limited=" in r.headers["Location"]
         assert (await nc.jetstream().stream_info(ingest.STREAM.name)).state.messages == 5
+        assert len(github_role) <= 5  # the GitHub role's reader took them (limits retention keeps them stored)
     finally:
         await nc.drain()
     # The site wrote nothing of the GitHub role's own.
@@ -336,3 +338,22 @@ async def test_review_needs_an_admin_and_csrf(site, db):
     r = await client.post("/review/00000000-0000-0000-0000-000000000000",
                           data={"csrf_token": token, "action": "approve"}, allow_redirects=False)
     assert r.status == 403
+
+
+@pytest.fixture
+async def github_role(nats_url):
+    """A reader of INGEST/github as the GitHub role's consumer loop reads it: what it took."""
+    taken: list = []
+
+    async def handle(msg) -> None:
+        taken.append(ingest.decoder.decode(msg.data))
+        await msg.ack()
+
+    nc = await nats.connect(nats_url)
+    consumer = PullConsumer(nc.jetstream(), onboarding.GITHUB, handle, concurrency=1, grace_s=1)
+    await consumer.start()
+    try:
+        yield taken
+    finally:
+        await consumer.stop()
+        await nc.drain()

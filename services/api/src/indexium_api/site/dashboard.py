@@ -3,8 +3,8 @@ the App's installations, whether each is a mod here and why not, and each versio
 
 The list of repositories is what GitHub answered at sign-in (kept in the session, no token
 kept); everything else is read from our tables at every load. "Check again" publishes a
-``CatchUpRequested`` on the INGEST stream for the GitHub role to act on: the site never
-writes the GitHub role's tables itself.
+``CatchUpRequested`` on the INGEST stream for the GitHub role to act on (and tells the author
+when no GitHub role reads that queue now): the site never writes the GitHub role's tables itself.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 from aiohttp import web
 from nats import errors as nats_errors
 
-from indexium_contracts import ingest
+from indexium_contracts import ingest, registry
 from indexium_db.queries import site as site_q, skips as skips_q
-from indexium_platform import logs
+from indexium_platform import logs, natsutil
 
 from . import sessions
 from .render import error_page, page
@@ -156,7 +156,8 @@ async def dashboard(request: web.Request) -> web.Response:
                       "skips": skips.get(r["id"], [])})
     public = site.settings.public_url.rstrip("/")
     return page(request, "dashboard.html", repos=repos, install_url=site.install_url, public_url=public,
-                checked=request.query.get("checked"), limited=request.query.get("limited"), **ctx)
+                checked=request.query.get("checked"), queued=request.query.get("queued"),
+                limited=request.query.get("limited"), **ctx)
 
 
 async def check_again(request: web.Request) -> web.Response:
@@ -195,8 +196,13 @@ async def check_again(request: web.Request) -> web.Response:
     except (nats_errors.Error, asyncio.TimeoutError) as exc:
         log.warning("catch_up_publish_failed", error=type(exc).__name__)
         return error_page(request, 503, "Briefly unavailable", "The queue did not take the request; please retry shortly.")
-    log.info("catch_up_requested", github_repo_id=repo_id)
-    raise web.HTTPSeeOther(f"/dashboard?checked={repo_id}#repo-{repo_id}")
+    # Said to the author when no GitHub App role reads the queue now: the request waits there
+    # (nothing is lost) until one runs. JetStream's view of the durable consumer is the signal.
+    consumer = registry.consumer_of(ingest.CATCH_UP)  # the GitHub role's
+    reader = await natsutil.consumer_has_reader(nc.jetstream(), consumer.stream, consumer.durable)
+    log.info("catch_up_requested", github_repo_id=repo_id, reader=reader)
+    outcome = "queued" if reader is False else "checked"
+    raise web.HTTPSeeOther(f"/dashboard?{outcome}={repo_id}#repo-{repo_id}")
 
 
 def setup(app: web.Application) -> None:
