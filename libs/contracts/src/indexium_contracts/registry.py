@@ -3,7 +3,8 @@
 from . import deadletter, ingest, onboarding, telemetry, versions
 
 STREAMS = (ingest.STREAM, versions.STREAM, deadletter.STREAM, telemetry.STREAM)
-CONSUMERS = (ingest.INDEXER, telemetry.WRITER, onboarding.GITHUB, onboarding.GITHUB_RELEASES, versions.SCAN)
+CONSUMERS = (ingest.INDEXER, telemetry.WRITER, onboarding.GITHUB, onboarding.GITHUB_RELEASES, versions.SCAN,
+             versions.NOTIFY)
 BUCKETS = (ingest.DELIVERIES, onboarding.REDELIVERY_LOCK, onboarding.REDELIVERED, *telemetry.BUCKETS)
 
 

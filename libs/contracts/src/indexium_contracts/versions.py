@@ -5,7 +5,9 @@ Consumed by the API replicas (cache invalidation: each replica holds a core NATS
 subscription on ``indexium.version.>``) and by the scan stage (durable ``scan``, "version indexed" only), which
 publishes ``version.scanned`` after its own commit; operators' quarantine decisions
 publish ``version.reviewed``; the GitHub role publishes ``version.mod_changed`` when an
-installation or repository change hides, shows or edits a whole mod.
+installation or repository change hides, shows or edits a whole mod. The notify role
+(durable ``notify``: indexed, scanned, reviewed) matches every version that became public
+against the webhook subscriptions.
 """
 
 from __future__ import annotations
@@ -35,6 +37,16 @@ SCAN = ConsumerSpec(
     description="Scan stage: stream every jar once, hash it, check digests, scan its bytecode",
     ack_wait_s=120.0,  # heartbeated every 40 s while a file streams
     max_deliver=-1,  # never dropped by JetStream: attempts are counted in job_attempts (jobs.py)
+    max_ack_pending=64,
+)
+
+NOTIFY = ConsumerSpec(
+    stream=STREAM.name,
+    durable="notify",
+    filter_subjects=(INDEXED, SCANNED, REVIEWED),
+    description="Notify role: match versions that became public against webhook subscriptions",
+    ack_wait_s=30.0,  # one short transaction; heartbeated every 10 s all the same
+    max_deliver=-1,  # attempts are counted in job_attempts (jobs.py)
     max_ack_pending=64,
 )
 

@@ -418,6 +418,24 @@ async def search(
         return await _run(conn, sq, fuzzy=True)
 
 
+async def finds_mod(conn: asyncpg.Connection, sq: SearchQuery, mod_id) -> bool:
+    """Whether search ``sq`` finds this mod by its full text and mod-level filters (listed,
+    categories, environment, author), with the very conditions ``search`` uses. The loader and
+    game-version facets are left to the caller, who holds them per file of one version (a
+    saved search's notification: the new version's files, not the mod's roll-up); the typo
+    fallbacks (corrections, trigram names) are not applied: they rescue a search that found
+    nothing at all, which says nothing about one mod."""
+    s = _Sql()
+    bare = replace(sq, game_versions=(), loaders=(), facets=())
+    where = [*_filters(bare, s), f"m.id = {s.p(mod_id, '::uuid')}"]
+    cte, frm = "", "mods m"
+    if bare.q:
+        cte, match, _ = _text_query(bare, s, fuzzy=False, ranked=False)
+        frm += " CROSS JOIN query"
+        where.append(match)
+    return await conn.fetchval(f"{cte} SELECT EXISTS (SELECT 1 FROM {frm} WHERE {' AND '.join(where)})", *s.args)
+
+
 async def count(conn: asyncpg.Connection, sq: SearchQuery) -> int:
     """How many listed mods pass the filters (a browse total: no q)."""
     sql, args = _count_sql(sq, fuzzy=False)
