@@ -38,7 +38,7 @@ DISCORD_USERNAME = 80
 DISCORD_EMBEDS = 10
 
 _json = msgspec.json.Encoder()
-_md = MarkdownIt("commonmark", {"html": False})
+_md = MarkdownIt("commonmark")  # raw HTML parsed as HTML tokens, which plain_text drops
 
 
 @dataclass(frozen=True)

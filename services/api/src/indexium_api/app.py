@@ -17,7 +17,7 @@ from indexium_platform.lifecycle import Resources, cleanup_ctx
 from indexium_platform.metrics import ServiceMetrics
 from indexium_platform.web import base_app, serve
 
-from . import db, edge, lookups, openapi, respond, routes, site, v2
+from . import db, edge, lookups, openapi, respond, routes, site, subscriptions, v2
 from .cache import Cache
 from .invalidation import Invalidator
 from .metrics import ApiMetrics
@@ -74,6 +74,7 @@ def create_app(settings: Settings) -> web.Application:
     lookups.setup(app)
     v2.setup(app)
     _setup_analytics(app)
+    subscriptions.setup(app)  # a signed-in user's webhook subscriptions and API tokens
     openapi.setup(app, settings)
     site.setup(app)  # the web site's pages at / (site/, docs/web.md)
     edge.setup(app)

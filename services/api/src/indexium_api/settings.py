@@ -5,6 +5,8 @@ docs/api.md lists every variable with its default and the reason for it.
 
 import msgspec
 
+from indexium_notify.signing import MIN_KEY_BYTES
+from indexium_notify.targets import TargetPolicy
 from indexium_platform import clientaddr
 from indexium_platform.settings import Common
 
@@ -69,8 +71,29 @@ class Settings(Common, frozen=True, kw_only=True):
     session_secret: str | None = msgspec.field(default=None, name="INDEXIUM_SESSION_SECRET")
     admin_logins: tuple[str, ...] = msgspec.field(default=(), name="INDEXIUM_ADMIN_LOGINS")
 
+    # Webhook subscriptions (/api/v1/subscriptions, docs/notifications.md). The key derives every
+    # subscription's signing secret; the notify role has the same. Unset: the routes answer 503.
+    notify_secret_key: str | None = msgspec.field(default=None, name="INDEXIUM_NOTIFY_SECRET_KEY")
+    # The target policy, as the notify role applies it (tests and intranets only: off by default).
+    notify_allow_http: bool = msgspec.field(default=False, name="INDEXIUM_NOTIFY_ALLOW_HTTP")
+    notify_allowed_targets: tuple[str, ...] = msgspec.field(default=(), name="INDEXIUM_NOTIFY_ALLOWED_TARGETS")
+    notify_nameserver: str | None = msgspec.field(default=None, name="INDEXIUM_NOTIFY_NAMESERVER")
+    notify_max_subscriptions: int = msgspec.field(default=25, name="INDEXIUM_NOTIFY_MAX_SUBSCRIPTIONS_PER_USER")
+    # Shown with the subscriptions; the notify role enforces it (the same variable).
+    notify_max_deliveries_per_hour: int = msgspec.field(default=500, name="INDEXIUM_NOTIFY_MAX_DELIVERIES_PER_HOUR")
+    # A resumed or redelivered delivery is retried this long (the notify role's window for a new one).
+    notify_give_up_s: float = msgspec.field(default=86400.0, name="INDEXIUM_NOTIFY_GIVE_UP_SECONDS")
+    max_api_tokens: int = msgspec.field(default=10, name="INDEXIUM_API_MAX_TOKENS_PER_USER")
+
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.notify_secret_key is not None and len(self.notify_secret_key.encode()) < MIN_KEY_BYTES:
+            raise ValueError(f"INDEXIUM_NOTIFY_SECRET_KEY must be at least {MIN_KEY_BYTES} bytes")
+        if min(self.notify_max_subscriptions, self.notify_max_deliveries_per_hour, self.max_api_tokens) < 1 \
+                or self.notify_give_up_s <= 0:
+            raise ValueError("INDEXIUM_NOTIFY_MAX_*, INDEXIUM_API_MAX_TOKENS_PER_USER and "
+                             "INDEXIUM_NOTIFY_GIVE_UP_SECONDS must be positive")
+        self.notify_policy()  # a bad CIDR or name server stops start-up here
         if not 1 <= self.default_limit <= self.max_limit:
             raise ValueError("INDEXIUM_API_DEFAULT_LIMIT must be between 1 and INDEXIUM_API_MAX_LIMIT")
         if self.cache_ttl_s < 0 or self.cache_stale_s < 0 or self.cache_max_mb < 1:
@@ -89,6 +112,10 @@ class Settings(Common, frozen=True, kw_only=True):
                           ("INDEXIUM_GITHUB_API_URL", self.github_api_url)):
             if not url.startswith(("http://", "https://")):
                 raise ValueError(f"{name}: expected an http(s) URL")
+
+    def notify_policy(self) -> TargetPolicy:
+        return TargetPolicy(allow_http=self.notify_allow_http, allowed=self.notify_allowed_targets,
+                            nameserver=self.notify_nameserver)
 
     @property
     def sign_in_configured(self) -> bool:

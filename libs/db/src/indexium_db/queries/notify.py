@@ -193,7 +193,7 @@ async def enqueue(conn: asyncpg.Connection, version_id, subscription_ids: list, 
     rows = await conn.fetch(
         """INSERT INTO notify_deliveries (id, subscription_id, version_id, event, next_attempt_at, deadline_at,
                                           created_at)
-           SELECT d, s, $3, $4, $5, $5 + make_interval(secs => $6), $5
+           SELECT d, s, $3, $4, $5::timestamptz, $5::timestamptz + make_interval(secs => $6), $5::timestamptz
            FROM unnest($1::uuid[], $2::uuid[]) AS x(d, s)
            ON CONFLICT (subscription_id, version_id) DO NOTHING RETURNING id""",
         ids, list(subscription_ids), version_id, event, now, give_up_s)
@@ -321,8 +321,8 @@ async def failed(conn: asyncpg.Connection, *, delivery: uuid.UUID, lease: str, s
         give_up = not paused and at >= row["deadline_at"]
         await conn.execute(
             """UPDATE notify_deliveries SET lease_owner = NULL, last_status = $2, last_error = $3,
-                      state = CASE WHEN $4 THEN 'failed' ELSE 'pending' END,
-                      finished_at = CASE WHEN $4 THEN $5 END, next_attempt_at = $6
+                      state = CASE WHEN $4::boolean THEN 'failed' ELSE 'pending' END,
+                      finished_at = CASE WHEN $4::boolean THEN $5::timestamptz END, next_attempt_at = $6
                WHERE id = $1""", delivery, status, error[:500], give_up, at, retry_at)
         return "paused" if paused else ("failed" if give_up else "pending")
 
