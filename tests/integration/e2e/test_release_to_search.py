@@ -30,6 +30,7 @@ async def services(nats_url, database_url, gh, tmp_path):
         "INDEXIUM_WEBHOOK_SECRET": SECRET,
         "INDEXIUM_DOWNLOAD_HOSTS": f"{gh.github_host},{gh.cdn_host}",
         "INDEXIUM_LOG_FORMAT": "json",
+        "INDEXIUM_NOTIFY_SECRET_KEY": "e2e-notify-key-of-at-least-32-bytes!",  # the notify role needs one
     }
     procs = {s.name: ServiceProcess(s, port=free_port(), env=env, log_path=tmp_path / f"{s.name}.log")
              for s in SERVICES}

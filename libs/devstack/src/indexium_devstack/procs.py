@@ -26,6 +26,7 @@ SERVICES = (
     ServiceSpec("ingest", "indexium_ingest", 8081),
     ServiceSpec("indexer", "indexium_indexer", 8083),
     ServiceSpec("scan", "indexium_indexer.scan", 8084),  # the indexer's second role
+    ServiceSpec("notify", "indexium_indexer.notify", 8086),  # webhook subscriptions (docs/notifications.md)
     ServiceSpec("api", "indexium_api", 8080),
     ServiceSpec("telemetry", "indexium_telemetry", 8082),
 )

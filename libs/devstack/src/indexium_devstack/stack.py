@@ -1,7 +1,7 @@
 """``make run``: the whole system on one machine, supervised like Kubernetes would.
 
 Embedded NATS and PostgreSQL (data kept under ``.run/``) unless NATS_URL /
-DATABASE_URL name servers to use; the setup step; the four services as separate
+DATABASE_URL name servers to use; the setup step; the services as separate
 processes, each restarted when it dies; Ctrl-C stops everything cleanly.
 """
 
@@ -22,6 +22,8 @@ from .embedded import EmbeddedNats, EmbeddedPostgres, free_port, port_is_free
 from .procs import GITHUB_ROLE, SERVICES, ServiceProcess, port_variable
 
 DEV_WEBHOOK_SECRET = "indexium-dev-secret"
+# Derives the webhook subscriptions' signing secrets (the API and the notify role share it).
+DEV_NOTIFY_KEY = "indexium-dev-notify-key-of-32-bytes-at-least"
 # Preferred local ports for the embedded servers (the machine's own NATS/PostgreSQL own the defaults).
 NATS_PORT, PG_PORT = 14222, 15432
 
@@ -64,6 +66,7 @@ class LocalStack:
             "NATS_URL": nats_url,
             "DATABASE_URL": db_url,
             "INDEXIUM_WEBHOOK_SECRET": os.environ.get("INDEXIUM_WEBHOOK_SECRET", DEV_WEBHOOK_SECRET),
+            "INDEXIUM_NOTIFY_SECRET_KEY": os.environ.get("INDEXIUM_NOTIFY_SECRET_KEY", DEV_NOTIFY_KEY),
         }
 
     def run_setup(self) -> None:
