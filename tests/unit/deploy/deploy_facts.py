@@ -141,6 +141,7 @@ def secret_stand_in(key: str) -> str:
         "uri": "postgresql://indexium:pw@indexium-db-rw.indexium.svc:5432/indexium",
         "username": "indexium", "password": "pw", "dbname": "indexium",
         "app-id": "12345", "private-key.pem": stand_in_private_key(),
+        "notify-key": "stand-in-notify-key-of-32-bytes-or-more",
     }.get(key, "stand-in")
 
 

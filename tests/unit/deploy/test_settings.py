@@ -19,7 +19,7 @@ def _minimal_env(proc) -> dict[str, str]:
     env = {}
     for name, field in proc.fields.items():
         if field.required:
-            env[name] = "12345" if name.endswith("_ID") else "stand-in"
+            env[name] = "12345" if name.endswith("_ID") else "stand-in-" + "x" * 32  # (keys: 32+ bytes)
     if "INDEXIUM_GITHUB_APP_ID" in env:
         env["INDEXIUM_GITHUB_APP_PRIVATE_KEY"] = stand_in_private_key()
     return env
