@@ -11,7 +11,9 @@ Prints, in one run:
   * hash lookup and update-check latency (single and 100-hash bulk);
   * webhook-to-searchable time with ingest, indexer and API running (target p95 <= 2 s);
   * webhook 202 -> invisible on every replica (repository removed from the App's installation,
-    two API replicas; target p95 <= 2 s; bench/api/visibility.py).
+    two API replicas; target p95 <= 2 s; bench/api/visibility.py);
+  * webhook 202 -> a webhook subscriber's POST (ingest, indexer, the notify role; target p95 <= 2 s;
+    bench/api/notifyrow.py, which also runs alone).
 
 Not part of `make test`: it takes a few minutes (most of it loading the catalogue).
 The machine is small (2 cores) and shared: client and servers compete for the same cores,
@@ -38,6 +40,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import data  # noqa: E402
+import notifyrow  # noqa: E402
 import siterows  # noqa: E402
 import v2rows  # noqa: E402
 import visibility  # noqa: E402
@@ -408,6 +411,7 @@ async def main(args) -> None:
                     say(f"\nwebhook-to-searchable ({args.webhooks} releases, ingest + indexer + API as processes):")
                     say(await webhook_to_searchable(env, tmp, api, http, args.webhooks))
                     say(await visibility.webhook_to_invisible(env, tmp, api, http, args.webhooks, summary))
+                    say(await notifyrow.webhook_to_subscriber(env, tmp, args.webhooks, summary))
         finally:
             for p in procs:
                 p.stop(30)
