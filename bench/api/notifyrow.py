@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -34,6 +33,7 @@ from indexium_devstack.embedded import EmbeddedNats, EmbeddedPostgres, free_port
 from indexium_devstack.fakegithub import FakeGitHub
 from indexium_devstack.procs import BY_NAME, ServiceProcess
 from indexium_platform import natsutil
+from timing import summary  # (bench/api/timing.py: the script's folder is on sys.path)
 
 SECRET = "bench-notify-secret"
 KEY = "bench-notify-key-of-at-least-32-bytes"
@@ -86,16 +86,6 @@ async def webhook_to_subscriber(env: dict, tmp: Path, rounds: int, summary: Call
             await receiver.close()
 
 
-def _summary(ms: list[float]) -> str:
-    ordered = sorted(ms)
-
-    def pct(p: float) -> float:
-        return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
-
-    return (f"p50 {pct(50):6.1f} ms  p95 {pct(95):6.1f} ms  p99 {pct(99):6.1f} ms"
-            f"  (n={len(ms)}, mean {statistics.mean(ms):.1f})")
-
-
 async def main(rounds: int) -> None:
     with tempfile.TemporaryDirectory(prefix="indexium-bench-notify-") as d:
         tmp = Path(d)
@@ -114,7 +104,7 @@ async def main(rounds: int) -> None:
             env = {"DATABASE_URL": pg.dsn("bench"), "NATS_URL": server.url, "INDEXIUM_LOG_FORMAT": "json"}
             print(f"webhook 202 -> subscriber's POST ({rounds} releases; ingest, indexer and notify as processes):",
                   flush=True)
-            print(await webhook_to_subscriber(env, tmp, rounds, _summary), flush=True)
+            print(await webhook_to_subscriber(env, tmp, rounds, summary), flush=True)
         finally:
             server.stop()
             pg.stop()
