@@ -121,6 +121,33 @@ async def test_a_held_release_delivered_after_a_rename_does_not_undo_it(gh, rele
     assert tuple(row) == ("heidi/glow-mod", "dev", ["lighting"])
 
 
+async def test_a_held_release_delivered_after_a_transfer_writes_nothing_of_the_old_repository(gh, releases, db):
+    repo = gh.add_repo("heidi", "glow")
+    await releases.handle(gh.add_release(repo, "1.0", [("glow-1.0.jar", jars.fabric_jar("glow", "1.0"))]))
+    # Transferred to the lumina organisation (its installation) and renamed since; the release
+    # webhook below was queued before: heidi/glow, heidi's account id.
+    await github_q.upsert_installation(db, 78, state="active", account_id=4242, account_login="lumina",
+                                       account_type="Organization")
+    await github_q.upsert_repository(db, github_repo_id=repo.id, installation_id=78, full_name="lumina/glow-mod",
+                                     default_branch="main", description=None, homepage=None,
+                                     topics=[], private=False, archived=False)
+    await mods_q.update_repository(db, repo.id, full_name="lumina/glow-mod", default_branch="main",
+                                   owner_id=4242, owner_login="lumina")
+    bad = gh.add_release(repo, "1.1", [("glow-1.1.jar", corrupt(jars.fabric_jar("glow", "1.1"))),
+                                       ("glow-1.1-sources.jar", b"PK")])
+    with pytest.raises(PermanentJobError):
+        await releases.handle(bad)
+    assert await db.fetchval("SELECT status FROM mod_versions WHERE version_number = '1.1'") == "quarantined"
+    # Every row the held release wrote names the repository as recorded: its skipped assets
+    # (the dashboards and `indexium_ops skipped --repo` find them by name and owner) and the mod.
+    skipped = await db.fetch("SELECT asset_name, repo_full_name, owner_github_id FROM release_asset_skips"
+                             " WHERE tag_name = '1.1' ORDER BY asset_name")
+    assert [tuple(r) for r in skipped] == [("glow-1.1-sources.jar", "lumina/glow-mod", 4242),
+                                          ("glow-1.1.jar", "lumina/glow-mod", 4242)]
+    assert tuple(await db.fetchrow("SELECT repo_full_name, author_github_id FROM mods")) == ("lumina/glow-mod", 4242)
+    assert await db.fetchval("SELECT login FROM authors WHERE github_id = 4242") == "lumina"
+
+
 async def test_no_manifest_is_a_permanent_failure_with_the_reasons(gh, releases, db):
     repo = gh.add_repo("ivan", "notamod")
     lib = jars.build_jar([("META-INF/MANIFEST.MF", jars.manifest({"Created-By": "x"})), ("a/B.class", b"\xca\xfe")])

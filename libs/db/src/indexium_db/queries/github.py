@@ -74,7 +74,14 @@ async def upsert_repository(
 
 
 async def get_repository(conn: asyncpg.Connection, github_repo_id: int) -> asyncpg.Record | None:
-    return await conn.fetchrow("SELECT * FROM github_repositories WHERE github_repo_id = $1", github_repo_id)
+    """The repository's row, with its installation's account (``account_id``, ``account_login``,
+    ``account_type``: the repository's owner, when an event has named it)."""
+    return await conn.fetchrow(
+        """SELECT r.*, i.account_id, i.account_login, i.account_type
+           FROM github_repositories r LEFT JOIN github_installations i ON i.id = r.installation_id
+           WHERE r.github_repo_id = $1""",
+        github_repo_id,
+    )
 
 
 async def repositories_of(conn: asyncpg.Connection, installation_id: int) -> list[asyncpg.Record]:

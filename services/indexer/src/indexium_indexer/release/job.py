@@ -33,7 +33,10 @@ from indexium_jar.metadata import JarMetadata, read_metadata
 from indexium_jar.http.remote import DownloadPolicy
 
 from . import release_checks, skips
+from .recorded import recorded, repository_as_recorded
 from ..modcard import release_card, shown
+
+__all__ = ["JobResult", "PermanentJobError", "ReleaseIndexer", "repository_as_recorded"]
 
 INDEX_ACTIONS = {"published", "released", "prereleased", "edited"}
 HIDE_ACTIONS = {"unpublished", "deleted"}
@@ -73,21 +76,6 @@ async def _hold(conn: asyncpg.Connection, version_id, reason: str) -> None:
         return  # held already, or an operator has decided on this version: theirs to change
     await versions_q.hold(conn, version_id)
     await scan_q.add_decision(conn, version_id, "quarantined", INDEXER_ACTOR, f"unreadable jar: {reason}", [])
-
-
-def repository_as_recorded(repo: github.Repository, row) -> github.Repository:
-    """The repository as the GitHub role last recorded it (renames, transfers, default branch,
-    topics), when it came through the App: a release webhook delivered late carries the
-    repository as it was then, and must not undo a rename applied since."""
-    if row is None:
-        return repo
-    full_name = row["full_name"]
-    html_url = repo.html_url
-    if html_url and html_url.endswith("/" + repo.full_name):
-        html_url = html_url[: -len(repo.full_name)] + full_name
-    return msgspec.structs.replace(repo, full_name=full_name, name=full_name.split("/", 1)[-1],
-                                   default_branch=row["default_branch"] or repo.default_branch,
-                                   topics=list(row["topics"]), html_url=html_url)
 
 
 def _file_row(asset: github.ReleaseAsset, md: JarMetadata | None, sidecar: str | None, primary: bool,
@@ -183,11 +171,12 @@ class ReleaseIndexer:
         suspicious = any(exc.code in CORRUPT_CODES for _, exc in failed)
         left_out = skips.reasons(release.assets, read)
         if not good:
-            await skips.store_alone(self._pool, hook, left_out)
+            if suspicious:
+                await self._hold_suspicious(event, read, left_out)
+            else:
+                await skips.store_alone(self._pool, hook, left_out)
             if failed:
                 asset, exc = next(((a, e) for a, e in failed if e.code in CORRUPT_CODES), failed[0])
-                if suspicious:
-                    await self._hold_suspicious(event, read)
                 raise PermanentJobError(exc.code, f"{asset.name}: {exc}")
             problems = [p for _, md in read for p in md.problems]
             detail = "; ".join(f"{p.manifest_path}: {p.code}" for p in problems[:5]) or "no manifest found"
@@ -201,8 +190,7 @@ class ReleaseIndexer:
         version_number = release.tag_name.strip()
 
         async def commit(conn: asyncpg.Connection):
-            app_row = await github_q.get_repository(conn, repo_id)  # read in the same transaction
-            repo = repository_as_recorded(hook.repository, app_row)
+            repo, app_row = await recorded(conn, hook.repository)  # read in the same transaction
             card = release_card(primary, repo)
             await mods_q.upsert_author(conn, repo.owner.id, repo.owner.login)
             mod = await mods_q.get_by_repo(conn, repo.id)
@@ -234,7 +222,7 @@ class ReleaseIndexer:
             # A version created just now has no files to drop and no hold of ours to lift:
             # two round trips fewer for the common case, a new release.
             file_ids = await versions_q.replace_files(conn, version_id, rows, new_version=created)
-            await skips.store(conn, hook, left_out, release_indexed=True)
+            await skips.store(conn, hook, repo, left_out, release_indexed=True)
             if suspicious:
                 await _hold(conn, version_id, "; ".join(f"{a.name}: {e.code}" for a, e in failed
                                                         if e.code in CORRUPT_CODES))
@@ -286,11 +274,14 @@ class ReleaseIndexer:
             bytes_fetched=sum(md.bytes_fetched for _, md in read if isinstance(md, JarMetadata)),
         )
 
-    async def _hold_suspicious(self, event: ReleaseReceived, read: list) -> None:
-        """Record the release's version as quarantined and suspicious, if its mod is known.
+    async def _hold_suspicious(self, event: ReleaseReceived, read: list, left_out: list[skips_q.Skip]) -> None:
+        """Record why the release's assets were left out and, if its mod is known, its version
+        as quarantined and suspicious.
 
         No mod is created from a jar we could not read: without a manifest there is no id
-        to make a slug from. Committed before the job is dead-lettered.
+        to make a slug from. Committed before the job is dead-lettered. Every write uses the
+        repository as recorded, as _write does: a webhook queued before a rename or transfer
+        must not undo it.
         """
         hook = event.webhook
         release = hook.release
@@ -298,11 +289,11 @@ class ReleaseIndexer:
         rows = [_file_row(a, md if isinstance(md, JarMetadata) else None, sidecars.get(a.name), i == 0, self._table)
                 for i, (a, md) in enumerate(read)]
         async with self._pool.acquire() as conn, conn.transaction():
-            mod = await mods_q.get_by_repo(conn, hook.repository.id)
+            repo, _ = await recorded(conn, hook.repository)
+            await skips.store(conn, hook, repo, left_out, release_indexed=False)
+            mod = await mods_q.get_by_repo(conn, repo.id)
             if mod is None:
                 return
-            # As _write does: a webhook queued before a rename must not undo it.
-            repo = repository_as_recorded(hook.repository, await github_q.get_repository(conn, hook.repository.id))
             await mods_q.update_repository(
                 conn, repo.id, full_name=repo.full_name,
                 default_branch=repo.default_branch or "main", categories=list(repo.topics),

@@ -15,6 +15,8 @@ from indexium_db.queries import skips as skips_q
 from indexium_github import assets
 from indexium_jar.errors import JarReadError
 
+from .recorded import recorded
+
 NO_MANIFEST = ("no mod manifest: none of fabric.mod.json, quilt.mod.json, META-INF/mods.toml, "
                "META-INF/neoforge.mods.toml, mcmod.info, litemod.json, a plugin descriptor, nor a "
                "coremod's FMLCorePlugin")
@@ -34,9 +36,10 @@ def reasons(release_assets: list[github.ReleaseAsset], read: list) -> list[skips
     return out
 
 
-async def store(conn: asyncpg.Connection, hook: github.ReleaseWebhook, found: list[skips_q.Skip],
-                *, release_indexed: bool) -> None:
-    repo = hook.repository
+async def store(conn: asyncpg.Connection, hook: github.ReleaseWebhook, repo: github.Repository,
+                found: list[skips_q.Skip], *, release_indexed: bool) -> None:
+    """``repo``: the repository as recorded (``recorded.repository_as_recorded``), never the
+    webhook's copy, which a late delivery carries from before a rename or transfer."""
     await skips_q.replace_for_release(
         conn, github_release_id=hook.release.id, github_repo_id=repo.id, owner_github_id=repo.owner.id,
         repo_full_name=repo.full_name, tag_name=hook.release.tag_name, skips=found,
@@ -47,4 +50,5 @@ async def store(conn: asyncpg.Connection, hook: github.ReleaseWebhook, found: li
 async def store_alone(pool: asyncpg.Pool, hook: github.ReleaseWebhook, found: list[skips_q.Skip]) -> None:
     """For a release nothing of which was indexed (committed before the job ends)."""
     async with pool.acquire() as conn, conn.transaction():
-        await store(conn, hook, found, release_indexed=False)
+        repo, _ = await recorded(conn, hook.repository)
+        await store(conn, hook, repo, found, release_indexed=False)
