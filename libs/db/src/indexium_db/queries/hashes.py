@@ -1,4 +1,7 @@
-"""Launcher hash lookups: which public version a jar file (by sha1/sha256/sha512) belongs to."""
+"""Launcher hash lookups: which public version a jar file (by sha1/sha256/sha512) belongs to.
+
+Only the project that owns the file's bytes answers (``ownership``: the first to publish them);
+the same bytes in another project are a re-upload and never the answer, even if public."""
 
 from __future__ import annotations
 
@@ -9,6 +12,11 @@ from .catalog import PUBLIC_VERSION, VERSION_COLUMNS, VERSION_ORDER
 # Algorithm -> (version_files column, hex length). The columns are char(n): parameters are
 # cast to bpchar[] so the partial btree indexes on them are used.
 ALGORITHMS = {"sha1": ("sha1", 40), "sha256": ("sha256", 64), "sha512": ("sha512", 128)}
+
+# The file ``hf`` of version ``v`` is its bytes' owner's: content_owners names the project
+# (a trigger claims the bytes in the statement that stores a hash, so every hash has one).
+OWNED = ("EXISTS (SELECT 1 FROM content_owners own"
+         " WHERE own.sha256 = hf.content_sha256 AND own.mod_id = v.mod_id)")
 
 
 def column(algorithm: str) -> str:
@@ -31,7 +39,7 @@ async def files_in_public_versions(
             FROM version_files hf
             JOIN mod_versions v ON v.id = hf.version_id
             JOIN mods m ON m.id = v.mod_id
-            WHERE hf.{col} = ANY($1::bpchar[]) AND {version} AND m.listed
+            WHERE hf.{col} = ANY($1::bpchar[]) AND {version} AND m.listed AND {OWNED}
             ORDER BY hf.{col}, {VERSION_ORDER}""",
         hashes,
     )

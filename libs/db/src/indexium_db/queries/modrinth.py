@@ -27,8 +27,9 @@ PLATFORM_IDS = ("minecraft", "java", "fabricloader", "fabric-loader", "quilt_loa
                 "liteloader", "mcp", "fml")
 
 # A version as v2 shows it: the v1 columns plus ids and its dependencies. Dependencies are the
-# files' declared ones (manifest mod ids) resolved to listed mods by manifest id, and the
-# jar-in-jar files of the version (embedded).
+# files' declared ones (manifest mod ids) resolved to the listed project that holds the id
+# (``indexium_project_for``, migration 0015: the holder wins over any fork or re-upload of
+# another owner), and the jar-in-jar files of the version (embedded).
 V2_VERSION_COLUMNS = VERSION_COLUMNS + f""",
        v.public_id, m.public_id AS project_public_id, m.author_github_id, m.environment,
        COALESCE(v.published_at, v.created_at) AS date_published,
@@ -41,7 +42,7 @@ V2_VERSION_COLUMNS = VERSION_COLUMNS + f""",
                FROM version_files df
                CROSS JOIN jsonb_array_elements(df.manifests) rec
                CROSS JOIN jsonb_array_elements(COALESCE(rec -> 'dependencies', '[]')) dep
-               JOIN mods dm ON dm.manifest_id = dep ->> 'mod_id' AND dm.listed AND dm.id <> m.id
+               JOIN mods dm ON dm.id = indexium_project_for(dep ->> 'mod_id', rec ->> 'loader') AND dm.id <> m.id
                WHERE df.version_id = v.id AND NOT (dep ->> 'mod_id' = ANY('{{{','.join(PLATFORM_IDS)}}}'::text[]))
                ORDER BY dm.public_id, CASE dep ->> 'kind' WHEN 'required' THEN 0 WHEN 'embedded' THEN 1
                                                          WHEN 'optional' THEN 2 ELSE 3 END)
@@ -159,7 +160,7 @@ async def dependencies(conn: asyncpg.Connection, mod_id) -> tuple[list[asyncpg.R
             JOIN version_files f ON f.version_id = v.id
             CROSS JOIN jsonb_array_elements(f.manifests) rec
             CROSS JOIN jsonb_array_elements(COALESCE(rec -> 'dependencies', '[]')) dep
-            JOIN mods dm ON dm.manifest_id = dep ->> 'mod_id' AND dm.listed AND dm.id <> v.mod_id
+            JOIN mods dm ON dm.id = indexium_project_for(dep ->> 'mod_id', rec ->> 'loader') AND dm.id <> v.mod_id
             WHERE v.mod_id = $1 AND {V2_VERSION} AND dep ->> 'kind' <> 'incompatible'""",
         mod_id,
     )
@@ -182,11 +183,14 @@ async def dependencies(conn: asyncpg.Connection, mod_id) -> tuple[list[asyncpg.R
 async def forge_versions(conn: asyncpg.Connection, mod_id, loaders: list[str]) -> list[asyncpg.Record]:
     """Per public file of the loaders asked: its game versions, the mod's own version as the
     manifest declares it, the version's type and changelog; newest version first. Forge's
-    update checker reads no hashes: a public version is promoted before its scan too."""
+    update checker reads no hashes: a public version is promoted before its scan too. A file
+    whose bytes another project owns (a re-upload) never promotes anything."""
     return await conn.fetch(
         f"""SELECT v.version_number, v.version_type, v.changelog, f.game_versions, f.manifest_version
             FROM mod_versions v JOIN version_files f ON f.version_id = v.id
             WHERE v.mod_id = $1 AND {PUBLIC_VERSION} AND f.loaders && $2::text[]
+              AND NOT EXISTS (SELECT 1 FROM content_owners own
+                              WHERE own.sha256 = f.content_sha256 AND own.mod_id <> v.mod_id)
             ORDER BY {VERSION_ORDER}, f.is_primary DESC, f.filename""",
         mod_id, loaders,
     )

@@ -72,6 +72,7 @@ async def create(
     categories: list[str],
     card: Card,
     repo_url: str | None = None,
+    fork: bool = False,
 ) -> asyncpg.Record:
     """Insert a new mod with the first free slug candidate (slugs never change afterwards).
     ``repo_url``: the repository's page (``github.Repository.page_url``)."""
@@ -79,13 +80,13 @@ async def create(
         row = await conn.fetchrow(
             """INSERT INTO mods (github_repo_id, repo_full_name, slug, manifest_id, name, summary,
                    description, author_github_id, authors, licenses, links, environment,
-                   default_branch, categories, repo_url)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+                   default_branch, categories, repo_url, fork)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
                ON CONFLICT DO NOTHING
                RETURNING id, slug, last_published_at""",
             github_repo_id, repo_full_name, slug, manifest_id, card.name[:128], card.summary,
             card.description, owner_id, card.authors, card.licenses, card.links, card.environment,
-            default_branch, categories, repo_url,
+            default_branch, categories, repo_url, fork,
         )
         if row is not None:
             return row
@@ -98,11 +99,11 @@ async def create(
 async def update_repository(
     conn: asyncpg.Connection, github_repo_id: int, *, full_name: str, default_branch: str | None,
     categories: list[str] | None = None, owner_id: int | None = None, owner_login: str | None = None,
-    repo_url: str | None = None,
+    repo_url: str | None = None, fork: bool | None = None,
 ) -> bool:
     """What the mod's repository is now (rename, transfer, default branch, topics as categories,
-    its page: ``github.Repository.page_url``); the slug never changes. None keeps the stored
-    value, but a new name without a page drops a page that named the old one. False when the
+    its page: ``github.Repository.page_url``, GitHub's fork flag); the slug never changes. None
+    keeps the stored value, but a new name without a page drops a page that named the old one. False when the
     repository has no mod."""
     if owner_id is not None and owner_login:
         await upsert_author(conn, owner_id, owner_login)
@@ -112,9 +113,9 @@ async def update_repository(
                author_github_id = COALESCE($5, author_github_id),
                repo_url = CASE WHEN $6::text IS NOT NULL THEN $6
                                WHEN repo_full_name = $2 THEN repo_url END,
-               updated_at = now()
+               fork = COALESCE($7, fork), updated_at = now()
            WHERE github_repo_id = $1""",
-        github_repo_id, full_name, default_branch, categories, owner_id, repo_url,
+        github_repo_id, full_name, default_branch, categories, owner_id, repo_url, fork,
     )
     return status.endswith(" 1")
 

@@ -117,9 +117,10 @@ async def known_mods(conn: asyncpg.Connection) -> list[asyncpg.Record]:
 
 # A ping may name a mod by the id its loader reports (fabric.mod.json "id", mods.toml modId):
 # the mod's own manifest id plus every id in the manifests of its files. Several mods may
-# claim one id (forks, re-uploads); the owner is, in order, the mod whose manifest id it is,
-# the mod whose slug it is, a listed mod, then the mod indexed first, so a newcomer
-# republishing someone else's id cannot take that mod's servers.
+# claim one id (forks, re-uploads); the owner is, in order, the project holding the id
+# (``mod_id_claims``, for any loader), the mod whose manifest id it is, the mod whose slug it
+# is, a listed mod, then the mod indexed first, so a newcomer republishing someone else's id
+# cannot take that mod's servers.
 _MANIFEST_IDS = """
 WITH claims AS (
     SELECT m.id, m.slug, m.listed, m.created_at, m.manifest_id, m.manifest_id AS claimed
@@ -135,7 +136,10 @@ WITH claims AS (
 )
 SELECT DISTINCT ON (claimed) claimed AS manifest_id, id
 FROM claims
-ORDER BY claimed, (manifest_id = claimed) DESC, (slug = claimed) DESC, listed DESC, created_at, id
+ORDER BY claimed,
+         EXISTS (SELECT 1 FROM mod_id_claims c WHERE c.mod_id = claims.id AND c.state = 'holder'
+                 AND c.manifest_mod_id = lower(claimed)) DESC,
+         (manifest_id = claimed) DESC, (slug = claimed) DESC, listed DESC, created_at, id
 """
 
 

@@ -5,6 +5,9 @@ mod with a file matching the launcher's loaders and game versions — never an o
 same order as a mod's version list. A hotfix for an old branch published after the
 installed version is older by version order, so it is never offered (the incumbent's
 downgrade). When nothing at or above the installed version matches, the hash is absent.
+
+The installed file resolves to the project that owns its bytes (``hashes.OWNED``), and the
+answer is always a version of that same project: an update check never crosses projects.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import asyncpg
 
 from .catalog import PUBLIC_VERSION, VERSION_COLUMNS, VERSION_ORDER, file_match
-from .hashes import column
+from .hashes import OWNED, column
 
 
 async def newest_versions(
@@ -55,7 +58,7 @@ async def newest_versions(
                 FROM version_files hf
                 JOIN mod_versions v ON v.id = hf.version_id
                 JOIN mods m ON m.id = v.mod_id
-                WHERE hf.{col} = ANY($1::bpchar[]) AND {version} AND m.listed
+                WHERE hf.{col} = ANY($1::bpchar[]) AND {version} AND m.listed AND {OWNED}
                 ORDER BY hf.{col}, {VERSION_ORDER}
             )
             SELECT h.hash, {columns}

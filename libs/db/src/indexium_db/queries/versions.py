@@ -24,6 +24,8 @@ class FileRow:
     manifests: list[dict]
     is_primary: bool
     download_count: int
+    # GitHub's created_at of the asset: orders who published the bytes first (``ownership``)
+    asset_created_at: datetime | None = None
 
 
 async def upsert_version(conn: asyncpg.Connection, **fields) -> uuid.UUID:
@@ -96,18 +98,21 @@ async def replace_files(conn: asyncpg.Connection, version_id: uuid.UUID, files: 
     for f in files:
         ids.append(await conn.fetchval(
             """INSERT INTO version_files (version_id, github_asset_id, filename, url, size, content_type,
-                   github_digest, sidecar_url, loaders, game_versions, manifests, is_primary, download_count)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                   github_digest, sidecar_url, loaders, game_versions, manifests, is_primary, download_count,
+                   asset_created_at)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
                ON CONFLICT (version_id, github_asset_id) DO UPDATE SET
                    filename = EXCLUDED.filename, url = EXCLUDED.url, size = EXCLUDED.size,
                    content_type = EXCLUDED.content_type, github_digest = EXCLUDED.github_digest,
                    sidecar_url = EXCLUDED.sidecar_url, loaders = EXCLUDED.loaders,
                    game_versions = EXCLUDED.game_versions, manifests = EXCLUDED.manifests,
                    is_primary = EXCLUDED.is_primary, download_count = EXCLUDED.download_count,
+                   asset_created_at = COALESCE(EXCLUDED.asset_created_at, version_files.asset_created_at),
                    updated_at = now()
                RETURNING id""",
             version_id, f.github_asset_id, f.filename, f.url, f.size, f.content_type, f.github_digest,
             f.sidecar_url, f.loaders, f.game_versions, f.manifests, f.is_primary, f.download_count,
+            f.asset_created_at,
         ))
     if not new_version:
         await conn.execute(
