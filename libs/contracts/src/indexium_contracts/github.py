@@ -51,6 +51,7 @@ class Repository(msgspec.Struct, frozen=True):
     homepage: str | None = None
     topics: list[str] = []
     archived: bool = False
+    fork: bool = False  # GitHub's flag: a fork of another repository (shown on the mod page and in /api/v1)
 
     @property
     def page_url(self) -> str | None:

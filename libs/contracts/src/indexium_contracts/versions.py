@@ -5,9 +5,11 @@ Consumed by the API replicas (cache invalidation: each replica holds a core NATS
 subscription on ``indexium.version.>``) and by the scan stage (durable ``scan``, "version indexed" only), which
 publishes ``version.scanned`` after its own commit; operators' quarantine decisions
 publish ``version.reviewed``; the GitHub role publishes ``version.mod_changed`` when an
-installation or repository change hides, shows or edits a whole mod. The notify role
-(durable ``notify``: indexed, scanned, reviewed) matches every version that became public
-against the webhook subscriptions.
+installation or repository change hides, shows or edits a whole mod; the ownership rules
+publish ``version.status_changed`` for a version of another project (or another version of
+the same one) whose status a job or decision changed (a re-upload found, a mod id taken over
+or settled). The notify role (durable ``notify``: indexed, scanned, reviewed) matches every
+version that became public against the webhook subscriptions.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ HIDDEN = f"{SUBJECT_PREFIX}.hidden"
 SCANNED = f"{SUBJECT_PREFIX}.scanned"
 REVIEWED = f"{SUBJECT_PREFIX}.reviewed"
 MOD_CHANGED = f"{SUBJECT_PREFIX}.mod_changed"
+STATUS_CHANGED = f"{SUBJECT_PREFIX}.status_changed"
 
 STREAM = StreamSpec(
     name="VERSIONS",
@@ -111,6 +114,17 @@ class VersionReviewed(_VersionEvent, frozen=True, tag="version_reviewed.v1"):
     visible: bool
 
 
+class VersionStatusChanged(_VersionEvent, frozen=True, tag="version_status_changed.v1"):
+    """The ownership rules (``indexium_db.queries.ownership``) held or released a version other
+    than the one its job was about: another project's copy of bytes that an earlier publisher now
+    owns, the versions of a project that lost or won a mod id, those an operator's decision on a
+    claim settled. Published after the commit that changed it."""
+
+    status: str  # pending_scan | public | quarantined | rejected
+    visible: bool
+    reason: str = ""
+
+
 class ModChanged(msgspec.Struct, frozen=True, tag_field="type", tag="mod_changed.v1"):
     """What public endpoints show of a whole mod changed outside the release indexer: the
     GitHub role applied an installation or repository event (removed, deleted, privatized,
@@ -125,7 +139,8 @@ class ModChanged(msgspec.Struct, frozen=True, tag_field="type", tag="mod_changed
     hidden_reason: str | None = None
 
 
-VersionEvent = VersionIndexed | VersionHidden | VersionScanned | VersionReviewed | ModChanged
+VersionEvent = (VersionIndexed | VersionHidden | VersionScanned | VersionReviewed | ModChanged
+                | VersionStatusChanged)
 
 encoder = msgspec.msgpack.Encoder()
 decoder = msgspec.msgpack.Decoder(VersionEvent)

@@ -63,7 +63,7 @@ def tags_for(data: bytes) -> tuple[str, tuple[str, ...] | None]:
 
 # Metric labels stay bounded: known tags by name, anything newer as "other".
 _KNOWN_TYPES = {"version_indexed.v1", "version_hidden.v1", "version_scanned.v1", "version_reviewed.v1",
-                "mod_changed.v1", "unknown"}
+                "mod_changed.v1", "version_status_changed.v1", "unknown"}
 
 
 class Invalidator:
