@@ -11,6 +11,7 @@ from __future__ import annotations
 from indexium_contracts import github
 from indexium_db.queries import github as github_q
 from indexium_db.queries import mods as mods_q
+from indexium_db.queries import ownership as ownership_q
 from indexium_jar.model import ModRecord
 
 from ..modcard import card_fields
@@ -21,6 +22,8 @@ async def refresh(conn, repo: github.Repository, record: ModRecord | None) -> bo
     mod = await github_q.mod_for_repo(conn, repo.id)
     if mod is None:
         return False
+    if record is not None and not await ownership_q.may_show_card(conn, mod["id"], record.loader, record.mod_id):
+        record = None  # a manifest claiming another owner's mod id names nothing here (ownership)
     fields = card_fields(repo, record, mod["links"] or {})
     return await mods_q.update_card(conn, mod["id"], name=fields.name, summary=fields.summary,
                                     links=fields.links, categories=fields.categories)

@@ -118,7 +118,7 @@ class ReleaseSync:
                 await mods_q.update_repository(conn, repo.id, full_name=repo.full_name,
                                                default_branch=repo.default_branch,
                                                owner_id=repo.owner.id, owner_login=repo.owner.login,
-                                               repo_url=repo.page_url)
+                                               repo_url=repo.page_url, fork=repo.fork)
                 await github_q.rename_repository(conn, repo.id, repo.full_name)
             if flags:
                 await github_q.set_flags(conn, repo.id, private=repo.private, archived=repo.archived)

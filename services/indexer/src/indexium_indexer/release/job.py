@@ -21,6 +21,7 @@ from indexium_db.queries import deliveries as deliveries_q
 from indexium_db.queries import mods as mods_q
 from indexium_db.queries import versions as versions_q
 from indexium_db.queries import github as github_q
+from indexium_db.queries import ownership as ownership_q
 from indexium_db.queries import scan as scan_q
 from indexium_db.queries import skips as skips_q
 from indexium_db.retry import in_transaction
@@ -34,6 +35,7 @@ from indexium_jar.http.remote import DownloadPolicy
 
 from . import release_checks, skips
 from .recorded import recorded, repository_as_recorded
+from .. import ownership
 from ..modcard import release_card, shown
 
 __all__ = ["JobResult", "PermanentJobError", "ReleaseIndexer", "repository_as_recorded"]
@@ -94,6 +96,7 @@ def _file_row(asset: github.ReleaseAsset, md: JarMetadata | None, sidecar: str |
         manifests=[msgspec.to_builtins(r) for r in records],
         is_primary=primary,
         download_count=asset.download_count,
+        asset_created_at=parse_time(asset.created_at) if asset.created_at else None,
     )
 
 
@@ -188,6 +191,7 @@ class ReleaseIndexer:
         published_at = parse_time(release.published_at) or parse_time(release.created_at)
         status = "quarantined" if suspicious else ("public" if self._publish_before_scan else "pending_scan")
         version_number = release.tag_name.strip()
+        declared = ownership_q.declared((r.manifests, r.asset_created_at) for r in rows)
 
         async def commit(conn: asyncpg.Connection):
             repo, app_row = await recorded(conn, hook.repository)  # read in the same transaction
@@ -195,22 +199,22 @@ class ReleaseIndexer:
             await mods_q.upsert_author(conn, repo.owner.id, repo.owner.login)
             mod = await mods_q.get_by_repo(conn, repo.id)
             before = await versions_q.served_state(conn, mod["id"], version_number) if mod else None
+            newest_card, new_project = False, mod is None
             if mod is None:
                 mod = await mods_q.create(
                     conn, github_repo_id=repo.id, repo_full_name=repo.full_name, owner_id=repo.owner.id,
                     owner_login=repo.owner.login, manifest_id=primary.mod_id,
                     default_branch=repo.default_branch or "main", categories=list(repo.topics), card=card,
-                    repo_url=repo.page_url,
+                    repo_url=repo.page_url, fork=repo.fork,
                 )
             else:
                 await mods_q.update_repository(
                     conn, repo.id, full_name=repo.full_name,
                     default_branch=repo.default_branch or "main", categories=list(repo.topics),
-                    repo_url=repo.page_url,
+                    repo_url=repo.page_url, fork=repo.fork,
                 )
                 newest = mod["last_published_at"]
-                if newest is None or published_at is None or published_at >= newest:
-                    await mods_q.update_card(conn, mod["id"], **dataclasses.asdict(card))
+                newest_card = newest is None or published_at is None or published_at >= newest
             version_id, created, visible = await versions_q.save_version(
                 conn, mod_id=mod["id"], version_number=version_number, github_release_id=release.id,
                 tag_name=release.tag_name, name=shown(release.name or release.tag_name),
@@ -230,7 +234,16 @@ class ReleaseIndexer:
                 await self._lift_own_hold(conn, version_id)
                 if not self._publish_before_scan:
                     await versions_q.hold_for_scan(conn, version_id)  # new bytes: not served unscanned
-            if icon is not None:
+            # The bytes (GitHub's digests, claimed as the files were written) and the mod ids: a
+            # re-upload or another owner's mod id holds the version, and its jar gives the mod
+            # neither its name nor its icon.
+            settled = await ownership.settle(conn, mod_id=mod["id"], version_id=version_id, declared=declared,
+                                             pending_status=self._released_status(), new_project=new_project)
+            if settled.slug is not None:  # took the id's own slug over from an impostor indexed first
+                mod = {**dict(mod), "slug": settled.slug}
+            if newest_card and not settled.held(version_id):
+                await mods_q.update_card(conn, mod["id"], **dataclasses.asdict(card))
+            if icon is not None and not settled.held(version_id):
                 await mods_q.upsert_icon(conn, mod["id"], icon[0], icon[1], _etag(icon[1]))
             if app_row is not None:
                 # A repository that came through the GitHub App: its hidden state (uninstalled,
@@ -241,7 +254,7 @@ class ReleaseIndexer:
                     await github_q.set_evaluation(conn, repo.id, state="registered", skip_reason=None,
                                                   manifest_source=f"release:{release.tag_name}/{good[0][0].name}")
             await mods_q.refresh_rollup(conn, mod["id"])
-            if suspicious or not created:
+            if suspicious or not created or settled.touched(version_id):
                 # Held or a hold lifted since the upsert: ask again. Nothing else in this
                 # transaction changes a version's status or hidden flag.
                 visible = await versions_q.is_visible(conn, version_id)
@@ -250,10 +263,10 @@ class ReleaseIndexer:
             # Unchanged: announced only if the scan still has work (the first run of this job may
             # have committed and died before publishing), and then as changed=False.
             announce = changed or await versions_q.awaits_scan(conn, version_id)
-            return mod, version_id, file_ids, visible, changed, announce
+            return mod, version_id, file_ids, visible, changed, announce, settled
 
         # Deadlocks, serialization failures and a dropped connection re-run the whole transaction.
-        mod, version_id, file_ids, visible, changed, announce = await in_transaction(self._pool, commit)
+        mod, version_id, file_ids, visible, changed, announce, settled = await in_transaction(self._pool, commit)
         files = [
             version_events.FileRef(file_id=str(fid), filename=r.filename, url=r.url, size=r.size,
                                    digest=r.github_digest, sidecar_url=r.sidecar_url, entry_sizes=sizes)
@@ -268,8 +281,10 @@ class ReleaseIndexer:
             for a, md in read if isinstance(md, JarMetadata) and not md.records]
         return JobResult(
             # Unchanged (GitHub redelivered, an `edited` repeating the release) and nothing left
-            # to scan: nothing to announce, no cache to drop (docs/messaging.md).
-            "indexed", [indexed] if announce else [], skipped=skipped, changed=changed,
+            # to scan: nothing to announce, no cache to drop (docs/messaging.md). Other versions
+            # the ownership rules changed are announced whatever this one did.
+            "indexed", ([indexed] if announce else []) + settled.events(besides=version_id), skipped=skipped,
+            changed=changed,
             requests=sum(md.requests for _, md in read if isinstance(md, JarMetadata)),
             bytes_fetched=sum(md.bytes_fetched for _, md in read if isinstance(md, JarMetadata)),
         )
@@ -311,6 +326,10 @@ class ReleaseIndexer:
                                                     if isinstance(md, JarReadError) and md.code in CORRUPT_CODES))
             await mods_q.refresh_rollup(conn, mod["id"])
 
+    def _released_status(self) -> str:
+        """Where a version goes when a hold is lifted: the scan decides again."""
+        return "public" if self._publish_before_scan else "pending_scan"
+
     async def _lift_own_hold(self, conn: asyncpg.Connection, version_id) -> None:
         """The release was fixed (no corrupt or off-host jar any more): a hold the indexer
         itself put on the version is lifted, and the scan decides again. Holds by the scan or
@@ -318,8 +337,7 @@ class ReleaseIndexer:
         history = await scan_q.decisions(conn, version_id)
         if not history or (history[-1]["actor"], history[-1]["action"]) != (INDEXER_ACTOR, "quarantined"):
             return
-        status = "public" if self._publish_before_scan else "pending_scan"
-        await versions_q.lift_hold(conn, version_id, status)
+        await versions_q.lift_hold(conn, version_id, self._released_status())
         await scan_q.add_decision(conn, version_id, "cleared", INDEXER_ACTOR,
                                   "the release no longer has a corrupt or off-host jar", [])
 

@@ -30,6 +30,8 @@ from .metrics import IndexerMetrics
 
 log = logs.get(__name__)
 CONSUMER = ingest.INDEXER
+SUBJECTS = {version_events.VersionIndexed: version_events.INDEXED, version_events.VersionHidden: version_events.HIDDEN,
+            version_events.VersionStatusChanged: version_events.STATUS_CHANGED}
 
 
 class Worker(JobHandler[ingest.ReleaseReceived, JobResult]):
@@ -47,10 +49,8 @@ class Worker(JobHandler[ingest.ReleaseReceived, JobResult]):
     async def run(self, event: ingest.ReleaseReceived, msg_id: str) -> JobResult:
         result = await self._indexer.handle(event)
         for ev in result.events:
-            subject = (version_events.INDEXED if isinstance(ev, version_events.VersionIndexed)
-                       else version_events.HIDDEN)
             await self._js.publish(
-                subject, version_events.encoder.encode(ev),
+                SUBJECTS[type(ev)], version_events.encoder.encode(ev),
                 headers={"Nats-Msg-Id": f"{type(ev).__name__}:{ev.version_id}:{msg_id}"},
             )
         return result

@@ -18,6 +18,7 @@ from indexium_contracts import versions as version_events
 from indexium_db.queries import mods as mods_q
 from indexium_db.queries import scan as scan_q
 
+from .. import ownership
 from .metrics import ScanMetrics
 from .pipeline import FileToScan, ScanContext, scan_file
 from .rules import RULESET_VERSION
@@ -66,6 +67,8 @@ class ScanOutcome:
     bytes_scanned: int = 0
     verdicts: list[FileVerdict] = field(default_factory=list)
     reused: int = 0
+    # Other versions the hashes just stored made re-uploads (or released): published after commit.
+    also: list[version_events.VersionStatusChanged] = field(default_factory=list)
 
 
 def _reason(verdicts: list[FileVerdict]) -> str:
@@ -105,10 +108,12 @@ class VersionScanner:
             verdicts.append(verdict)
             results.append(_file_result(row["id"], verdict))
         self._metrics.files.labels("reused").inc(reused)
-        event_out = await self._commit(version_id, results, verdicts)
-        if event_out is None:
+        committed = await self._commit(version_id, results, verdicts)
+        if committed is None:
             return ScanOutcome("skipped")
-        return ScanOutcome("scanned", event_out, sum(v.hashes.size for v in verdicts if v.hashes), verdicts, reused)
+        event_out, also = committed
+        return ScanOutcome("scanned", event_out, sum(v.hashes.size for v in verdicts if v.hashes), verdicts, reused,
+                           also)
 
     def _observe(self, verdict: FileVerdict, seconds: float) -> None:
         m = self._metrics
@@ -119,8 +124,8 @@ class VersionScanner:
         for f in verdict.findings:
             m.findings.labels(f.rule).inc()
 
-    async def _commit(self, version_id: uuid.UUID, results: list[scan_q.FileResult],
-                      verdicts: list[FileVerdict]) -> version_events.VersionScanned | None:
+    async def _commit(self, version_id: uuid.UUID, results: list[scan_q.FileResult], verdicts: list[FileVerdict]
+                      ) -> tuple[version_events.VersionScanned, list[version_events.VersionStatusChanged]] | None:
         async with self._pool.acquire() as conn, conn.transaction():
             locked = await scan_q.lock_version(conn, version_id)
             if locked is None:
@@ -146,6 +151,11 @@ class VersionScanner:
                 await mods_q.refresh_rollup(conn, locked["mod_id"])
             elif not_clean:
                 await scan_q.set_status(conn, version_id, status, suspicious=True)
+            # The hashes just stored claimed the bytes (a trigger, same statement): a file GitHub
+            # gave no digest for is checked for a re-upload here, before anything can find it by hash.
+            settled = await ownership.settle(conn, mod_id=locked["mod_id"], version_id=version_id,
+                                             pending_status="pending_scan")
+            status = next((c.status for c in settled.changed if c.version_id == version_id), status)
         await self._metrics.refresh_quarantined(self._pool)
         return version_events.VersionScanned(
             mod_id=str(locked["mod_id"]), slug=locked["slug"], version_id=str(version_id),
@@ -156,7 +166,7 @@ class VersionScanner:
                 sha512=_strip(f["sha512"]), reason=f["scan_reason"],
                 findings=next((len(r.findings) for r in results if r.file_id == f["id"]), 0),
             ) for f in files],
-        )
+        ), settled.events(besides=version_id)
 
 
 def _entry_sizes(row, sent: dict[str, version_events.FileRef]) -> bytes:

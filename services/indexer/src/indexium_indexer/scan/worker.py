@@ -47,6 +47,11 @@ class Worker(JobHandler[version_events.VersionIndexed, ScanOutcome]):
                 version_events.SCANNED, version_events.encoder.encode(result.event),
                 headers={"Nats-Msg-Id": f"VersionScanned:{event.version_id}:{msg_id}"},
             )
+        for ev in result.also:
+            await self._js.publish(
+                version_events.STATUS_CHANGED, version_events.encoder.encode(ev),
+                headers={"Nats-Msg-Id": f"VersionStatusChanged:{ev.version_id}:{msg_id}"},
+            )
         return result
 
     async def failed(self, msg: Msg, event, exc: Exception) -> tuple[str, str] | None:
