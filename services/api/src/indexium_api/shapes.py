@@ -69,6 +69,7 @@ class Mod(_Shape):
     downloads: Count
     active_servers: Count
     repository: str
+    fork: Annotated[bool, msgspec.Meta(description="GitHub marks the repository as a fork of another one.")]
     icon_url: str | None
     created_at: datetime | None
     updated_at: datetime | None

@@ -32,7 +32,8 @@ def mod(row) -> Mod:
         categories=list(row["categories"]), environment=row["environment"], loaders=list(row["loaders"]),
         game_versions=list(row["game_versions"]), latest_version=row["latest_version"],
         latest_mod_version=row["latest_mod_version"], downloads=row["downloads"],
-        active_servers=row["active_servers"], repository=row["repo_full_name"], icon_url=_icon_url(row),
+        active_servers=row["active_servers"], repository=row["repo_full_name"], fork=row["fork"],
+        icon_url=_icon_url(row),
         created_at=row["created_at"], updated_at=row["updated_at"],
     )
 

@@ -18,6 +18,7 @@ from nats import errors as nats_errors
 
 from indexium_contracts import ingest, registry
 from indexium_db.queries import site as site_q, skips as skips_q
+from indexium_db.queries.ownership import ACTOR as OWNERSHIP_ACTOR
 from indexium_platform import logs, natsutil
 
 from . import sessions
@@ -98,6 +99,11 @@ def version_state(v) -> tuple[str, str, str]:
     if status == "pending_scan":
         return "waiting", "Waiting for the scan", "Every file is scanned before a version is shown; this takes minutes."
     if status == "quarantined":
+        d = v["decision"] or {}
+        if d.get("actor") == OWNERSHIP_ACTOR and d.get("action") == "quarantined":
+            # A mod id another owner's project holds, or another project's bytes (ownership rules).
+            return "quarantined", "Held for review", (f"Held for review: {d.get('reason') or 'ownership'}. "
+                                                      "It stays hidden until an operator decides.")
         return "quarantined", "Held for review", ("The scan found something that needs a person to look at it. "
                                                   "It stays hidden until an operator approves it.")
     if status == "rejected":

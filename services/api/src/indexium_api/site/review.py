@@ -10,6 +10,7 @@ import uuid
 from aiohttp import web
 from nats import errors as nats_errors
 
+from indexium_db.queries import ownership as ownership_q
 from indexium_db.queries import site as site_q
 from indexium_ops import review as ops_review
 from indexium_platform import logs
@@ -39,7 +40,11 @@ async def queue(request: web.Request) -> web.Response:
         return refused
     async with request.app[SITE].pool.acquire() as conn:
         rows = await site_q.review_queue(conn)
-    items = [{"row": r, "findings": [{**f, "text": describe_finding(f)} for f in r["findings"]]} for r in rows]
+        # Re-uploads and disputed mod ids (ownership): a re-upload can only be rejected.
+        held = await ownership_q.reasons(conn, [r["id"] for r in rows])
+    items = [{"row": r, "findings": [{**f, "text": describe_finding(f)} for f in r["findings"]],
+              "ownership": [text for _, text in held.get(r["id"], [])],
+              "reupload": any(kind == "reupload" for kind, _ in held.get(r["id"], []))} for r in rows]
     return page(request, "review.html", items=items, done=request.query.get("done"),
                 **sessions.context(request, session))
 
