@@ -12,15 +12,18 @@ import hashlib
 from concurrent.futures import ThreadPoolExecutor
 
 import aiohttp
+import msgspec
 import pytest
 
-from indexium_contracts import versions as version_events
+from indexium_contracts import github, versions as version_events
 from indexium_devstack import jars
+from indexium_indexer.github import card
 from indexium_indexer.scan.archive import ScanLimits
 from indexium_indexer.scan.job import VersionScanner
 from indexium_indexer.scan.metrics import ScanMetrics
 from indexium_indexer.scan.pipeline import ScanContext
 from indexium_jar.http.remote import DownloadPolicy
+from indexium_jar.model import ModRecord
 from indexium_ops import review
 from indexium_platform.metrics import ServiceMetrics
 
@@ -307,3 +310,21 @@ async def test_a_reupload_cannot_be_approved_and_a_rejected_claim_stays_held(gh,
     row = await status_and_reason(db, "mallory/almanac-plus", "9.9.10")
     assert row["status"] == "quarantined"
     assert row["reason"] == "claims the mod id harvestalmanac of fieldnotes/harvest-almanac"
+
+
+async def test_a_branch_manifest_claiming_another_owners_id_does_not_rename_a_project(gh, releases, scan, db):
+    await publish(gh, releases, scan, "fieldnotes/harvest-almanac", "1.0.0",
+                  [asset("harvest-almanac-1.0.0.jar", ALMANAC, T0)])
+    await publish(gh, releases, scan, "mallory/tools", "1.0.0",
+                  [asset("tools.jar", jars.fabric_jar("mallorytools", "1.0.0", "Mallory Tools"), T0)])
+    tools = gh.repo("mallory/tools")
+    repo = msgspec.convert(gh.repo_json(tools), github.Repository)
+
+    def record(mod_id: str, name: str) -> ModRecord:
+        return ModRecord(loader="fabric", manifest_path="fabric.mod.json", mod_id=mod_id, version="2", name=name)
+
+    # The GitHub role's card refresh after a push: a manifest naming another owner's id names nothing.
+    await card.refresh(db, repo, record("harvestalmanac", "Harvest Almanac"))
+    assert await db.fetchval("SELECT name FROM mods WHERE repo_full_name = 'mallory/tools'") == "Mallory Tools"
+    await card.refresh(db, repo, record("mallorytools", "Mallory's Tools"))
+    assert await db.fetchval("SELECT name FROM mods WHERE repo_full_name = 'mallory/tools'") == "Mallory's Tools"
