@@ -69,8 +69,8 @@ async def decide(conn: asyncpg.Connection, version_id: uuid.UUID, action: str, b
                                   [f["sha256"].strip() for f in files if f["sha256"]])
         await mods_q.refresh_rollup(conn, v["mod_id"])
         # The project's other versions held only for the claim just settled go where their files put them.
-        others = [i for i in await ownership_q.affected_versions(conn, [version_id]) if i != version_id]
-        changed, _ = await ownership_q.reevaluate(conn, others)
+        changed, _ = await ownership_q.reevaluate(conn, [version_id], affected=True)
+        changed = [c for c in changed if c.version_id != version_id]
     event = versions_contract.VersionReviewed(
         mod_id=str(v["mod_id"]), slug=v["slug"], version_id=str(version_id), version_number=v["version_number"],
         decision=decision, by=by, status=status, visible=status == "public" and not v["hidden"],

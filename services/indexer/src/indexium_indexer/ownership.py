@@ -43,17 +43,19 @@ class Settled:
 
 
 async def settle(conn: asyncpg.Connection, *, mod_id: uuid.UUID, version_id: uuid.UUID,
-                 declared: list[ownership_q.Declared] = (), pending_status: str) -> Settled:
+                 declared: list[ownership_q.Declared] = (), pending_status: str, new_project: bool = False) -> Settled:
     """After a version's files were written (their hashes claimed by the trigger): claim the mod
     ids they declare, then hold or release this version and every other one the change reaches.
-    ``pending_status``: where a released version goes while a file awaits its scan."""
-    displaced = await ownership_q.claim_mod_ids(conn, mod_id, list(declared))
+    ``pending_status``: where a released version goes while a file awaits its scan; ``new_project``:
+    the project was created in this transaction. Two statements for a project's next release
+    (its claims read, the holds), four for a new project's first (the lock, the read, the claims)."""
+    displaced = await ownership_q.claim_mod_ids(conn, mod_id, list(declared), new=new_project)
     slug = None
     for other in sorted(displaced):
         if await ownership_q.take_slug(conn, mod_id, other):
             slug = await conn.fetchval("SELECT slug FROM mods WHERE id = $1", mod_id)
-    affected = await ownership_q.affected_versions(conn, [version_id], displaced)
-    changed, with_reasons = await ownership_q.reevaluate(conn, affected, pending_status=pending_status)
+    changed, with_reasons = await ownership_q.reevaluate(conn, [version_id], pending_status=pending_status,
+                                                         affected=True, displaced=displaced)
     return Settled(changed, with_reasons, slug)
 
 

@@ -71,7 +71,7 @@ async def release(db, mod_id, number: str, content: bytes, at: datetime, asset_i
         loaders=["fabric"], game_versions=["1.20.1"], manifests=[{"loader": "fabric", "mod_id": "lanterns"}],
         is_primary=True, download_count=0, asset_created_at=at)])
     await own_q.claim_mod_ids(db, mod_id, [own_q.Declared("fabric", "lanterns", at)])
-    await own_q.reevaluate(db, await own_q.affected_versions(db, [vid]))
+    await own_q.reevaluate(db, [vid], affected=True)
     return vid
 
 

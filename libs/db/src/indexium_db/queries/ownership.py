@@ -79,17 +79,18 @@ def _earlier(a: datetime | None, b: datetime | None) -> bool:
 
 # ---- mod ids ---------------------------------------------------------------------------------
 
-async def claim_mod_ids(conn: asyncpg.Connection, mod_id: uuid.UUID, claims: list[Declared]) -> set[uuid.UUID]:
+async def claim_mod_ids(conn: asyncpg.Connection, mod_id: uuid.UUID, claims: list[Declared], *,
+                        new: bool = False) -> set[uuid.UUID]:
     """Record the project's claims on these (loader, id) pairs; returns the projects whose hold on
     a pair this project took over (an earlier asset). The project is compared by its row, never
     by its owner: a renamed or transferred repository is the same row and keeps what it holds.
 
     One read when nothing changes (a project's next release); otherwise the pairs are locked
-    (transaction-scoped advisory locks, one claimant of a pair at a time), read again and written."""
+    (transaction-scoped advisory locks, one claimant of a pair at a time), read again and written.
+    ``new``: the project was created in this transaction (it has no claims: straight to the lock)."""
     if not claims:
         return set()
-    plan = _plan(mod_id, claims, await _claims_of(conn, mod_id, claims))
-    if plan.empty:
+    if not new and _plan(mod_id, claims, await _claims_of(conn, mod_id, claims)).empty:
         return set()
     await conn.execute(
         "SELECT pg_advisory_xact_lock($1, k) FROM (SELECT DISTINCT hashtext(l || '/' || i) AS k"
@@ -257,54 +258,55 @@ async def may_show_card(conn: asyncpg.Connection, mod_id: uuid.UUID, loader: str
 
 # ---- holds -----------------------------------------------------------------------------------
 
-async def affected_versions(conn: asyncpg.Connection, version_ids: list[uuid.UUID],
-                            displaced: set[uuid.UUID] = frozenset()) -> list[uuid.UUID]:
-    """The versions whose ownership holds may change now that ``version_ids`` were written: the
-    versions themselves, other projects' versions with the same bytes, every version held by
-    these rules in the same projects (a claim may have been settled), and the versions of the
-    ``displaced`` projects that declare an id one of them lost."""
-    rows = await conn.fetch(
-        f"""WITH mine AS (SELECT id, mod_id FROM mod_versions WHERE id = ANY($1::uuid[]))
-            SELECT id FROM mine
-            UNION
-            SELECT o.version_id FROM version_files f
-            JOIN version_files o ON o.content_sha256 = f.content_sha256 AND o.version_id <> f.version_id
-            WHERE f.version_id = ANY($1::uuid[]) AND f.content_sha256 IS NOT NULL
-            UNION
-            SELECT v.id FROM mod_versions v
-            WHERE v.mod_id IN (SELECT mod_id FROM mine) AND v.status = 'quarantined' AND {_HELD_BY_US}
-            UNION
-            SELECT v.id FROM mod_versions v
-            JOIN version_files f ON f.version_id = v.id
-            CROSS JOIN LATERAL jsonb_array_elements(CASE jsonb_typeof(f.manifests) WHEN 'array'
-                                                    THEN f.manifests ELSE '[]' END) AS rec
-            JOIN mod_id_claims c ON c.mod_id = v.mod_id AND c.loader = rec ->> 'loader'
-                                AND c.manifest_mod_id = lower(rec ->> 'mod_id')
-            WHERE v.mod_id = ANY($2::uuid[]) AND NOT v.hidden AND c.holder_mod_id IN (SELECT mod_id FROM mine)""",
-        version_ids, list(displaced),
-    )
-    return [r["id"] for r in rows]
-
+# The versions whose ownership holds may change now that the versions $1 were written: those
+# versions, other projects' versions with the same bytes, every version held by these rules in
+# the same projects (a claim may have been settled), and the versions of the displaced projects
+# $2 that declare an id one of them lost.
+_AFFECTED = f"""
+    WITH mine AS (SELECT id, mod_id FROM mod_versions WHERE id = ANY($1::uuid[]))
+    SELECT id FROM mine
+    UNION
+    SELECT o.version_id FROM version_files f
+    JOIN version_files o ON o.content_sha256 = f.content_sha256 AND o.version_id <> f.version_id
+    WHERE f.version_id = ANY($1::uuid[]) AND f.content_sha256 IS NOT NULL
+    UNION
+    SELECT v.id FROM mod_versions v
+    WHERE v.mod_id IN (SELECT mod_id FROM mine) AND v.status = 'quarantined' AND {{held}}
+    UNION
+    SELECT v.id FROM mod_versions v
+    JOIN version_files f ON f.version_id = v.id
+    CROSS JOIN LATERAL jsonb_array_elements(CASE jsonb_typeof(f.manifests) WHEN 'array'
+                                            THEN f.manifests ELSE '[]' END) AS rec
+    JOIN mod_id_claims c ON c.mod_id = v.mod_id AND c.loader = rec ->> 'loader'
+                        AND c.manifest_mod_id = lower(rec ->> 'mod_id')
+    WHERE v.mod_id = ANY($2::uuid[]) AND NOT v.hidden AND c.holder_mod_id IN (SELECT mod_id FROM mine)"""
 
 # The last decision on version v is one of these rules' holds.
 _HELD_BY_US = f"""EXISTS (SELECT 1 FROM (SELECT d.actor, d.action FROM quarantine_decisions d
                           WHERE d.version_id = v.id ORDER BY d.created_at DESC, d.id DESC LIMIT 1) last
                          WHERE last.actor = '{ACTOR}' AND last.action = 'quarantined')"""
 
-# Why each of the versions $1 is held by these rules: its re-uploads and its claims in review.
-_REASONS = f"""
-    SELECT f.version_id, 'reupload' AS kind, f.filename AS subject, om.repo_full_name AS other
-    FROM version_files f
-    JOIN mod_versions v ON v.id = f.version_id
-    JOIN content_owners o ON o.sha256 = f.content_sha256
+
+def _reasons_sql(version: str) -> str:
+    """Why each version whose id satisfies ``version`` (SQL after the id: ``= v.id``,
+    ``= ANY($1::uuid[])``) is held by these rules: its re-uploads and its claims in review."""
+    return f"""
+    SELECT rf.version_id, 'reupload' AS kind, rf.filename AS subject, om.repo_full_name AS other
+    FROM version_files rf
+    JOIN mod_versions rv ON rv.id = rf.version_id
+    JOIN content_owners o ON o.sha256 = rf.content_sha256
     JOIN mods om ON om.id = o.mod_id
-    WHERE f.version_id = ANY($1::uuid[]) AND o.mod_id <> v.mod_id
+    WHERE rf.version_id {version} AND o.mod_id <> rv.mod_id
     UNION
-    SELECT d.version_id, 'claim', d.mid, hm.repo_full_name
-    FROM ({_DECLARED_BY_VERSIONS}) d
-    JOIN mod_id_claims c ON c.mod_id = d.mod_id AND c.loader = d.loader AND c.manifest_mod_id = d.mid
+    SELECT DISTINCT dv.id, 'claim', lower(rec ->> 'mod_id'), hm.repo_full_name
+    FROM mod_versions dv
+    JOIN version_files df ON df.version_id = dv.id
+    CROSS JOIN LATERAL jsonb_array_elements(CASE jsonb_typeof(df.manifests) WHEN 'array'
+                                            THEN df.manifests ELSE '[]' END) AS rec
+    JOIN mod_id_claims c ON c.mod_id = dv.mod_id AND c.loader = rec ->> 'loader'
+                        AND c.manifest_mod_id = lower(rec ->> 'mod_id')
     LEFT JOIN mods hm ON hm.id = c.holder_mod_id
-    WHERE c.state IN ('review', 'rejected')"""
+    WHERE dv.id {version} AND c.state IN ('review', 'rejected')"""
 
 
 def reason_text(kind: str, subject: str, other: str | None) -> str:
@@ -317,21 +319,27 @@ def reason_text(kind: str, subject: str, other: str | None) -> str:
 async def reasons(conn: asyncpg.Connection, version_ids: list[uuid.UUID]) -> dict[uuid.UUID, list[tuple[str, str]]]:
     """version id -> [(kind, text)]: ``reupload`` and ``claim`` reasons to hold it, in order."""
     out: dict[uuid.UUID, list[tuple[str, str]]] = {}
-    for r in await conn.fetch(f"{_REASONS} ORDER BY 1, 2, 3", version_ids):
+    for r in await conn.fetch(f"{_reasons_sql('= ANY($1::uuid[])')} ORDER BY 1, 2, 3", version_ids):
         out.setdefault(r["version_id"], []).append((r["kind"], reason_text(r["kind"], r["subject"], r["other"])))
     return out
 
 
-async def reevaluate(conn: asyncpg.Connection, version_ids: list[uuid.UUID], *,
-                     pending_status: str = "pending_scan") -> tuple[list[Changed], set[uuid.UUID]]:
+async def reevaluate(conn: asyncpg.Connection, version_ids: list[uuid.UUID], *, pending_status: str = "pending_scan",
+                     affected: bool = False, displaced: Iterable[uuid.UUID] = ()
+                     ) -> tuple[list[Changed], set[uuid.UUID]]:
     """Hold every one of these versions that has a reason to be held and is not yet (nor
     rejected), and release those these rules hold that have none left. A released version goes
     where its files put it: quarantined while a scan finding no operator approved remains (or it
     is flagged suspicious), ``pending_status`` while a file awaits its scan, else public.
-    Roll-ups of the projects touched are refreshed. Returns what changed, and every one of these
+    ``affected``: the versions the writing of ``version_ids`` may have changed as well (``_AFFECTED``:
+    other projects' copies of their bytes, the projects' held versions, the ``displaced``
+    projects' versions declaring an id they lost), in the same statement.
+    Roll-ups of the projects touched are refreshed. Returns what changed, and every one of the
     versions that has a reason to be held (held now, or rejected)."""
     if not version_ids:
         return [], set()
+    chosen = (f"v.id IN ({_AFFECTED.format(held=_HELD_BY_US)})" if affected
+              else "v.id = ANY($1::uuid[]) AND $2::uuid[] IS NOT NULL")  # ($2 typed though unused)
     rows = await conn.fetch(
         f"""SELECT v.id, v.mod_id, v.status, v.hidden, v.suspicious, v.version_number, m.slug,
                    {_HELD_BY_US} AS held,
@@ -340,17 +348,17 @@ async def reevaluate(conn: asyncpg.Connection, version_ids: list[uuid.UUID], *,
                                  SELECT 1 FROM quarantine_decisions a WHERE a.version_id = v.id
                                  AND a.action = 'approved' AND f.sha256::text = ANY(a.file_sha256)))
                              OR v.suspicious THEN 'quarantined'
-                        WHEN bool_or(f.scan_status = 'pending') THEN $2
+                        WHEN bool_or(f.scan_status = 'pending') THEN $3
                         ELSE 'public' END
                     FROM version_files f WHERE f.version_id = v.id) AS released,
                    COALESCE((SELECT json_agg(json_build_object('kind', r.kind, 'subject', r.subject,
                                                                'other', r.other) ORDER BY r.kind, r.subject)
-                             FROM ({_REASONS}) r WHERE r.version_id = v.id), '[]') AS reasons
+                             FROM ({_reasons_sql('= v.id')}) r), '[]') AS reasons
             FROM mod_versions v JOIN mods m ON m.id = v.mod_id
-            WHERE v.id = ANY($1::uuid[])
+            WHERE {chosen}
             ORDER BY v.id
             FOR UPDATE OF v""",
-        list(version_ids), pending_status,
+        list(version_ids), list(displaced), pending_status,
     )
     changed: list[Changed] = []
     held: set[uuid.UUID] = set()
