@@ -164,12 +164,27 @@ async def test_the_original_is_installed_and_indexed(stack):
     await stack.eventually(lookups_answer(stack, SHA1), (stack.project, (stack.project, "1.0.0")))
 
 
-async def test_the_same_bytes_from_another_owner_never_answer_a_lookup(stack):
+async def operator(stack: Stack, action: str, version_id: str, reason: str = "") -> int:
+    settings = load(cli.Settings, {"NATS_URL": stack.nats_url, "DATABASE_URL": stack.database_url})
+    return await cli.quarantine(settings, argparse.Namespace(action=action, id=version_id, by="operator",
+                                                             reason=reason, limit=100, all=False))
+
+
+async def test_the_same_bytes_from_another_owner_never_answer_a_lookup(stack, capsys):
     # The hostile probe: mallory republishes the exact jar, under a tag that sorts after the original's.
     await stack.release(stack.gh.add_repo("mallory", "almanac-plus"), "9.9.9", "almanac-plus.jar", ALMANAC)
     status, reason = await stack.version("mallory/almanac-plus", "9.9.9")
     assert status == "quarantined"
     assert "re-upload: almanac-plus.jar has the bytes first published by fieldnotes/harvest-almanac" in reason
+    # Operators see it (indexium_ops quarantine show) and cannot approve it.
+    copy = await stack.fetchval("SELECT v.id::text FROM mod_versions v JOIN mods m ON m.id = v.mod_id"
+                                " WHERE m.repo_full_name = 'mallory/almanac-plus'")
+    capsys.readouterr()
+    assert await operator(stack, "show", copy) == 0
+    assert "held: re-upload: almanac-plus.jar has the bytes first published by fieldnotes/harvest-almanac" \
+        in capsys.readouterr().out
+    assert await operator(stack, "approve", copy) == 1
+    assert "can only be rejected" in capsys.readouterr().err
     assert await lookups_answer(stack, SHA1)() == (stack.project, (stack.project, "1.0.0"))
     _, v1 = await stack.get(f"/api/v1/versions/by-hash/{SHA1}")
     assert v1["mod"] == "harvestalmanac"
@@ -195,10 +210,7 @@ async def test_a_fork_is_held_then_approved_as_a_separate_project_that_says_it_i
     assert await stack.fetchval("SELECT fork FROM mods WHERE repo_full_name = 'bob/harvest-almanac'") is True
     version_id = await stack.fetchval("SELECT v.id::text FROM mod_versions v JOIN mods m ON m.id = v.mod_id"
                                       " WHERE m.repo_full_name = 'bob/harvest-almanac'")
-    settings = load(cli.Settings, {"NATS_URL": stack.nats_url, "DATABASE_URL": stack.database_url})
-    assert await cli.quarantine(settings, argparse.Namespace(
-        action="approve", id=version_id, by="operator", reason="a maintained continuation", limit=100,
-        all=False)) == 0
+    assert await operator(stack, "approve", version_id, "a maintained continuation") == 0
 
     async def card():
         status, body = await stack.get("/api/v1/mods/harvestalmanac-bob")

@@ -301,9 +301,9 @@ async def _show_quarantine(conn: asyncpg.Connection, version_id) -> None:
     for s in await scan_q.version_findings(conn, version_id):
         where = " ".join(x for x in (s["entry_path"], s["class_name"], s["method"]) if x)
         print(f"  [{s['severity']:>2}] {s['rule']:<20} {s['location']:<16} {where}  {s['detail']}")
-    for kind, text in (await ownership_q.reasons(conn, [version_id])).get(version_id, []):
-        # A re-upload can only be rejected; a claim is decided with the version (approve / reject).
-        print(f"  {'re-upload' if kind == 'reupload' else 'mod id'}: {text}")
+    for _, text in (await ownership_q.reasons(conn, [version_id])).get(version_id, []):
+        # A re-upload can only be rejected; a claimed mod id is decided with the version.
+        print(f"  held: {text}")
     for d in await scan_q.decisions(conn, version_id):
         print(f"  {d['created_at']:%Y-%m-%d %H:%M:%S}  {d['action']:<11} by {d['actor']}  {d['reason']}")
 
