@@ -8,7 +8,7 @@ publish ``version.reviewed``; the GitHub role publishes ``version.mod_changed`` 
 installation or repository change hides, shows or edits a whole mod; the ownership rules
 publish ``version.status_changed`` for a version of another project (or another version of
 the same one) whose status a job or decision changed (a re-upload found, a mod id taken over
-or settled). The notify role (durable ``notify``: indexed, scanned, reviewed) matches every
+or settled). The notify role (durable ``notify``: indexed, scanned, reviewed, status_changed) matches every
 version that became public against the webhook subscriptions.
 """
 
@@ -46,7 +46,7 @@ SCAN = ConsumerSpec(
 NOTIFY = ConsumerSpec(
     stream=STREAM.name,
     durable="notify",
-    filter_subjects=(INDEXED, SCANNED, REVIEWED),
+    filter_subjects=(INDEXED, SCANNED, REVIEWED, STATUS_CHANGED),
     description="Notify role: match versions that became public against webhook subscriptions",
     ack_wait_s=30.0,  # one short transaction; heartbeated every 10 s all the same
     max_deliver=-1,  # attempts are counted in job_attempts (jobs.py)

@@ -1,7 +1,8 @@
 """The notify role's JetStream handler: a version that became public, matched against the
 subscriptions, one outbox row per match, committed before the ack.
 
-Accepted: ``VersionIndexed``, ``VersionScanned`` and ``VersionReviewed``; only those saying
+Accepted: ``VersionIndexed``, ``VersionScanned``, ``VersionReviewed`` and ``VersionStatusChanged``
+(the ownership rules released it); only those saying
 ``visible`` are looked at, and the version is read again in the transaction: a version hidden,
 quarantined or still held for its scan (``catalog.PUBLIC_VERSION``, its mod listed) matches
 nothing, whatever the event said. A version that becomes public twice (indexed visible, then
@@ -31,7 +32,9 @@ from .metrics import NotifyMetrics
 
 log = logs.get(__name__)
 CONSUMER = version_events.NOTIFY
-ACCEPTED = (version_events.VersionIndexed, version_events.VersionScanned, version_events.VersionReviewed)
+# VersionStatusChanged: a version the ownership rules released (a settled mod-id claim's others).
+ACCEPTED = (version_events.VersionIndexed, version_events.VersionScanned, version_events.VersionReviewed,
+            version_events.VersionStatusChanged)
 
 
 @dataclass(frozen=True)
