@@ -113,7 +113,8 @@ async def test_sorts(client, seed, db):
 
 
 async def test_environment_category_and_author_filters(client, seed):
-    client_mod = await seed.mod("zoom", environment="client", categories=["utility", "camera"],
+    # The repository's topics: "tech" means technology, "camera" stays a tag, "fabric" is a loader.
+    client_mod = await seed.mod("zoom", environment="client", categories=["utility", "camera", "tech", "fabric"],
                                 authors=["Ann Example"], owner="ann")
     await seed.version(client_mod, "1.0", [FABRIC_120])
     server_mod = await seed.mod("backups", environment="server", categories=["utility"], owner="bob")
@@ -123,7 +124,10 @@ async def test_environment_category_and_author_filters(client, seed):
     assert sorted(await slugs(client, environment="client")) == ["lib", "zoom"]
     assert sorted(await slugs(client, environment="server")) == ["backups", "lib"]
     assert sorted(await slugs(client, category="utility")) == ["backups", "zoom"]
-    assert await slugs(client, [("category", "utility"), ("category", "camera")]) == ["zoom"]
+    assert await slugs(client, [("category", "utility"), ("category", "technology")]) == ["zoom"]
+    assert await slugs(client, category="Tech, utility") == ["zoom"]  # a synonym means its category
+    card = await (await client.get("/api/v1/mods/zoom")).json()
+    assert (card["categories"], card["tags"]) == (["utility", "technology"], ["camera"])
     assert sorted(await slugs(client, author="ann example")) == ["lib", "zoom"]  # manifest author
     assert await slugs(client, author="BOB") == ["backups"]  # repository owner login
 
@@ -134,6 +138,9 @@ BAD = [
     ({"environment": "both"}, "environment"), ({"q": "x" * 201}, "q"), ({"q": "a\x00b"}, "q"),
     ([("q", "a"), ("q", "b")], "q"), ({"limit": "9" * 40}, "limit"), ({"author": "a" * 65}, "author"),
     ([("loader", "x")] * 21, "loader"), ({"game_version": "1" * 65}, "game_version"), ({"sort": ""}, "sort"),
+    # a topic is never a category: filtering by one is a 400 naming the categories, not an empty page
+    ({"category": "camera"}, "category"), ({"category": "<script>alert('topic')</script>"}, "category"),
+    ({"category": "fabric"}, "category"),
 ]
 
 

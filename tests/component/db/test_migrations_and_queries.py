@@ -134,10 +134,11 @@ async def test_quarantined_version_stays_quarantined_on_reindex(db):
 async def test_update_card_writes_the_fields_given_and_says_whether_anything_changed(db):
     mod = await make_mod(db)
     assert await mods_q.update_card(db, mod["id"], name="Sodium 2", summary="Faster", links={"sources": "s"},
-                                  categories=["rendering"])
+                                  categories=["rendering", "performance", "fabric"])
     row = await db.fetchrow("SELECT * FROM mods WHERE id = $1", mod["id"])
-    assert (row["name"], row["summary"], row["links"], row["categories"]) == ("Sodium 2", "Faster", {"sources": "s"},
-                                                                              ["rendering"])
+    # The topics as the vocabulary's categories and plain tags; the loader dropped.
+    assert (row["name"], row["summary"], row["links"], row["categories"], row["tags"]) == (
+        "Sodium 2", "Faster", {"sources": "s"}, ["optimization"], ["rendering"])
     # Fields not given are kept.
     assert (row["description"], row["authors"], row["licenses"], row["environment"]) == (
         CARD.description, CARD.authors, CARD.licenses, CARD.environment)
@@ -160,10 +161,11 @@ async def test_update_repository_follows_renames_and_transfers_keeping_the_slug(
         "caffeine/sodium-renamed", "main", ["optimization"], 107)
     # A transfer: the new owner becomes an author row; topics replace the categories.
     assert await mods_q.update_repository(db, 7, full_name="newowner/sodium", default_branch="dev",
-                                        categories=["performance"], owner_id=999, owner_login="newowner")
+                                        categories=["performance", "shaders", "<b>x</b>"], owner_id=999,
+                                        owner_login="newowner")
     row = await db.fetchrow("SELECT * FROM mods WHERE id = $1", mod["id"])
-    assert (row["slug"], row["repo_full_name"], row["default_branch"], row["categories"], row["author_github_id"]) == (
-        mod["slug"], "newowner/sodium", "dev", ["performance"], 999)
+    assert (row["slug"], row["repo_full_name"], row["default_branch"], row["categories"], row["tags"],
+            row["author_github_id"]) == (mod["slug"], "newowner/sodium", "dev", ["optimization"], ["shaders"], 999)
     assert await db.fetchval("SELECT login FROM authors WHERE github_id = 999") == "newowner"
     assert not await mods_q.update_repository(db, 12345, full_name="x/y", default_branch=None)  # no such mod
 
@@ -176,3 +178,22 @@ async def test_the_trigger_adds_exactly_the_words_mod_search_words_names(db):
     assert not words & {r[0] for r in await db.fetch("SELECT word FROM search_words")}
     await make_mod(db, 7, "quokka", "marsupial", card=card)
     assert words <= {r[0] for r in await db.fetch("SELECT word FROM search_words")}
+
+
+async def test_0020_classifies_the_topics_stored_as_categories_before_it(db):
+    """Rows written before 0020 held every topic as a category; the migration leaves the
+    vocabulary's (synonyms mapped, as indexium_content.categories does) and the other
+    topic-shaped words as tags."""
+    from indexium_content import categories as vocabulary  # noqa: PLC0415
+
+    topics = ["<script>alert('topic')</script>", "fabric", "minecraft-mod", "Tech", "storage", "performance",
+              "lighting", "shaders", "technology", "lighting", "two words"] + [f"t{i}" for i in range(25)]
+    mod = await make_mod(db)
+    await db.execute("ALTER TABLE mods DROP COLUMN tags")  # the table as it was before 0020
+    await db.execute("UPDATE mods SET categories = $2 WHERE id = $1", mod["id"], topics)
+    (sql,) = [text for name, text in migrate.available() if name == "0020_topics_as_categories"]
+    await db.execute(sql)
+    row = await db.fetchrow("SELECT categories, tags FROM mods WHERE id = $1", mod["id"])
+    expected = vocabulary.classify(topics)
+    assert (row["categories"], row["tags"]) == (expected.categories, expected.tags)
+    assert row["categories"] == ["technology", "storage", "optimization"] and len(row["tags"]) == 20

@@ -110,15 +110,15 @@ async def test_a_held_release_delivered_after_a_rename_does_not_undo_it(gh, rele
                                        account_login="heidi", account_type="User")
     await github_q.upsert_repository(db, github_repo_id=repo.id, installation_id=77, full_name="heidi/glow-mod",
                                      default_branch="dev", description=None, homepage=None,
-                                     topics=["lighting"], private=False, archived=False)
+                                     topics=["decoration"], private=False, archived=False)
     await mods_q.update_repository(db, repo.id, full_name="heidi/glow-mod", default_branch="dev",
-                                   categories=["lighting"])
+                                   categories=["decoration"])
     bad = gh.add_release(repo, "1.1", [("glow-1.1.jar", corrupt(jars.fabric_jar("glow", "1.1")))])
     with pytest.raises(PermanentJobError):
         await releases.handle(bad)
     assert await db.fetchval("SELECT status FROM mod_versions WHERE version_number = '1.1'") == "quarantined"
     row = await db.fetchrow("SELECT repo_full_name, default_branch, categories FROM mods")
-    assert tuple(row) == ("heidi/glow-mod", "dev", ["lighting"])
+    assert tuple(row) == ("heidi/glow-mod", "dev", ["decoration"])
 
 
 async def test_a_held_release_delivered_after_a_transfer_writes_nothing_of_the_old_repository(gh, releases, db):

@@ -81,7 +81,8 @@ async def test_renamed_transferred_edited_keep_the_mod_in_step(gh, stack, db, ev
     lumen.topics = ["lighting", "performance"]
     lumen.homepage = "https://lumen.example/new"
     await stack.send("repository", repository_payload(gh, lumen, "edited"))
-    row = await eventually(lambda: _where(db, lumen, "categories = ARRAY['lighting', 'performance']"))
+    # topics: "performance" means the category optimization, "lighting" stays a plain tag
+    row = await eventually(lambda: _where(db, lumen, "categories = ARRAY['optimization'] AND tags = ARRAY['lighting']"))
     assert row["links"]["homepage"] == "https://lumen.example/new"
     assert row["summary"] == "Dynamic lights."  # the manifest's description wins over the repository's
     assert row["slug"] == "lumen" and row["listed"]
@@ -122,10 +123,11 @@ async def test_push_refreshes_the_card_only_when_a_manifest_or_the_metadata_chan
     assert row["links"]["homepage"] == "https://lumen.example"  # the repository's homepage field wins
     assert row["latest_version"] == "v1.1.0"
 
-    # new topics arrive with any push: categories
-    lumen.topics = ["lighting", "shaders"]
+    # new topics arrive with any push: categories of the vocabulary, the rest tags
+    lumen.topics = ["lighting", "shaders", "decoration"]
     await stack.send("push", push_payload(gh, lumen, modified=["README.md"]))
-    assert await eventually(lambda: _where(db, lumen, "categories = ARRAY['lighting', 'shaders']"))
+    assert await eventually(lambda: _where(db, lumen, "categories = ARRAY['decoration'] "
+                                                      "AND tags = ARRAY['lighting', 'shaders']"))
 
     # versions untouched: nothing sent to the indexer
     assert len(await stack.release_messages()) == len(before)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import msgspec
+from structlog.testing import capture_logs
 
 from indexium_contracts import github
 from indexium_indexer.github.probe import source_record
@@ -31,11 +32,12 @@ def test_card_from_a_source_manifest_skips_build_templates():
         "description": "Dynamic lights.\n\nLong text.", "contact": {"issues": "https://example.org/issues"},
     }).encode())
     assert record is not None and record.mod_id == "lumen"
-    fields = card_fields(_repo(homepage="https://lumen.example"), record, {"issues": "old", "wiki": "w"})
+    fields = card_fields(_repo(homepage="https://lumen.example"), record,
+                         {"issues": "https://old.example", "wiki": "https://wiki.example"})
     assert fields.name == "Lumen" and fields.summary == "Dynamic lights."
-    assert fields.links == {"issues": "https://example.org/issues", "wiki": "w",
+    assert fields.links == {"issues": "https://example.org/issues", "wiki": "https://wiki.example",
                             "homepage": "https://lumen.example", "sources": "https://github.com/alice/lumen"}
-    assert fields.categories == ["lighting"]
+    assert fields.topics == ["lighting"]
 
     templated = source_record("src/main/resources/fabric.mod.json", json.dumps({
         "schemaVersion": 1, "id": "lumen", "version": "${version}", "name": "${mod_name}",
@@ -85,3 +87,23 @@ def test_nul_is_dropped_from_every_card_text_for_both_writers():
 
 def test_a_name_is_cut_to_what_mods_name_holds():
     assert release_card(_record(name="n" * 300), _repo()).name == "n" * 128
+
+
+def test_every_link_passes_the_url_policy_and_a_refusal_is_logged_once():
+    # The webhook's repository.homepage was copied unchecked: javascript: became the mod page's
+    # Homepage link, and an operator's click approved every held version (issue 33).
+    record = _record(links={"homepage": "https://manifest.example", "issues": "https://example.org/i"})
+    with capture_logs() as logged:
+        fields = card_fields(
+            _repo(homepage="javascript:fetch('/review')", html_url="https://github.com/alice/lumen"), record,
+            {"wiki": "jav\tascript:alert(1)", "discord": "https://discord.gg/x", "donate": "https://u:p@pay.example"})
+    assert fields.links == {"discord": "https://discord.gg/x", "homepage": "https://manifest.example",
+                            "issues": "https://example.org/i", "sources": "https://github.com/alice/lumen"}
+    refused = [(e["link"], e["source"], e["reason"]) for e in logged if e["event"] == "url_refused"]
+    assert refused == [("wiki", "stored", "forbidden_character"), ("donate", "stored", "credentials"),
+                       ("homepage", "repository", "not_http")]
+    assert all("javascript" not in str(e) for e in logged)  # the URL itself is never logged
+    for homepage in ("JaVaScRiPt:alert(1)", " data:text/html,<script>alert(1)</script>", "//evil.example",
+                     "https:\\\\evil.example", "vbscript:msgbox(1)", "http://user@evil.example"):
+        assert "homepage" not in card_fields(_repo(homepage=homepage), None).links
+        assert "homepage" not in release_card(_record(), _repo(homepage=homepage)).links

@@ -37,6 +37,8 @@ from operator import itemgetter
 
 from pyroaring import BitMap
 
+from indexium_content.categories import only_categories
+
 from . import tsrank
 from .querytext import MAX_QUERY_WORDS, WORDS
 from .trigram import Words as CatalogueWords, in_at_least, trigram_set
@@ -270,7 +272,8 @@ def filter_keys(row: Mapping) -> list[str]:
     keys += [f"ff:{x}" for x in row["file_facets"]]
     keys += [f"gv:{x}" for x in row["game_versions"]]
     keys += [f"lo:{x}" for x in row["loaders"]]
-    keys += [f"cat:{x}" for x in row["categories"]]
+    # Vocabulary names only, as the SQL filter can match (a row stored before 0020 may hold topics).
+    keys += [f"cat:{x}" for x in only_categories(row["categories"])]
     keys.append(f"env:{row['environment']}")
     return keys
 

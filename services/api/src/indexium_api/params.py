@@ -7,6 +7,7 @@ from urllib.parse import unquote_to_bytes
 from aiohttp import web
 from multidict import MultiDictProxy
 
+from indexium_content import categories as vocabulary
 from indexium_platform.web import ApiError
 
 MAX_QUERY_CHARS = 200
@@ -90,6 +91,21 @@ def choices(request: web.Request, name: str, allowed: tuple[str, ...]) -> tuple[
         if value not in allowed:
             raise bad(name, f"must be one of: {', '.join(allowed)}")
     return values
+
+
+def categories(request: web.Request, name: str = "category") -> tuple[str, ...]:
+    """Categories to filter by: names of the vocabulary (``indexium_content.categories``; a
+    synonym such as ``tech`` means its category), each given also split on commas and spaces
+    (the site's form field). Anything else is a 400 naming the categories: a topic is never
+    one, so a filter by it could only ever match nothing."""
+    out: dict[str, None] = {}
+    for value in texts(request, name):
+        for word in value.replace(",", " ").split():
+            category = vocabulary.category_of(word)
+            if category is None:
+                raise bad(name, f"must be one of the categories: {', '.join(vocabulary.CATEGORIES)}")
+            out[category] = None
+    return tuple(out)
 
 
 def integer(request: web.Request, name: str, *, default: int, low: int, high: int) -> int:

@@ -39,7 +39,7 @@ def _search_query(request: web.Request) -> catalog_q.SearchQuery:
         offset=params.integer(request, "offset", default=0, low=0, high=s.max_offset),
         sort=params.choice(request, "sort", catalog_q.SORTS),
         environment=params.choice(request, "environment", catalog_q.ENVIRONMENTS),
-        categories=params.texts(request, "category"),
+        categories=params.categories(request),
         author=params.text(request, "author", max_len=64),
     )
 

@@ -58,8 +58,13 @@ class Mod(_Shape):
     authors: list[str]
     owner: str | None
     licenses: list[str]
-    links: dict[str, str]
-    categories: list[str]
+    links: Annotated[dict[str, str], msgspec.Meta(
+        description="Named links (homepage, sources, issues, wiki, ...): absolute http(s) URLs with a host and "
+                    "no credentials, at most 2,048 characters (the one URL policy, docs/security.md).")]
+    categories: Annotated[list[str], msgspec.Meta(
+        description="Categories from the vocabulary GET /v2/tag/category lists (Modrinth's mod categories).")]
+    tags: Annotated[list[str], msgspec.Meta(
+        description="The repository's other GitHub topics: plain words (a-z, 0-9, hyphens), at most 20.")]
     environment: Environment
     loaders: list[str]
     game_versions: list[str]

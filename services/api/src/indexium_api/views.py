@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from indexium_content import categories as vocabulary, urls
+
 from .shapes import File, FileHashes, GameVersionTag, LoaderTag, Mod, SearchHit, SearchResult, Version
 
 BASE = "/api/v1"
@@ -14,10 +16,10 @@ def _icon_url(row) -> str | None:
 def hit(row) -> SearchHit:
     return SearchHit(
         slug=row["slug"], name=row["name"], summary=row["summary"], authors=list(row["authors"]),
-        categories=list(row["categories"]), environment=row["environment"], loaders=list(row["loaders"]),
-        game_versions=list(row["game_versions"]), latest_version=row["latest_version"], downloads=row["downloads"],
-        active_servers=row["active_servers"], icon_url=_icon_url(row), created_at=row["created_at"],
-        updated_at=row["updated_at"],
+        categories=vocabulary.only_categories(row["categories"]), environment=row["environment"],
+        loaders=list(row["loaders"]), game_versions=list(row["game_versions"]), latest_version=row["latest_version"],
+        downloads=row["downloads"], active_servers=row["active_servers"], icon_url=_icon_url(row),
+        created_at=row["created_at"], updated_at=row["updated_at"],
     )
 
 
@@ -28,8 +30,10 @@ def search(rows, total: int, limit: int, offset: int) -> SearchResult:
 def mod(row) -> Mod:
     return Mod(
         slug=row["slug"], name=row["name"], summary=row["summary"], description=row["description"],
-        authors=list(row["authors"]), owner=row["owner"], licenses=list(row["licenses"]), links=row["links"],
-        categories=list(row["categories"]), environment=row["environment"], loaders=list(row["loaders"]),
+        authors=list(row["authors"]), owner=row["owner"], licenses=list(row["licenses"]),
+        # Stored rows pass the one URL policy and the vocabulary again: rows written before them are safe too.
+        links=urls.safe_links(row["links"]), categories=vocabulary.only_categories(row["categories"]),
+        tags=vocabulary.only_tags(row["tags"]), environment=row["environment"], loaders=list(row["loaders"]),
         game_versions=list(row["game_versions"]), latest_version=row["latest_version"],
         latest_mod_version=row["latest_mod_version"], downloads=row["downloads"],
         active_servers=row["active_servers"], repository=row["repo_full_name"], fork=row["fork"],
@@ -54,7 +58,8 @@ def _hash(value: str | None) -> str | None:
 def _file(f: dict) -> File:
     h = f["hashes"]
     return File(
-        filename=f["filename"], url=f["url"], size=f["size"], primary=f["primary"], loaders=f["loaders"],
+        # (stored only from INDEXIUM_DOWNLOAD_HOSTS; "" if the URL policy refuses it, which GitHub never gives)
+        filename=f["filename"], url=urls.allowed(f["url"]) or "", size=f["size"], primary=f["primary"], loaders=f["loaders"],
         game_versions=f["game_versions"],
         # The mod's own id and version as the file's manifest declares them (the release tag is the
         # version's version_number; a jar tagged v1.0.0 may declare 0.9.1).

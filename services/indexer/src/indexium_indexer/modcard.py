@@ -12,6 +12,13 @@ links, categories) from a source manifest and the repository. Both build it here
 * ``sources`` is the repository's page and ``homepage`` the repository's homepage when it
   has one: the repository is where the mod is indexed from, and a manifest inside an old
   jar may still name the repository before a rename;
+* every link, the stored ones included, passes the one URL policy (``indexium_content.urls``:
+  absolute http(s), a host, no credentials, bounded); a link it refuses is dropped and logged
+  here, once per write (``url_refused``: repository, link name, source, reason; never the
+  URL, which may be any text). A refused repository homepage leaves the manifest's;
+* ``topics`` are the repository's topics as GitHub gives them: the writer
+  (``queries/mods.py``) stores them as categories of the vocabulary and plain tags
+  (``indexium_content.categories``);
 * NUL characters are dropped (PostgreSQL text and jsonb cannot hold U+0000).
 """
 
@@ -19,9 +26,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from indexium_content import urls
 from indexium_contracts import github
 from indexium_db.queries import mods as mods_q
 from indexium_jar.model import ModRecord
+from indexium_platform import logs
+
+log = logs.get(__name__)
 
 SUMMARY_MAX = 240  # docs/schema.md, numeric settings
 NAME_MAX = 128  # mods.name is varchar(128)
@@ -53,7 +64,24 @@ class CardFields:
     summary: str | None  # None: no usable description
     description: str | None
     links: dict[str, str]
-    categories: list[str]
+    topics: list[str]  # the repository's, as given: queries/mods.py makes categories and tags of them
+
+
+def card_links(repo: github.Repository, record: ModRecord | None,
+               current_links: dict[str, str] | None = None) -> dict[str, str]:
+    """The card's links: the stored ones, then the manifest's, then the repository's homepage
+    and page, each later source replacing an earlier one only with a link the policy keeps."""
+    links: dict[str, str] = {}
+    sources = [("stored", current_links or {}), ("manifest", record.links if record else {}),
+               ("repository", {"homepage": repo.homepage, "sources": repo.html_url})]
+    for source, given in sources:
+        kept, refused = urls.links({k: v for k, v in given.items() if v is not None})
+        links.update(kept)
+        for name, reason in refused:
+            log.warning("url_refused", repository=repo.full_name, link=name, source=source, reason=reason)
+    if len(links) > urls.MAX_LINKS:  # each source is bounded, the three together as well
+        links = dict(list(links.items())[: urls.MAX_LINKS])
+    return links
 
 
 def card_fields(repo: github.Repository, record: ModRecord | None,
@@ -61,19 +89,12 @@ def card_fields(repo: github.Repository, record: ModRecord | None,
     """``current_links``: links kept unless the manifest or the repository gives them anew."""
     name = usable(record.name) if record else None
     description = (usable(record.description) if record else None) or usable(repo.description)
-    links = dict(current_links or {})
-    if record:
-        links.update({k: u for k, v in record.links.items() if (u := usable(v))})
-    if repo.homepage:
-        links["homepage"] = repo.homepage
-    if repo.html_url:
-        links["sources"] = repo.html_url
     return CardFields(
         name=name[:NAME_MAX].rstrip() if name else None,
         summary=summary_of(description) if description else None,
         description=description,
-        links=links,
-        categories=list(repo.topics),
+        links=card_links(repo, record, current_links),
+        topics=list(repo.topics),
     )
 
 

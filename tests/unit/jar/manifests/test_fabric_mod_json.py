@@ -180,3 +180,13 @@ def test_wrong_types_in_optional_fields_are_tolerated():
     rec = parse_one(b'{"schemaVersion":1,"id":"abc","version":"1","name":5,"authors":"x","depends":[],"icon":7}')
     assert rec.name is None and rec.authors == () and rec.icon is None
     assert any("depends" in w for w in rec.warnings)
+
+
+def test_contact_links_pass_the_one_url_policy():
+    # The manifest links limit of before (http(s) with a host) took each of these.
+    rec = parse_one(
+        b'{"schemaVersion":1,"id":"abc","version":"1","contact":{"homepage":"https://user:pw@a.org/",'
+        b'"issues":"https://a.org/\\"onmouseover=\\"alert(1)","sources":"https:\\\\\\\\evil.example",'
+        b'"wiki":"http://a.org/wiki","<b>":"https://a.org","Discord":"  https://discord.gg/x  "}}'
+    )
+    assert rec.links == {"wiki": "http://a.org/wiki", "discord": "https://discord.gg/x"}

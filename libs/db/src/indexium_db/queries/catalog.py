@@ -501,7 +501,7 @@ REPO_URL = "COALESCE(m.repo_url, 'https://github.com/' || m.repo_full_name) AS r
 async def mod_by_slug(conn: asyncpg.Connection, slug: str) -> asyncpg.Record | None:
     return await conn.fetchrow(
         f"""SELECT m.id, m.slug, m.name, m.summary, m.description, m.authors, m.licenses, m.links,
-                  m.categories, m.environment, m.loaders, m.game_versions, m.latest_version,
+                  m.categories, m.tags, m.environment, m.loaders, m.game_versions, m.latest_version,
                   m.downloads, m.repo_full_name, {REPO_URL}, m.created_at, m.last_published_at AS updated_at, m.fork,
                   (SELECT login FROM authors a WHERE a.github_id = m.author_github_id) AS owner,
                   EXISTS (SELECT 1 FROM mod_icons i WHERE i.mod_id = m.id) AS has_icon,

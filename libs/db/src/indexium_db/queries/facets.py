@@ -12,6 +12,7 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from indexium_content import categories as vocabulary
 from indexium_jar.model import Loader
 
 LOADERS = frozenset(typing.get_args(Loader))
@@ -50,8 +51,10 @@ def _positive(f: Facet, p: Param) -> str:
     """The condition for ``field = value`` (``!=`` negates it)."""
     v = f.value
     if f.field == "categories":
-        column = "m.loaders" if v in LOADERS else "m.categories"
-        return f"{column} && ARRAY[{p(v, '::text')}]"
+        if v in LOADERS:
+            return f"m.loaders && ARRAY[{p(v, '::text')}]"
+        category = vocabulary.category_of(v)  # a topic is never a category: matches nothing
+        return f"m.categories && ARRAY[{p(category, '::text')}]" if category is not None else "false"
     if f.field == "versions":
         return f"m.game_versions && ARRAY[{p(v, '::text')}]"
     if f.field == "project_type":

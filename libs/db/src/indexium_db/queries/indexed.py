@@ -32,6 +32,8 @@ from dataclasses import replace
 
 import asyncpg
 
+from indexium_content import categories as vocabulary
+
 from .. import searchindex, trigram, tsrank
 from ..querytext import MAX_QUERY_WORDS, PREFIX_MIN_CHARS, WORDS, normalized
 from ..searchindex import BitMap, Builder, Filters, Lexicon, SearchIndex, TokenLexemes
@@ -196,7 +198,10 @@ def _facet_keys(f: Facet) -> tuple[str, ...] | None:
     for a field the index does not hold."""
     v = f.value
     if f.field == "categories":
-        return (f"lo:{v}",) if v in LOADERS else (f"cat:{v}",)
+        if v in LOADERS:
+            return (f"lo:{v}",)
+        category = vocabulary.category_of(v)  # as facets._positive: a topic matches nothing
+        return (f"cat:{category}",) if category is not None else ()
     if f.field == "versions":
         return (f"gv:{v}",)
     if f.field == "project_type":

@@ -194,9 +194,3 @@ async def forge_versions(conn: asyncpg.Connection, mod_id, loaders: list[str]) -
             ORDER BY {VERSION_ORDER}, f.is_primary DESC, f.filename""",
         mod_id, loaders,
     )
-
-
-async def categories_in_use(conn: asyncpg.Connection) -> list[str]:
-    """Every category (GitHub topic) of a listed mod, by name."""
-    return [r["c"] for r in await conn.fetch(
-        "SELECT DISTINCT c FROM mods m CROSS JOIN unnest(m.categories) c WHERE m.listed ORDER BY c")]

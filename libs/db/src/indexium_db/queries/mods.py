@@ -1,4 +1,9 @@
-"""Mods: identity by GitHub repository, slug assignment, card updates and the public roll-up."""
+"""Mods: identity by GitHub repository, slug assignment, card updates and the public roll-up.
+
+Every writer of a mod passes the repository's GitHub topics as ``categories``; they are
+stored here, and only here, as the vocabulary's categories and plain tags
+(``indexium_content.categories.classify``), so no writer can store a topic as a category.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ import uuid
 from dataclasses import dataclass
 
 import asyncpg
+
+from indexium_content import categories as vocabulary
 
 _SLUG_BAD = re.compile(r"[^a-z0-9_-]+")
 
@@ -75,18 +82,20 @@ async def create(
     fork: bool = False,
 ) -> asyncpg.Record:
     """Insert a new mod with the first free slug candidate (slugs never change afterwards).
-    ``repo_url``: the repository's page (``github.Repository.page_url``)."""
+    ``categories``: the repository's topics (module docstring); ``repo_url``: the repository's
+    page (``github.Repository.page_url``)."""
+    topics = vocabulary.classify(categories)
     for slug in slug_candidates(manifest_id, owner_login, github_repo_id):
         row = await conn.fetchrow(
             """INSERT INTO mods (github_repo_id, repo_full_name, slug, manifest_id, name, summary,
                    description, author_github_id, authors, licenses, links, environment,
-                   default_branch, categories, repo_url, fork)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+                   default_branch, categories, tags, repo_url, fork)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
                ON CONFLICT DO NOTHING
                RETURNING id, slug, last_published_at""",
             github_repo_id, repo_full_name, slug, manifest_id, card.name[:128], card.summary,
             card.description, owner_id, card.authors, card.licenses, card.links, card.environment,
-            default_branch, categories, repo_url, fork,
+            default_branch, topics.categories, topics.tags, repo_url, fork,
         )
         if row is not None:
             return row
@@ -101,21 +110,23 @@ async def update_repository(
     categories: list[str] | None = None, owner_id: int | None = None, owner_login: str | None = None,
     repo_url: str | None = None, fork: bool | None = None,
 ) -> bool:
-    """What the mod's repository is now (rename, transfer, default branch, topics as categories,
-    its page: ``github.Repository.page_url``, GitHub's fork flag); the slug never changes. None
-    keeps the stored value, but a new name without a page drops a page that named the old one. False when the
-    repository has no mod."""
+    """What the mod's repository is now (rename, transfer, default branch, its topics as
+    categories and tags, its page: ``github.Repository.page_url``, GitHub's fork flag); the slug
+    never changes. None keeps the stored value, but a new name without a page drops a page that
+    named the old one. False when the repository has no mod."""
     if owner_id is not None and owner_login:
         await upsert_author(conn, owner_id, owner_login)
+    topics = vocabulary.classify(categories) if categories is not None else None
     status = await conn.execute(
         """UPDATE mods SET repo_full_name = $2, default_branch = COALESCE($3, default_branch),
-               categories = COALESCE($4::text[], categories),
+               categories = COALESCE($4::text[], categories), tags = COALESCE($7::text[], tags),
                author_github_id = COALESCE($5, author_github_id),
                repo_url = CASE WHEN $6::text IS NOT NULL THEN $6
                                WHEN repo_full_name = $2 THEN repo_url END,
-               fork = COALESCE($7, fork), updated_at = now()
+               fork = COALESCE($8, fork), updated_at = now()
            WHERE github_repo_id = $1""",
-        github_repo_id, full_name, default_branch, categories, owner_id, repo_url, fork,
+        github_repo_id, full_name, default_branch, topics and topics.categories, owner_id, repo_url,
+        topics and topics.tags, fork,
     )
     return status.endswith(" 1")
 
@@ -126,22 +137,25 @@ async def update_card(
     links: dict[str, str] | None = None, environment: str | None = None, categories: list[str] | None = None,
 ) -> bool:
     """Write the card fields given (None keeps the stored one): the release indexer writes the
-    whole card from the newest release, the GitHub role the fields the repository owns.
-    False when nothing changed (the row is left as it was)."""
+    whole card from the newest release, the GitHub role the fields the repository owns
+    (``categories``: its topics, module docstring). False when nothing changed (the row is
+    left as it was)."""
+    topics = vocabulary.classify(categories) if categories is not None else None
     status = await conn.execute(
         """UPDATE mods SET name = COALESCE($2::text, name), summary = COALESCE($3::text, summary),
                description = COALESCE($4::text, description), authors = COALESCE($5::text[], authors),
                licenses = COALESCE($6::text[], licenses), links = COALESCE($7::jsonb, links),
                environment = COALESCE($8::text, environment), categories = COALESCE($9::text[], categories),
-               updated_at = now()
+               tags = COALESCE($10::text[], tags), updated_at = now()
            WHERE id = $1
-             AND (name, summary, description, authors, licenses, links, environment, categories)
+             AND (name, summary, description, authors, licenses, links, environment, categories, tags)
                  IS DISTINCT FROM
                  (COALESCE($2::text, name), COALESCE($3::text, summary), COALESCE($4::text, description),
                   COALESCE($5::text[], authors), COALESCE($6::text[], licenses), COALESCE($7::jsonb, links),
-                  COALESCE($8::text, environment), COALESCE($9::text[], categories))""",
+                  COALESCE($8::text, environment), COALESCE($9::text[], categories),
+                  COALESCE($10::text[], tags))""",
         mod_id, name[:128] if name else None, summary, description, authors, licenses, links,
-        environment, categories,
+        environment, topics and topics.categories, topics and topics.tags,
     )
     return status.endswith(" 1")
 

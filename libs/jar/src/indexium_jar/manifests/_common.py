@@ -12,8 +12,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
+from indexium_content import urls
 from indexium_jar.gameversions import VersionTable, default_table
 from indexium_jar.model import ManifestProblem, ModRecord, Person
 
@@ -124,18 +124,13 @@ def string_list(value: Any) -> list[str]:
     return []
 
 
-def is_absolute_url(value: Any) -> bool:
-    if not isinstance(value, str):
-        return False
-    parts = urlsplit(value.strip())
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
-
-
 def links_from(mapping: Any) -> dict[str, str]:
-    """Only absolute http(s) URLs are links; e-mail addresses and IRC channels are not."""
+    """The links the one URL policy keeps (``indexium_content.urls``: absolute http(s) with a
+    host, no credentials, bounded); e-mail addresses, IRC channels and script URLs are not
+    links. The indexer applies the same policy again when it writes the card, and logs there."""
     if not isinstance(mapping, Mapping):
         return {}
-    return {str(k): v.strip() for k, v in mapping.items() if is_absolute_url(v)}
+    return urls.safe_links(mapping)
 
 
 def string_map(mapping: Any) -> dict[str, str]:

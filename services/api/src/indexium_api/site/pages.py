@@ -12,6 +12,7 @@ from datetime import timedelta
 
 from aiohttp import web
 
+from indexium_content import categories as vocabulary, urls
 from indexium_contracts.telemetry import utc_day
 from indexium_db.queries import catalog as catalog_q, site as site_q, telemetry as telemetry_q
 from indexium_jar import gameversions
@@ -52,8 +53,7 @@ def search_query(request: web.Request) -> tuple[catalog_q.SearchQuery, int]:
         q=" ".join(q.split()) or None if q else None,
         game_versions=tuple(v for v in params.texts(request, "game_version") if v),
         loaders=tuple(v for v in params.texts(request, "loader", max_len=32) if v),
-        categories=tuple(dict.fromkeys(c.lower() for v in params.texts(request, "category")
-                                       for c in v.replace(",", " ").split())),
+        categories=params.categories(request),
         environment=env, sort=sort, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE,
     )
     return sq, page
@@ -74,6 +74,7 @@ async def home(request: web.Request) -> web.Response:
         return cached_page(
             request.app, "home.html", sq=sq, hits=rows, total=total, page=page, pages=min(pages, MAX_PAGE),
             query=base, sorts=SORT_LABELS, environments=ENVIRONMENT_LABELS, loaders=LOADERS,
+            categories=vocabulary.CATEGORIES,
             game_versions=_game_versions(), searched=searched,
         )
 
@@ -92,6 +93,31 @@ async def _mod_page_data(conn, slug: str, days: int, today):
     return mod, versions, deps, series, latest
 
 
+def mod_context(app: web.Application, mod, versions, deps, series, latest, *, range_key: str) -> dict:
+    """What mod.html is rendered with, from the rows _mod_page_data read."""
+    slug = mod["slug"]
+    days = [(r["day"].isoformat(), r["servers"]) for r in series]
+    breakdown = (latest["breakdown"] if latest else None) or {}
+    public = app[API].settings.public_url.rstrip("/")
+    badge = BADGE_PATH.format(slug=slug)
+    return dict(
+        mod=mod, versions=versions, deps=deps, range_key=range_key, ranges=RANGES,
+        # The stored card through the one URL policy and the vocabulary again: a row written
+        # before them shows only what would be written now.
+        links=urls.safe_links(mod["links"]), categories=vocabulary.only_categories(mod["categories"]),
+        tags=vocabulary.only_tags(mod["tags"]),
+        # The repository's page as GitHub named it (catalog.REPO_URL), as /v2's source_url.
+        repo_url=urls.allowed(mod["repo_url"]) or (f"https://github.com/{mod['repo_full_name']}"
+                                                    if mod["repo_full_name"] else None),
+        chart=charts.servers_chart(days, title=f"Active servers per day, last {RANGES[range_key]} days"),
+        days=days, by_game_version=charts.bars(list(breakdown.get("game_version", {}).items())),
+        by_loader=charts.bars(list(breakdown.get("loader", {}).items())),
+        badge_url=f"{public}{badge}", badge_path=badge,
+        badge_markdown=f"[![servers]({public}{badge})]({public}/mods/{slug})",
+        page_url=f"{public}/mods/{slug}",
+    )
+
+
 async def mod_page(request: web.Request) -> web.Response:
     api = request.app[API]
     slug = request.match_info["slug"]
@@ -107,20 +133,7 @@ async def mod_page(request: web.Request) -> web.Response:
             return cached_page(app, "error.html", 404, status_code=404, title="Mod not found",
                                message=f"No mod called “{slug}” is listed here. It may have been removed, "
                                        "or not indexed yet.")
-        mod, versions, deps, series, latest = data
-        days = [(r["day"].isoformat(), r["servers"]) for r in series]
-        breakdown = (latest["breakdown"] if latest else None) or {}
-        public = app[API].settings.public_url.rstrip("/")
-        badge = BADGE_PATH.format(slug=slug)
-        return cached_page(
-            app, "mod.html", mod=mod, versions=versions, deps=deps, range_key=range_key, ranges=RANGES,
-            chart=charts.servers_chart(days, title=f"Active servers per day, last {RANGES[range_key]} days"),
-            days=days, by_game_version=charts.bars(list(breakdown.get("game_version", {}).items())),
-            by_loader=charts.bars(list(breakdown.get("loader", {}).items())),
-            badge_url=f"{public}{badge}", badge_path=badge,
-            badge_markdown=f"[![servers]({public}{badge})]({public}/mods/{slug})",
-            page_url=f"{public}/mods/{slug}",
-        )
+        return cached_page(app, "mod.html", **mod_context(app, *data, range_key=range_key))
 
     # Today's date in the key, as the JSON analytics: the chart moves on at midnight, not at the TTL.
     return await cached(request, ("site-mod", slug, range_key, today), (mod_tag(slug),), compute)

@@ -9,6 +9,8 @@ import aiohttp_jinja2
 import jinja2
 from aiohttp import web
 
+from indexium_content import urls
+
 from ..respond import Cached
 from .state import SITE
 
@@ -50,6 +52,8 @@ def setup(app: web.Application) -> jinja2.Environment:
     env.filters["ago"] = _ago
     env.filters["size"] = _size
     env.filters["day"] = lambda d: d.strftime("%Y-%m-%d") if d else ""
+    # A URL we did not write, as an href: the one URL policy's answer, or None (then no link).
+    env.filters["http_url"] = urls.allowed
     return env
 
 

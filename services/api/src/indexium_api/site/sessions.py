@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 
 from aiohttp import web
 
+from indexium_content import urls
 from indexium_db.queries import site as site_q
 
 from .state import SITE, Site
@@ -93,7 +94,8 @@ async def start(request: web.Request, response: web.StreamResponse, *, user: dic
         await site_q.purge_expired(conn, idle_s=SESSION_IDLE.total_seconds())
         await site_q.create_session(
             conn, id_hash=digest(site, "session", raw), github_user_id=int(user["id"]), login=str(user["login"]),
-            name=user.get("name"), avatar_url=user.get("avatar_url"), csrf_token=new_token(),
+            # GitHub's avatar URL passes the one URL policy like every URL we store (docs/security.md)
+            name=user.get("name"), avatar_url=urls.allowed(user.get("avatar_url")), csrf_token=new_token(),
             installations=installations, repositories=repositories,
             expires_at=datetime.now(UTC) + SESSION_LIFETIME)
     set_cookie(site, response, COOKIE, raw, max_age=int(SESSION_LIFETIME.total_seconds()))

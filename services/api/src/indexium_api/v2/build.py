@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from indexium_content import categories as vocabulary, urls
 from indexium_db.queries.facets import PLUGIN_LOADERS
 from indexium_jar import gameversions
 
@@ -50,8 +51,9 @@ def _project_types(loaders) -> list[str]:
 def hit(origin: str, row, extra) -> SearchHit:
     env = row["environment"]
     client, server = SIDES[env]
-    # Loaders are categories in search, as on Modrinth; a topic named like a loader is listed once.
-    categories = list(dict.fromkeys([*row["categories"], *row["loaders"]]))
+    # Loaders are categories in search hits, as on Modrinth (launchers filter by categories:fabric);
+    # the stored categories are the vocabulary's only (rows stored before 0020 may hold topics).
+    categories = [*vocabulary.only_categories(row["categories"]), *dict.fromkeys(row["loaders"])]
     return SearchHit(
         project_id=extra["public_id"], project_type="mod", all_project_types=_project_types(row["loaders"]),
         slug=row["slug"], author=extra["owner"] or "", author_id=_author_id(extra), organization=None,
@@ -68,8 +70,9 @@ def hit(origin: str, row, extra) -> SearchHit:
 def project(origin: str, row) -> Project:
     env = row["environment"]
     client, server = SIDES[env]
-    links = row["links"] or {}
-    repo = row["repo_url"]  # the repository's page as GitHub named it (catalog.REPO_URL), as on the site
+    links = urls.safe_links(row["links"])  # the one URL policy again, for rows stored before it
+    # The repository's page as GitHub named it (catalog.REPO_URL), as on the site, through the policy too.
+    repo = urls.allowed(row["repo_url"]) or f"https://github.com/{row['repo_full_name']}"
     icon = icon_url(origin, row)
     published = iso(row["created_at"])
     return Project(
@@ -78,7 +81,7 @@ def project(origin: str, row) -> Project:
         moderator_message=None, published=published,
         updated=iso(row["updated_at"] or row["created_at"]), approved=published, queued=None,
         client_side=client, server_side=server, environment=[ENVIRONMENT[env]], downloads=row["downloads"],
-        followers=0, categories=list(row["categories"]), additional_categories=[],
+        followers=0, categories=vocabulary.only_categories(row["categories"]), additional_categories=[],
         game_versions=list(row["game_versions"]), loaders=list(row["loaders"]), versions=list(row["version_ids"]),
         icon_url=icon, raw_icon_url=icon, color=None, issues_url=f"{repo}/issues", source_url=repo,
         wiki_url=links.get("wiki"), discord_url=links.get("discord"), donation_urls=[], gallery=[],
@@ -98,8 +101,8 @@ def version(row, *, changelog: bool = True) -> Version:
                        dependency_type=d["kind"] if d["kind"] in ("required", "optional", "incompatible",
                                                                   "embedded") else "optional")
             for d in row["dependencies"]]
-    files = [VersionFile(hashes=_hashes(f["hashes"]), url=f["url"], filename=f["filename"], primary=f["primary"],
-                         size=f["size"]) for f in row["files"]]
+    files = [VersionFile(hashes=_hashes(f["hashes"]), url=urls.allowed(f["url"]) or "", filename=f["filename"],
+                         primary=f["primary"], size=f["size"]) for f in row["files"]]
     return Version(
         id=row["public_id"], project_id=row["project_public_id"], author_id=_author_id(row) or "",
         name=row["name"] or row["version_number"], version_number=row["version_number"],

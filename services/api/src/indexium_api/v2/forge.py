@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from indexium_content import urls
 from indexium_db.queries import modrinth as modrinth_q
 
 from .. import params
@@ -32,8 +33,8 @@ def document(project, files) -> dict:
             if f["version_type"] == "release":
                 promos.setdefault(f"{mc}-recommended", own)
             changelogs.setdefault(mc, {}).setdefault(own, f["changelog"] or "")
-    links = project["links"] or {}
-    homepage = links.get("homepage") or f"https://github.com/{project['repo_full_name']}"
+    homepage = (urls.safe_links(project["links"]).get("homepage")  # the one URL policy, for rows stored before it
+                or f"https://github.com/{project['repo_full_name']}")
     return {"homepage": homepage, "promos": promos, **changelogs}
 
 

@@ -13,6 +13,7 @@ import typing
 
 from aiohttp import web
 
+from indexium_content import categories as vocabulary
 from indexium_db.queries import catalog as catalog_q, modrinth as modrinth_q
 from indexium_db.queries.facets import PLUGIN_LOADERS
 from indexium_jar.model import Loader
@@ -269,13 +270,13 @@ async def tag_loader(request: web.Request) -> web.Response:
 
 
 async def tag_category(request: web.Request) -> web.Response:
-    api = request.app[API]
-
+    """The vocabulary every mod's categories come from (indexium_content.categories): a fixed
+    list, as Modrinth's is, never the topics authors typed."""
     async def compute():
-        names = await api.db.run(modrinth_q.categories_in_use)
-        return 200, [CategoryTag(icon="", name=n, project_type="mod", header="categories") for n in names]
+        return 200, [CategoryTag(icon="", name=n, project_type="mod", header="categories")
+                     for n in vocabulary.CATEGORIES]
 
-    return await cached(request, ("v2-tags", "category"), (GLOBAL,), compute)
+    return await cached(request, ("v2-tags", "category"), (), compute, ttl=TAGS_TTL_S)
 
 
 async def tag_license(request: web.Request) -> web.Response:

@@ -26,4 +26,4 @@ async def refresh(conn, repo: github.Repository, record: ModRecord | None) -> bo
         record = None  # a manifest claiming another owner's mod id names nothing here (ownership)
     fields = card_fields(repo, record, mod["links"] or {})
     return await mods_q.update_card(conn, mod["id"], name=fields.name, summary=fields.summary,
-                                    links=fields.links, categories=fields.categories)
+                                    links=fields.links, categories=fields.topics)
