@@ -116,6 +116,7 @@ async def world(database_url, nats_url, tmp_path):
         "INDEXIUM_ADMIN_LOGINS": ADMIN, "INDEXIUM_API_RATE_LIMIT_PER_MINUTE": "0",
     })
     app = create_app(settings)
+    app.router.add_get(POLICY_MISSED_PATH, policy_missed)  # test-only (below): never in the product
     runner = web.AppRunner(app)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
@@ -160,6 +161,31 @@ async def world(database_url, nats_url, tmp_path):
     yield w
     await runner.cleanup()
     await gh.close()
+
+
+POLICY_MISSED_PATH = "/__test__/policy-missed"
+HOSTILE_SCRIPT = ("fetch('/review').then(r=>r.text()).then(h=>{const d=new DOMParser().parseFromString(h,'text/html');"
+                  "for(const f of d.forms){const a=f.getAttribute('action')||'';if(!a.startsWith('/review/'))continue;"
+                  "const b=new FormData(f);b.set('action','approve');b.set('note','approved by the homepage link');"
+                  "fetch(a,{method:'POST',body:new URLSearchParams(b)})}})")
+
+
+async def policy_missed(request: web.Request) -> web.Response:
+    """Test-only: the mod page as the site would send it had every layer before the CSP missed
+    (a javascript: homepage in the template's links, an injected inline script and an inline
+    handler), with the site's own headers (security.public): what the browser must refuse."""
+    from indexium_api.site import pages, render, security  # noqa: PLC0415
+
+    mod = {"slug": "glowbugs", "name": "Glow Bugs", "summary": "s", "description": "d", "authors": ["mallory"],
+           "owner": "mallory", "licenses": ["MIT"], "links": {}, "categories": [], "tags": [], "environment": "both",
+           "loaders": ["fabric"], "game_versions": ["1.20.1"], "latest_version": "1", "downloads": 0,
+           "repo_full_name": "mallory/glowbugs", "created_at": None, "updated_at": None, "has_icon": False,
+           "active_servers": 0}
+    context = pages.mod_context(request.app, mod, [], [], [], None, range_key="30d")
+    context["links"] = {"homepage": "javascript:" + HOSTILE_SCRIPT}
+    html = render.text(request.app, "mod.html", **context).replace(
+        "</main>", f"<script>{HOSTILE_SCRIPT}</script><img src=\"/nope.png\" alt=\"\" onerror=\"{HOSTILE_SCRIPT}\"></main>")
+    return security.public(web.Response(text=html, content_type="text/html"))
 
 
 class Browsing:

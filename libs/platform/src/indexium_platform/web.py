@@ -210,6 +210,7 @@ def header_text(request: web.Request, name: str, max_len: int) -> str | None:
 # Header names as multidict's istr: a look-up by an istr skips case-folding the name, which a
 # plain str costs on every look-up (aiohttp.hdrs names its headers the same way).
 X_REQUEST_ID = istr("X-Request-Id")
+_NOSNIFF = istr("X-Content-Type-Options")
 _ID_PREFIX = os.urandom(8).hex()
 _ID_COUNTER = itertools.count(1)
 
@@ -360,7 +361,11 @@ def _edge(app: web.Application):
                     log.exception("unhandled_error", route=template)
                     response = error_response(500, "internal_error", "Something went wrong on our side.")
                 status = response.status
-                response.headers[X_REQUEST_ID] = request_id
+                headers = response.headers
+                headers[X_REQUEST_ID] = request_id
+                # Every answer is what its Content-Type says: an icon an author made, a JSON
+                # body, a page are never sniffed into script or HTML (docs/security.md).
+                headers[_NOSNIFF] = "nosniff"
                 hook = hooks.response
                 if hook is not None and not response.prepared:
                     hook(request, response)

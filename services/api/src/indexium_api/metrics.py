@@ -27,6 +27,12 @@ class ApiMetrics:
             "search_index_mods", "Listed mods in this replica's search index (0: not loaded, search on SQL).")
         # outcome: ok | bad_state | refused | github_down (the web site's GitHub sign-in)
         self.site_sign_ins = base.counter("site_sign_ins_total", "Web-site sign-in callbacks by outcome.", ("outcome",))
+        # directive: the violated CSP directive, from site/cspreport.py's fixed set ("other" beyond it)
+        self.csp_violations = base.counter(
+            "csp_violations_total", "Content-Security-Policy violations browsers reported, by directive.",
+            ("directive",))
+        # outcome: counted | malformed | too_large | limited (the route's rate bound)
+        self.csp_reports = base.counter("csp_reports_total", "POST /csp-report requests by outcome.", ("outcome",))
         self._cache_children: dict[tuple[object, str], Count] = {}
 
     def cache_result(self, resource, result: str) -> Count:

@@ -20,7 +20,7 @@ from indexium_db.pool import create_pool
 from indexium_platform import logs
 from indexium_platform.web import ERROR_PAGE, ApiError
 
-from . import dashboard, oauth, pages, render, review
+from . import cspreport, dashboard, oauth, pages, render, review
 from .state import SITE, Site
 
 log = logs.get(__name__)
@@ -73,7 +73,8 @@ def setup(app: web.Application) -> None:
     settings = app[API].settings
     site = Site.create(settings)
     site.globals = {"public_url": settings.public_url.rstrip("/"), "github_url": settings.github_url.rstrip("/"),
-                    "user": None, "is_admin": False, "csrf_token": "", "sign_in_configured": settings.sign_in_configured}
+                    "user": None, "is_admin": False, "csrf_token": "", "sign_in_configured": settings.sign_in_configured,
+                    "csp_nonce": ""}  # (render.page sets it: pages for everyone have none)
     app[SITE] = site
     render.setup(app)
 
@@ -93,6 +94,7 @@ def setup(app: web.Application) -> None:
     oauth.setup(app)
     dashboard.setup(app)
     review.setup(app)
+    cspreport.setup(app)
     static = resources.files("indexium_api.site") / "static"
     app.router.add_static(STATIC_PREFIX, str(static), name="site-static", append_version=False)
     app[ERROR_PAGE] = error_page  # answered by the platform's edge: no middleware of our own

@@ -21,7 +21,7 @@ from indexium_db.queries import site as site_q, skips as skips_q
 from indexium_db.queries.ownership import ACTOR as OWNERSHIP_ACTOR
 from indexium_platform import logs, natsutil
 
-from . import sessions
+from . import security, sessions
 from .render import error_page, page
 from .state import SITE
 
@@ -169,6 +169,8 @@ async def dashboard(request: web.Request) -> web.Response:
 async def check_again(request: web.Request) -> web.Response:
     from ..app import INVALIDATOR  # noqa: PLC0415 - the API's NATS connection (app.py owns it)
 
+    if (refused := security.cross_site(request)) is not None:
+        return refused
     site = request.app[SITE]
     session = await sessions.current(request)
     form = await request.post()

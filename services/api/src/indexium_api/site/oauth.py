@@ -23,7 +23,7 @@ from aiohttp import web
 from indexium_db.queries import site as site_q
 from indexium_platform import logs
 
-from . import sessions
+from . import security, sessions
 from .render import error_page, page
 from .state import SITE, Site
 
@@ -195,6 +195,8 @@ async def _call(site: Site, method: str, url: str, **kwargs) -> dict:
 
 
 async def sign_out(request: web.Request) -> web.Response:
+    if (refused := security.cross_site(request)) is not None:
+        return refused
     session = await sessions.current(request)
     form = await request.post()
     if session is not None and not sessions.csrf_ok(session, form):

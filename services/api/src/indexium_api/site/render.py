@@ -12,6 +12,7 @@ from aiohttp import web
 from indexium_content import urls
 
 from ..respond import Cached
+from . import security
 from .state import SITE
 
 HTML = "text/html"
@@ -63,14 +64,17 @@ def text(app: web.Application, template: str, **context) -> str:
 
 
 def page(request: web.Request, template: str, status: int = 200, headers: dict | None = None, **context) -> web.Response:
-    """A page for this request (it may show who is signed in): never cached anywhere."""
-    body = text(request.app, template, **context)
+    """A page for this request (it may show who is signed in): never cached anywhere, its
+    Content-Security-Policy with this response's own nonce (security.py)."""
+    nonce = security.new_nonce(request)
+    body = text(request.app, template, csp_nonce=nonce, **context)
     return web.Response(status=status, text=body, content_type=HTML, charset="utf-8",
-                        headers={**PRIVATE, **(headers or {})})
+                        headers={**PRIVATE, **security.private_headers(nonce), **(headers or {})})
 
 
 def cached_page(app: web.Application, template: str, status: int = 200, **context) -> Cached:
-    """A page that is the same for everyone, as an entry for the API's cache (ETag included)."""
+    """A page that is the same for everyone, as an entry for the API's cache (ETag included);
+    its handler sends it with ``security.public``'s headers."""
     body = text(app, template, **context).encode()
     return Cached(status, body, '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"',
                   HTML)  # (utf-8: every page declares <meta charset> first)

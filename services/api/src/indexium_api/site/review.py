@@ -15,7 +15,7 @@ from indexium_db.queries import site as site_q
 from indexium_ops import review as ops_review
 from indexium_platform import logs
 
-from . import sessions
+from . import security, sessions
 from .dashboard import describe_finding
 from .render import error_page, page
 from .state import SITE
@@ -52,6 +52,8 @@ async def queue(request: web.Request) -> web.Response:
 async def decide(request: web.Request) -> web.Response:
     from ..app import INVALIDATOR  # noqa: PLC0415 - the API's NATS connection (app.py owns it)
 
+    if (refused := security.cross_site(request)) is not None:
+        return refused
     session, refused = await _admin(request)
     if refused is not None:
         return refused
