@@ -17,6 +17,7 @@ import copy
 import msgspec
 from aiohttp import web
 
+from indexium_content import categories as vocabulary
 from indexium_db.queries import catalog as catalog_q
 
 from . import shapes
@@ -124,8 +125,10 @@ def _paths(settings: Settings) -> dict:
                 _query("environment", {"type": "string", "enum": list(catalog_q.ENVIRONMENTS)},
                        "Mods that run there: environment=client matches client and both."),
                 _query("category", {"type": "array", "maxItems": 20,
-                                    "items": {"type": "string", "maxLength": 64, "pattern": _NO_NUL}},
-                       "GitHub topics; every one given must match.", explode=True),
+                                    "items": {"type": "string", "enum": list(vocabulary.CATEGORIES)}},
+                       "Categories (the vocabulary of GET /v2/tag/category, Modrinth's); every one given must "
+                       "match. A synonym (tech, performance) means its category; anything else is a 400.",
+                       explode=True),
                 _query("author", {"type": "string", "maxLength": 64, "pattern": _NO_NUL},
                        "A manifest author or the repository owner's login (case-insensitive)."),
                 _query("sort", {"type": "string", "enum": list(catalog_q.SORTS)},
