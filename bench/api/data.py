@@ -14,6 +14,8 @@ from datetime import UTC, datetime, timedelta
 
 import asyncpg
 
+from indexium_content import categories as vocabulary
+
 ADJECTIVES = ["Better", "Simple", "Extra", "Advanced", "Tiny", "Mega", "Ultimate", "Just", "Easy", "Smart",
               "Ancient", "Dark", "Cozy", "Quick", "Epic", "Magic", "Iron", "Golden", "Hidden", "Wild", "Modern",
               "Classic", "Enhanced", "Improved", "Infinite", "Lazy", "Clean", "Tech", "Arcane", "Fancy"]
@@ -94,7 +96,8 @@ async def load(conn: asyncpg.Connection, n_mods: int, *, seed: int = 7) -> Catal
         created = now - timedelta(days=rng.uniform(1, 2000))
         mods.append((mod_id, 10_000_000 + i, f"{owner}/{slug}", slug[:64], slug, name[:128], summary,
                      summary + "\n\nMore details.", owner_id, [f"{rng.choice(FIRST)} {rng.choice(LAST)}"],
-                     rng.sample(TOPICS, rng.randint(1, 3)),
+                     # what the indexer stores of the topics (queries/mods.py): the vocabulary's categories
+                     vocabulary.classify(rng.sample(TOPICS, rng.randint(1, 3))).categories,
                      rng.choices(["client", "server", "both"], [25, 10, 65])[0], created))
         published = created
         loaders = rng.choice(LOADER_SETS)
