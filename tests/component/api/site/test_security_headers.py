@@ -221,3 +221,16 @@ def test_the_bucket_refills_at_its_rate():
     assert [bucket.take() for _ in range(4)] == [True, True, True, False]
     now[0] = 1.0
     assert [bucket.take() for _ in range(3)] == [True, True, False]
+
+
+def test_a_signed_in_users_avatar_passes_the_url_policy():
+    from structlog.testing import capture_logs  # noqa: PLC0415
+
+    from indexium_api.site import sessions  # noqa: PLC0415
+
+    with capture_logs() as logged:
+        assert sessions._avatar({"avatar_url": "https://avatars.githubusercontent.com/u/1?v=4"}) == (
+            "https://avatars.githubusercontent.com/u/1?v=4")
+        assert sessions._avatar({"avatar_url": "javascript:alert(document.cookie)"}) is None
+        assert sessions._avatar({}) is None
+    assert [(e["event"], e["reason"]) for e in logged] == [("url_refused", "not_http")]

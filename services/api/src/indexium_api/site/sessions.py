@@ -21,8 +21,11 @@ from aiohttp import web
 
 from indexium_content import urls
 from indexium_db.queries import site as site_q
+from indexium_platform import logs
 
 from .state import SITE, Site
+
+log = logs.get(__name__)
 
 COOKIE = "indexium_session"
 SIGNIN_COOKIE = "indexium_signin"  # the browser nonce an OAuth state is bound to
@@ -94,8 +97,7 @@ async def start(request: web.Request, response: web.StreamResponse, *, user: dic
         await site_q.purge_expired(conn, idle_s=SESSION_IDLE.total_seconds())
         await site_q.create_session(
             conn, id_hash=digest(site, "session", raw), github_user_id=int(user["id"]), login=str(user["login"]),
-            # GitHub's avatar URL passes the one URL policy like every URL we store (docs/security.md)
-            name=user.get("name"), avatar_url=urls.allowed(user.get("avatar_url")), csrf_token=new_token(),
+            name=user.get("name"), avatar_url=_avatar(user), csrf_token=new_token(),
             installations=installations, repositories=repositories,
             expires_at=datetime.now(UTC) + SESSION_LIFETIME)
     set_cookie(site, response, COOKIE, raw, max_age=int(SESSION_LIFETIME.total_seconds()))
@@ -116,6 +118,14 @@ def csrf_ok(session: Session | None, form) -> bool:
     token = form.get("csrf_token") if form is not None else None
     return (session is not None and isinstance(token, str)
             and hmac.compare_digest(token.encode(), session.csrf_token.encode()))
+
+
+def _avatar(user: dict) -> str | None:
+    """GitHub's avatar URL through the one URL policy, like every URL we store (docs/security.md)."""
+    url, reason = urls.check(user.get("avatar_url"))
+    if url is None and user.get("avatar_url") is not None:
+        log.warning("url_refused", link="avatar_url", source="github_user", reason=reason)
+    return url
 
 
 def context(request: web.Request, session: Session | None) -> dict:

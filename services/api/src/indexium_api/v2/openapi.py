@@ -128,7 +128,8 @@ def document(settings: Settings) -> tuple[dict, dict]:
         "/v2/tag/game_version": _get("v2TagGameVersion", "Minecraft versions", _array("GameVersionTag"),
                                      not_found=False),
         "/v2/tag/loader": _get("v2TagLoader", "Loaders", _array("LoaderTag"), not_found=False),
-        "/v2/tag/category": _get("v2TagCategory", "Categories in use", _array("CategoryTag"), not_found=False),
+        "/v2/tag/category": _get("v2TagCategory", "The category vocabulary (Modrinth's mod categories)",
+                                 _array("CategoryTag"), not_found=False),
         "/v2/tag/license": _get("v2TagLicense", "Licenses", _array("LicenseTag"), not_found=False),
         "/v2/tag/license/{id}": _get(
             "v2LicenseText", "A license's title, and where SPDX publishes its text (none is shipped)",
