@@ -39,7 +39,6 @@ DIRECTIVES = frozenset({
     "child-src", "worker-src", "manifest-src", "form-action", "frame-ancestors", "base-uri",
     "navigate-to", "require-trusted-types-for", "trusted-types",
 })
-OUTCOMES = ("counted", "malformed", "too_large", "limited")
 _TYPES = ("application/csp-report", "application/reports+json", "application/json")
 _decode = msgspec.json.Decoder()
 
