@@ -64,8 +64,9 @@ async def _stored_before(seed, db):
     """A listed mod whose row holds what the indexer wrote before issue 33 (straight SQL)."""
     mod = await seed.mod("lumen", name="Lumen", categories=["storage"])
     await seed.version(mod, "1.0.0", [(*FABRIC_120, seed.hashes(1))])
-    await db.execute("UPDATE mods SET links = $2::jsonb, categories = $3, tags = $4 WHERE id = $1", mod["id"],
-                     HOSTILE_LINKS, HOSTILE_TOPICS, ["lighting", "<b>bold</b>"])
+    await db.execute("UPDATE mods SET links = $2::jsonb, categories = $3, tags = $4, repo_url = $5 WHERE id = $1",
+                     mod["id"], HOSTILE_LINKS, HOSTILE_TOPICS, ["lighting", "<b>bold</b>"],
+                     "javascript:alert(1)//owner/lumen")
     await db.execute("UPDATE version_files SET url = 'javascript:alert(1)' WHERE filename LIKE 'lumen-%'")
     return mod
 
@@ -134,7 +135,8 @@ def _row(links=None, files_url="https://github.com/o/r/releases/download/1/a.jar
     return {"slug": "lumen", "name": "Lumen", "summary": "s", "description": "d", "authors": ["a"], "owner": "o",
             "licenses": ["MIT"], "links": links or {}, "categories": list(categories), "tags": list(tags),
             "environment": "both", "loaders": ["fabric"], "game_versions": ["1.20.1"], "latest_version": "1",
-            "downloads": 1, "repo_full_name": "o/lumen", "created_at": None, "updated_at": None, "has_icon": True,
+            "downloads": 1, "repo_full_name": "o/lumen", "repo_url": "javascript:alert(1)//o/lumen", "created_at": None,
+            "updated_at": None, "has_icon": True,
             "active_servers": 0}
 
 

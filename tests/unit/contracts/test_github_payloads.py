@@ -77,6 +77,9 @@ def test_a_repository_page_is_its_html_url_only_when_that_is_its_page():
     assert repository_page("http://127.0.0.1:8085/alice/lumen", "alice/lumen") == "http://127.0.0.1:8085/alice/lumen"
     for hostile in ("javascript:alert(1)//alice/lumen", "https://x@github.com/alice/lumen", "https://github.com/mallory/lumen",
                     "https://github.com/alice/lumen?x=1", "https://github.com/alice/lumen#f", "http://[::1/alice/lumen",
-                    "https://github.com:x/alice/lumen", "https://github.com/alice/lumen\n", "//github.com/alice/lumen",
+                    "https://github.com:x/alice/lumen", "//github.com/alice/lumen", "https:\\\\github.com/alice/lumen",
+                    "https://github.com\\@evil.example/alice/lumen", "https://git\thub.com/alice/lumen",
                     "https://github.com/" + "a" * 600, None, ""):
         assert repository_page(hostile, "alice/lumen") is None, hostile
+    # The one URL policy trims what every URL parser trims at the ends.
+    assert repository_page("https://github.com/alice/lumen\n", "alice/lumen") == "https://github.com/alice/lumen"

@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from indexium_content import urls
+
 
 class Account(msgspec.Struct, frozen=True):
     id: int
@@ -25,16 +27,15 @@ class Installation(msgspec.Struct, frozen=True):
 
 
 def repository_page(url: str | None, full_name: str) -> str | None:
-    """``url`` without a trailing slash if it is the web page of repository ``full_name``."""
-    if not url or len(url) > 512 or any(c <= " " or c == "\x7f" for c in url):
+    """``url`` without a trailing slash if it is the web page of repository ``full_name``: a
+    URL the one URL policy keeps (``indexium_content.urls``: http(s), a host, no credentials,
+    nothing a browser would read as another URL), at most 512 characters, whose path is
+    ``/<full_name>`` with no query or fragment."""
+    url = urls.allowed(url)
+    if url is None or len(url) > 512:
         return None
-    try:
-        parts = urlsplit(url.rstrip("/"))
-        parts.port  # noqa: B018 - raises on a port that is not a number
-    except ValueError:
-        return None
-    if (parts.scheme not in ("http", "https") or not parts.hostname or "@" in parts.netloc
-            or parts.query or parts.fragment or parts.path.lower() != "/" + full_name.lower()):
+    parts = urlsplit(url.rstrip("/"))
+    if parts.query or parts.fragment or parts.path.lower() != "/" + full_name.lower():
         return None
     return url.rstrip("/")
 
