@@ -136,7 +136,7 @@ def _row(links=None, files_url="https://github.com/o/r/releases/download/1/a.jar
             "licenses": ["MIT"], "links": links or {}, "categories": list(categories), "tags": list(tags),
             "environment": "both", "loaders": ["fabric"], "game_versions": ["1.20.1"], "latest_version": "1",
             "downloads": 1, "repo_full_name": "o/lumen", "repo_url": "javascript:alert(1)//o/lumen", "created_at": None,
-            "updated_at": None, "has_icon": True,
+            "updated_at": None, "has_icon": True, "fork": False,
             "active_servers": 0}
 
 
@@ -164,5 +164,6 @@ def test_fuzz_rendered_links_of_the_mod_and_review_pages(client, links, file_url
     item = {"row": {"id": "00000000-0000-0000-0000-000000000000", "repo_full_name": "o/lumen", "mod_name": "Lumen",
                     "version_number": "1", "updated_at": None, "tag_name": "1",
                     "files": [{"url": file_url, "filename": "a.jar", "size": 1, "scan_status": "suspicious",
-                               "scan_reason": None, "sha256": None}]}, "findings": []}
+                               "scan_reason": None, "sha256": None}]}, "findings": [],
+            "ownership": ["claims the mod id lumen of o/lumen"], "reupload": False}
     assert_links_safe(render.text(app, "review.html", items=[item], done=None))
