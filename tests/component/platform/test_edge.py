@@ -234,3 +234,64 @@ async def test_an_app_with_an_aiohttp_middleware_refuses_to_start():
     with pytest.raises(RuntimeError, match="REQUEST_HOOK"):
         async with TestClient(TestServer(app)):
             pass
+
+
+async def test_a_request_head_over_the_parser_limits_is_the_envelope_logged_as_a_warning(raw_request):
+    """aiohttp answers a request line or header over its limits with a text/plain 400 and logs an
+    error-level traceback; ours is the envelope (414, 431; 400 for a head that is not HTTP) at
+    warning level (info for the 400), without a traceback. The request line itself holds 1,000 ids."""
+    import io
+    import json
+    import logging
+
+    import structlog
+
+    from indexium_platform import logs
+    from indexium_platform.web import MAX_HEADER_FIELD, MAX_HEADERS, MAX_REQUEST_LINE
+
+    class Stderr(io.TextIOWrapper):
+        def isatty(self) -> bool:
+            return False
+
+    raw = io.BytesIO()
+    root = logging.getLogger()
+    kept = root.handlers[:], root.level
+    logs.configure("edge", fmt="json", level="info", stream=Stderr(raw, encoding="utf-8", write_through=True))
+    app = base_app("edge", ServiceMetrics("edge"))
+
+    async def ids(request: web.Request) -> web.Response:
+        return web.Response(text=str(len(json.loads(request.query["ids"]))))
+
+    app.router.add_get("/ids", ids)
+    try:
+        async with TestClient(TestServer(app)) as client:
+            thousand = "%5B" + "%2C".join(f"%22{i:08d}%22" for i in range(1000)) + "%5D"  # ~17 KB
+            status, answer = await raw_request(client, "GET", f"/ids?ids={thousand}", {})
+            assert status == 200 and answer.endswith(b"1000")
+            slugs = "%5B" + "%2C".join(f"%22{i:064d}%22" for i in range(1000)) + "%5D"  # 1,000 longest slugs
+            assert len(slugs) < MAX_REQUEST_LINE - 100
+            assert (await raw_request(client, "GET", f"/ids?ids={slugs}", {}))[0] == 200
+            cases = [
+                (("GET", "/ids?ids=" + "x" * MAX_REQUEST_LINE, {}), 414, "uri_too_long"),
+                (("GET", "/ids", {b"X-Big": b"y" * (MAX_HEADER_FIELD + 1)}), 431, "header_too_large"),
+                (("GET", "/ids", {f"X-H{i}".encode(): b"1" for i in range(MAX_HEADERS + 1)}), 431,
+                 "header_too_large"),
+                (("GET", "/ids", {b"Bad Header": b"1"}), 400, "bad_request"),
+            ]
+            for (method, path, headers), expected, code in cases:
+                status, answer = await raw_request(client, method, path, headers)
+                head, _, body = answer.partition(b"\r\n\r\n")
+                assert status == expected, (code, answer[:200])
+                assert b"Content-Type: application/json" in head and b"X-Request-Id: " in head
+                assert json.loads(body)["error"] == code
+        logs.flush()
+        lines = [json.loads(line) for line in raw.getvalue().splitlines()]
+        refused = [line for line in lines if line["event"] == "request_head_refused"]
+        assert [(line["status"], line["level"]) for line in refused] == [
+            (414, "warning"), (431, "warning"), (431, "warning"), (400, "info")]
+        assert not [line for line in lines if line["level"] in ("error", "critical") or "exception" in line]
+    finally:
+        structlog.reset_defaults()
+        structlog.contextvars.clear_contextvars()
+        root.handlers[:], _ = kept
+        root.setLevel(kept[1])

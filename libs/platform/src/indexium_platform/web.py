@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable
 import msgspec
 import structlog
 from aiohttp import web
-from aiohttp.http_exceptions import HttpProcessingError
-from aiohttp.web_protocol import RequestPayloadError
+from aiohttp.http_exceptions import BadHttpMessage, HttpProcessingError, LineTooLong
+from aiohttp.web_protocol import RequestHandler, RequestPayloadError
 from aiohttp.web_urldispatcher import SystemRoute, UrlMappingMatchInfo
 from multidict import istr
 
@@ -443,13 +443,85 @@ async def _mark_shutting_down(app: web.Application) -> None:
     app[SHUTTING_DOWN].set()
 
 
+# What aiohttp's parser reads of a request's head (its defaults: 8,190 bytes a line or field, 128
+# headers). The request line holds a bulk GET's ids: /v2's ids=["…"] with 1,000 ids or slugs (up to
+# 64 characters each, ~73 bytes URL-encoded) is ~73 KB, so the line may hold 80 KiB, which still
+# bounds what one connection's head can make us buffer. A header field keeps aiohttp's 8,190 (a
+# browser's cookies fit). The two must differ: a LineTooLong says which by the limit it names.
+MAX_REQUEST_LINE = 80 * 1024
+MAX_HEADER_FIELD = 8190
+MAX_HEADERS = 128
+
+
+def _refusal(handler: RequestHandler, exc: BaseException | None) -> tuple[int, str, str] | None:
+    """(status, code, description) for a request head aiohttp's parser refused, else None."""
+    if isinstance(exc, LineTooLong):
+        limit = exc.args[1] if len(exc.args) > 1 else None
+        if limit == handler.max_line_size:
+            return 414, "uri_too_long", f"The request line is longer than {limit} bytes."
+        return 431, "header_too_large", f"A request header is longer than {handler.max_field_size} bytes."
+    if isinstance(exc, BadHttpMessage) and exc.message == "Too many headers received":
+        return 431, "header_too_large", f"A request has at most {MAX_HEADERS} headers."
+    if isinstance(exc, HttpProcessingError):
+        return 400, "bad_request", "The request could not be parsed as HTTP/1.1."
+    return None
+
+
+class _EdgeHandler(RequestHandler):
+    """aiohttp's per-connection protocol, answering a request head its parser refused (too
+    long, malformed) with the error envelope, logged at warning without a traceback. aiohttp's
+    own answer is a text/plain 400 for all of them and an error-level traceback for each: a
+    client's mistake (or a probe) is not our error. Everything else is aiohttp's."""
+
+    __slots__ = ()
+
+    def handle_error(self, request, status: int = 500, exc: BaseException | None = None,
+                     message: str | None = None) -> web.StreamResponse:
+        refusal = _refusal(self, exc)
+        if refusal is None or request.writer.output_size > 0:
+            return super().handle_error(request, status, exc, message)
+        status, code, description = refusal
+        request_id = new_request_id()
+        # No client address, as every log line here; no traceback: nothing of ours failed. A head
+        # over our limits is a warning (a real client may need more); junk (a port scan) is info.
+        (log.warning if status != 400 else log.info)("request_head_refused", status=status, error=code,
+                                                     request_id=request_id)
+        response = error_response(status, code, description, {X_REQUEST_ID: request_id})
+        response.force_close()  # the parser cannot go on reading this connection
+        return response
+
+
+class _EdgeServer(web.Server):
+    """aiohttp's Server, making an :class:`_EdgeHandler` for each connection."""
+
+    def __call__(self) -> RequestHandler:
+        return _EdgeHandler(self, loop=self._loop, **self._kwargs)
+
+
+def _serve_with_edge_handlers(app: web.Application) -> None:
+    """Every server made for ``app`` (web.run_app's, a test's TestServer, make run's) makes
+    :class:`_EdgeHandler` connections. aiohttp has no setting for the protocol class: its
+    runners all get their Server from ``app._make_handler``, so that is wrapped, on this app
+    only (tests/component/platform/test_edge.py pins it)."""
+    make = app._make_handler
+
+    def make_handler(**kwargs) -> web.Server:
+        server = make(**kwargs)
+        server.__class__ = _EdgeServer  # (a subclass adding no state: only __call__ differs)
+        return server
+
+    app._make_handler = make_handler
+
+
 def base_app(
     service: str, metrics: ServiceMetrics, *, client_max_size: int = 1024**2,
     handler_args: dict | None = None,
 ) -> web.Application:
     # Request bodies are inflated by read_request_body, never by aiohttp (see inflate.py).
-    handler_args = {"auto_decompress": False, **(handler_args or {})}
+    handler_args = {"auto_decompress": False, "max_line_size": MAX_REQUEST_LINE, "max_field_size": MAX_HEADER_FIELD,
+                    "max_headers": MAX_HEADERS, **(handler_args or {})}
     app = web.Application(client_max_size=client_max_size, handler_args=handler_args)
+    _serve_with_edge_handlers(app)
     # The edge wraps every route when the app starts (_edge); no middleware. A service adding
     # a middleware of its own puts it outside the edge: use the hooks above instead.
     app.router.register_resource(_Unmatched(app.router, _edge(app)))

@@ -14,7 +14,9 @@ from indexium_db.queries.facets import Facet
 
 from .. import params
 
-MAX_IDS = 100
+# ids=[...] of a bulk GET: launchers ask for a whole modpack's projects or versions at once (hundreds);
+# 1,000 of the longest keys fit in the request line the platform reads (web.MAX_REQUEST_LINE).
+MAX_IDS = 1000
 MAX_GROUPS = 20
 _strings = msgspec.json.Decoder(list[str])
 _groups = msgspec.json.Decoder(list[list[str] | str])
