@@ -111,10 +111,43 @@ async def test_least_recently_used_entries_leave_when_over_the_byte_budget():
     for key in "abc":
         await cache.get(key, (), 60, Source())
     await cache.get("a", (), 60, Source())  # touch a
-    await cache.get("d", (), 60, Source())
+    assert (await cache.get("d", (), 60, Source()))[1] == MISS  # asked once: b holds its place
+    assert len(cache) == 3 and cache.refused == 1
+    await cache.get("d", (), 60, Source())  # asked twice: more than b (stored, never hit) was
     assert len(cache) == 3 and cache.bytes == 300
+    assert (await cache.get("d", (), 60, Source()))[1] == HIT
     assert (await cache.get("b", (), 60, Source()))[1] == MISS  # b was the least recently used
     assert (await cache.get("a", (), 60, Source()))[1] == HIT
+
+
+async def test_a_flood_of_keys_asked_for_once_cannot_push_out_the_hot_entries():
+    """The probe: 80,000 random pages pushed every hot entry out of a full cache. Now a full
+    cache keeps its entries against keys asked for once (or as often as they were), stays
+    within its byte budget, and still takes in a key asked for more often than its oldest entry."""
+    clock = Clock()
+    cache = make(clock, max_bytes=100 * 100)  # 100 entries of 100 bytes
+    hot = [f"hot{i}" for i in range(100)]
+    for key in hot:
+        await cache.get(key, (), 600, Source())
+    for rounds in range(3):
+        for key in hot:
+            assert (await cache.get(key, (), 600, Source()))[1] == HIT
+    for i in range(80_000):
+        await cache.get(("page", i), (), 600, Source())
+        if i % 8000 == 0:  # the hot entries go on being asked for, now and then
+            for key in hot[:10]:
+                cache.fresh(key, ())
+    assert cache.bytes <= 100 * 100 and len(cache) == 100
+    assert all(key in cache for key in hot)
+    assert cache.refused == 80_000
+    newcomer = ("page", "new")
+    for _ in range(5):  # asked for five times: more than the oldest hot entry (3 hits and its miss)
+        await cache.get(newcomer, (), 600, Source())
+    assert newcomer in cache and "hot10" not in cache  # the oldest of the hot entries made way
+    clock.now += 600 + 3600  # the oldest is past its TTL and its stale-if-error window: it goes
+    for _ in range(2):
+        await cache.get(("page", "later"), (), 600, Source())
+    assert ("page", "later") in cache
 
 
 async def test_errors_other_than_unavailable_propagate_and_are_not_cached():
