@@ -1,20 +1,48 @@
-"""Rate limiting: the fixed window, and which address is limited behind trusted proxies."""
+"""Rate limiting: the token bucket, and which address is limited behind trusted proxies."""
 
 from indexium_api.ratelimit import ClientKeys, RateLimiter
 
 
-def test_fixed_window_counts_and_resets():
+def test_a_bucket_lets_a_burst_through_then_the_rate_and_refills():
     now = [120.0]
-    limiter = RateLimiter(3, clock=lambda: now[0])
+    limiter = RateLimiter(60, 3, clock=lambda: now[0])  # one a second, three at once
     verdicts = [limiter.hit("a") for _ in range(4)]
     assert [v.allowed for v in verdicts] == [True, True, True, False]
     assert [v.remaining for v in verdicts] == [2, 1, 0, 0]
-    assert verdicts[0].reset_s == 60 and verdicts[0].limit == 3
+    assert [v.reset_s for v in verdicts] == [1, 2, 3, 1]  # full again in n s; the refused one: retry in 1 s
+    assert verdicts[0].limit == 60
     assert limiter.hit("b").allowed  # per client
-    now[0] = 179.5
-    assert limiter.hit("a").reset_s == 1
-    now[0] = 180.0
-    assert limiter.hit("a").allowed and limiter.hit("a").remaining == 1
+    now[0] += 1.0  # one token back, not a whole window
+    assert limiter.hit("a").allowed and not limiter.hit("a").allowed
+    now[0] += 10.0  # full again: three at once, never more
+    assert [limiter.hit("a").allowed for _ in range(4)] == [True, True, True, False]
+
+
+def test_a_flood_gets_the_rate_not_a_windows_worth_at_its_start():
+    """A fixed window gave a client its whole minute at once at every boundary; the bucket
+    gives a client sending as fast as it can its burst, then per_minute/60 a second."""
+    now = [1000.0]
+    limiter = RateLimiter(1200, 120, clock=lambda: now[0])
+    allowed = 0
+    for _ in range(60 * 100):  # 100 requests every 10 ms for a minute
+        allowed += limiter.hit("flood").allowed
+        now[0] += 0.01
+    assert 120 + 1200 - 2 <= allowed <= 120 + 1200 + 1
+
+
+def test_clients_are_forgotten_once_their_bucket_is_full_again():
+    from indexium_api import ratelimit
+
+    now = [1000.0]
+    limiter = RateLimiter(60, 5, clock=lambda: now[0])
+    for key in ("a", "b", "c"):
+        limiter.hit(key)
+    now[0] += 1.5
+    limiter.hit("c")
+    assert len(limiter) == 3
+    now[0] += ratelimit.SWEEP_S  # a sweep: a and b are full again, c too by now
+    limiter.hit("d")
+    assert len(limiter) == 1 and set(limiter._full_at) == {"d"}
 
 
 def test_keys_without_trusted_proxies_ignore_forwarded_headers():
@@ -37,33 +65,30 @@ def test_trusted_proxies_name_the_client():
     assert keys.key("198.51.100.9", "10.1.2.3") == "198.51.100.9"  # not a trusted peer
 
 
-def test_client_keys_are_remembered_for_one_window_only_and_in_a_bounded_table(monkeypatch):
-    """A client's key is made once a window from its (peer, X-Forwarded-For) and dropped with
-    the window's counts, so no address outlives its window; the table is emptied whole when
-    it is full (X-Forwarded-For is client-chosen text)."""
+def test_client_keys_are_remembered_until_the_next_sweep_and_in_a_bounded_table(monkeypatch):
+    """A client's key is made once a sweep from its (peer, X-Forwarded-For) and the table is
+    emptied at every sweep, so no address outlives it; it is emptied whole when it is full
+    (X-Forwarded-For is client-chosen text)."""
     from indexium_api import ratelimit
 
     made = []
 
     class Counting(ClientKeys):
-        def key(self, peer, forwarded_for):
+        def make(self, peer, forwarded_for):
             made.append((peer, forwarded_for))
-            return super().key(peer, forwarded_for)
+            return super().make(peer, forwarded_for)
 
     now = [120.0]
-    keys, limiter = Counting(("10.0.0.0/8",)), RateLimiter(100, clock=lambda: now[0])
-    limiter.hit("198.51.100.7")  # the window starts
+    keys = Counting(("10.0.0.0/8",), clock=lambda: now[0])
     for _ in range(3):
-        assert limiter.key(keys, "198.51.100.7", None) == "198.51.100.7"
-        assert limiter.key(keys, "10.1.2.3", None) is None  # remembered too: a proxy naming no client
-        assert limiter.key(keys, "10.1.2.3", "203.0.113.5") == "203.0.113.5"
-        limiter.hit("198.51.100.7")
+        assert keys.key("198.51.100.7", None) == "198.51.100.7"
+        assert keys.key("10.1.2.3", None) is None  # remembered too: a proxy naming no client
+        assert keys.key("10.1.2.3", "203.0.113.5") == "203.0.113.5"
     assert len(made) == 3
-    now[0] = 180.0  # the next window: the table went with the counts
-    limiter.hit("198.51.100.7")
-    assert limiter._keys == {}
-    assert limiter.key(keys, "198.51.100.7", None) == "198.51.100.7" and len(made) == 4
+    now[0] += ratelimit.SWEEP_S  # the next sweep: the table is emptied
+    assert keys.key("198.51.100.7", None) == "198.51.100.7" and len(made) == 4
+    assert list(keys._made) == [("198.51.100.7", None)]
     monkeypatch.setattr(ratelimit, "KEYS_MAX", 2)
-    limiter.key(keys, "10.1.2.3", "203.0.113.6")
-    limiter.key(keys, "10.1.2.3", "203.0.113.7")  # full: emptied, then this one kept
-    assert list(limiter._keys) == [("10.1.2.3", "203.0.113.7")]
+    keys.key("10.1.2.3", "203.0.113.6")
+    keys.key("10.1.2.3", "203.0.113.7")  # full: emptied, then this one kept
+    assert list(keys._made) == [("10.1.2.3", "203.0.113.7")]

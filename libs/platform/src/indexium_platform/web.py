@@ -46,9 +46,10 @@ PREFLIGHT = web.AppKey("preflight", Callable[[web.Request, web.HTTPMethodNotAllo
 # its pages with pages). A hook rather than a middleware, which would cost every request.
 ERROR_PAGE = web.AppKey("error_page", Callable[[web.Request, Exception], "web.StreamResponse | None"])
 # Optional: called with every request before its handler, once its request id is bound; it
-# raises (an ApiError, say) to answer instead of the handler (the API's rate limit). A hook
-# rather than a middleware, for the reason above.
-REQUEST_HOOK = web.AppKey("request_hook", Callable[[web.Request], None])
+# raises (an ApiError, say) to answer instead of the handler (the API's rate limit), or returns
+# an awaitable that the edge awaits first, which may raise likewise (the API answers a refusal
+# only after a pause). A hook rather than a middleware, for the reason above.
+REQUEST_HOOK = web.AppKey("request_hook", Callable[[web.Request], "Awaitable[None] | None"])
 
 log = logs.get(__name__)
 request_line = logs.canonical(__name__)
@@ -326,8 +327,8 @@ def _edge(app: web.Application):
                 try:
                     try:
                         before = hooks.request
-                        if before is not None:
-                            before(request)
+                        if before is not None and (pause := before(request)) is not None:
+                            await pause
                         response = await handler(request)
                     except Exception as exc:
                         error_page = hooks.error_page

@@ -19,14 +19,20 @@ from indexium_platform.web import base_app, serve
 
 from . import db, edge, lookups, openapi, respond, routes, site, subscriptions, v2
 from .cache import Cache
+from .inflight import InFlight
 from .invalidation import Invalidator
 from .metrics import ApiMetrics
-from .ratelimit import ClientKeys, RateLimiter
+from .ratelimit import ClientKeys, RateLimiter, Tarpit
 from .search_index import LiveIndex
 from .settings import Settings
 from .state import API, Api
 
 NAME = "api"
+# A request over its client's rate limit is answered 429 after this pause (ratelimit.Tarpit): a
+# flood that sends its next request when its last was answered gets one a second a connection.
+# At most 1,024 refusals of one client and 8,192 in all are held (~8 KB each with its connection:
+# 400 held took the bench's API 3 MB); past that the 429 goes at once and closes the connection.
+REFUSAL_PAUSE_S, REFUSALS_HELD_PER_CLIENT, REFUSALS_HELD = 1.0, 1024, 8192
 INVALIDATOR = web.AppKey("invalidator", Invalidator)
 
 
@@ -38,9 +44,14 @@ def create_app(settings: Settings) -> web.Application:
                   stale_if_error_s=settings.cache_stale_if_error_s, sizeof=respond.sizeof)
     metrics.cache_entries.set_function(lambda: len(cache))
     metrics.cache_bytes.set_function(lambda: cache.bytes)
-    limiter = RateLimiter(settings.rate_limit_per_minute) if settings.rate_limit_per_minute else None
+    per_minute, auth = settings.rate_limit_per_minute, settings.rate_limit_auth_per_minute
     api = Api(settings=settings, cache=cache, metrics=metrics, keys=ClientKeys(settings.trusted_proxies),
-              limiter=limiter)
+              # (A burst is never more than a minute's worth: the limit says what a minute allows.)
+              limiter=RateLimiter(per_minute, min(settings.rate_limit_burst, per_minute)) if per_minute else None,
+              auth_limiter=RateLimiter(auth, max(1, auth // 2)) if auth else None,
+              in_flight=InFlight(settings.client_max_in_flight, settings.client_wait_s)
+              if settings.client_max_in_flight else None,
+              tarpit=Tarpit(REFUSAL_PAUSE_S, per_client=REFUSALS_HELD_PER_CLIENT, total=REFUSALS_HELD))
     app[API] = api
 
     async def database(res: Resources) -> None:

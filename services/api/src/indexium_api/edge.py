@@ -1,4 +1,5 @@
-"""What every public response gets: the rate limit, CORS, and no-store on errors.
+"""What every response gets: the rate limit (every route but the operational ones), and on
+the public JSON routes CORS and no-store on errors.
 
 CORS is open (``Access-Control-Allow-Origin: *``, no credentials): web UIs and launchers
 call the API from browsers, and nothing here depends on cookies. Preflights are answered
@@ -7,16 +8,20 @@ for the read methods and the two read-only POST lookups.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+
 from aiohttp import hdrs, web
 from multidict import CIMultiDict
 
 from indexium_platform.web import PREFLIGHT, REQUEST_HOOK, RESPONSE_HOOK, ApiError
 
-from .ratelimit import Verdict
-from .state import API
+from .ratelimit import RateLimiter, Verdict
+from .state import API, CLIENT
 from .views import BASE
 
 RATE = web.RequestKey("rate", Verdict)  # read again when the response is prepared
+OPERATIONAL = frozenset({"/healthz", "/readyz", "/metrics"})  # probes and scrapes: never limited
+AUTH_PREFIX = "/auth/"  # sign-in: its own, much smaller budget
 PUBLIC_PREFIXES = (BASE + "/", "/openapi.json", "/v2/", "/updates/")  # /v2: the Modrinth-compatible surface
 EXPOSED = "ETag, Retry-After, X-Cache, X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
 CORS = CIMultiDict({"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": EXPOSED})
@@ -37,24 +42,43 @@ def _public_request(request: web.Request) -> bool:
     return request.path.startswith(PUBLIC_PREFIXES)
 
 
-def rate_limit(request: web.Request) -> None:
-    """Counts a public request against its client's limit: 429 (raised) past it. Called by
-    the platform's edge before the handler (REQUEST_HOOK): no middleware layer of its own."""
-    if request.method == "OPTIONS" or not _public_request(request):
+def _budget(api, path: str) -> tuple[RateLimiter | None, str]:
+    return (api.auth_limiter, "auth") if path.startswith(AUTH_PREFIX) else (api.limiter, "rate")
+
+
+def admit(request: web.Request) -> Awaitable[None] | None:
+    """Counts a request against its client's budget and notes the client for the in-flight cap
+    (respond.uncached). Every route but the operational ones counts, the web site's pages and
+    static files too, and /auth/* against its own smaller budget. Past the budget: a 429 after
+    a pause (the returned awaitable raises it; ratelimit.Tarpit), or at once when too many are
+    held. Called by the platform's edge before the handler (REQUEST_HOOK): no middleware layer."""
+    resource = request.match_info.route.resource
+    path = resource.canonical if resource is not None else request.path
+    if path in OPERATIONAL:
         return
     api = request.app[API]
     # The peer address is used here and only here: never logged, never a label.
-    limiter = api.limiter
-    key = limiter.key(api.keys, request.remote, request.headers.get(hdrs.X_FORWARDED_FOR))
+    key = api.keys.key(request.remote, request.headers.get(hdrs.X_FORWARDED_FOR))
     if key is None:  # a trusted proxy forwarding no client
+        return
+    request[CLIENT] = key
+    limiter, reason = _budget(api, path)
+    if limiter is None:
         return
     verdict = limiter.hit(key)
     request[RATE] = verdict
     if not verdict.allowed:
-        api.metrics.rate_limited.inc()
-        raise ApiError(429, "rate_limited",
-                       f"More than {verdict.limit} requests in a minute; retry in {verdict.reset_s} s.",
-                       headers={"Retry-After": str(verdict.reset_s)})
+        api.metrics.rate_limited.labels(reason).inc()
+        refusal = ApiError(429, "rate_limited",
+                           f"More than {verdict.limit} requests a minute (or {limiter.burst} at once); "
+                           f"retry in {verdict.reset_s} s.",
+                           headers={"Retry-After": str(verdict.reset_s)})
+        tarpit = api.tarpit
+        if tarpit is not None and tarpit.hold(key):
+            return tarpit.answer_later(key, refusal)  # answered after a pause (ratelimit.Tarpit)
+        refusal.close_connection = True  # too many held: at once, and this connection ends
+        raise refusal
+    return None
 
 
 def preflight(request: web.Request, refused: web.HTTPMethodNotAllowed) -> web.Response | None:
@@ -93,9 +117,10 @@ def decorate_limited(request: web.Request, response: web.StreamResponse) -> None
 
 def setup(app: web.Application) -> None:
     app[PREFLIGHT] = preflight  # answered by the platform's edge: no middleware of our own
-    limited = app[API].limiter is not None
-    if limited:  # not even a call per request when the limit is off
-        app[REQUEST_HOOK] = rate_limit
+    api = app[API]
+    limited = api.limiter is not None or api.auth_limiter is not None
+    if limited:  # not even a call per request when the limit is off (a miss finds its client itself)
+        app[REQUEST_HOOK] = admit
     # By the platform's edge: no signal per response; without a limit, no look-up
     # of a verdict that is never there (a missing request key costs a raised KeyError).
     app[RESPONSE_HOOK] = decorate_limited if limited else decorate

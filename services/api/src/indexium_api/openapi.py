@@ -67,7 +67,8 @@ def _responses(ok: dict, *, cached: bool = True, not_found: bool = False, body: 
         out["404"] = _error("No such mod, version or file.", _HEADERS_404 if cached else None)
     if body:
         out["413"] = _error("The body is larger than 1 MiB.")
-    out["429"] = _error("Rate limit exceeded.", _RETRY_AFTER)
+    out["429"] = _error("Rate limit exceeded (rate_limited), or more than the client's cap of uncached requests "
+                        "at once (too_many_in_flight).", _RETRY_AFTER)
     out["503"] = _error("PostgreSQL is unavailable and no cached answer exists.", _RETRY_AFTER)
     return out
 

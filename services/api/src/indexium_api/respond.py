@@ -7,9 +7,10 @@ function computing ``(status, payload)`` from the database. 404s are cached like
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 from dataclasses import dataclass, field
 
@@ -22,11 +23,13 @@ from indexium_platform.web import ApiError
 
 from . import search_index
 from .cache import HIT, Unavailable
-from .state import API, Api
+from .inflight import Busy
+from .state import API, CLIENT, Api
 
 _json = msgspec.json.Encoder()
 GLOBAL = "global"  # every listing and lookup that any version event may change
 _X_CACHE = {"hit": "HIT", "miss": "MISS", "coalesced": "MISS", "stale": "STALE"}
+_UNSET = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,11 +132,45 @@ async def cached(
         result = await compute()
         return result if isinstance(result, Cached) else make(*result)
 
+    # Waiting for a computation of this key already in flight costs the database nothing: no slot.
     try:
-        value, result = await api.cache.get(key, tags, api.settings.cache_ttl_s if ttl is None else ttl, build)
+        async with contextlib.nullcontext() if api.cache.computing(key) else uncached(request, api):
+            value, result = await api.cache.get(key, tags, api.settings.cache_ttl_s if ttl is None else ttl, build)
     except Unavailable:
         raise unavailable(request) from None
     return _answer(request, api, value, result, cache_control)
+
+
+@contextlib.asynccontextmanager
+async def uncached(request: web.Request, api: Api | None = None) -> AsyncIterator[None]:
+    """Around a request's uncached work (a cache miss, a lookup, a session read): one of its
+    client's in-flight slots held (inflight.py), waited for in turn; a 429 when the client
+    already has too many in flight. Nothing for a request with no client (the cap is off, or a
+    trusted proxy named none)."""
+    if api is None:
+        api = request.app[API]
+    in_flight = api.in_flight
+    if in_flight is None:
+        yield
+        return
+    key = request.get(CLIENT, _UNSET)  # (the rate limit's hook noted it; with the limit off, found here)
+    if key is _UNSET:
+        key = request[CLIENT] = api.keys.key(request.remote, request.headers.get(hdrs.X_FORWARDED_FOR))
+    if key is None:
+        yield
+        return
+    try:
+        await in_flight.acquire(key)
+    except Busy as busy:
+        api.metrics.rate_limited.labels("in_flight").inc()
+        raise ApiError(429, "too_many_in_flight",
+                       f"More than {busy.cap} of your requests are being computed at once; "
+                       f"retry in {busy.retry_after_s} s.",
+                       headers={"Retry-After": str(busy.retry_after_s)}) from None
+    try:
+        yield
+    finally:
+        in_flight.release(key)
 
 
 def _answer(request: web.Request, api: Api, value: Cached, result: str, cache_control: str | None) -> web.Response:
@@ -153,9 +190,10 @@ def _answer(request: web.Request, api: Api, value: Cached, result: str, cache_co
 
 async def query(request: web.Request, fn, *args, **kwargs):
     """One uncached database call (bulk POST lookups); 503 when PostgreSQL is unavailable."""
-    db = request.app[API].db
+    api = request.app[API]
     try:
-        return await db.run(fn, *args, **kwargs)
+        async with uncached(request, api):
+            return await api.db.run(fn, *args, **kwargs)
     except Unavailable:
         raise unavailable(request) from None
 

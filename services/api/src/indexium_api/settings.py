@@ -55,8 +55,17 @@ class Settings(Common, frozen=True, kw_only=True):
     db_breaker_s: float = msgspec.field(default=1.0, name="INDEXIUM_API_DB_BREAKER_SECONDS")
     retry_after_s: int = msgspec.field(default=5, name="INDEXIUM_API_RETRY_AFTER_SECONDS")
 
-    # Rate limit per client address per minute; 0 turns it off. Bulk routes count once.
+    # Rate limit per client address per minute on every route but /healthz, /readyz and /metrics
+    # (the site's pages too); 0 turns it off. Bulk routes count once. At most BURST at once.
     rate_limit_per_minute: int = msgspec.field(default=1200, name="INDEXIUM_API_RATE_LIMIT_PER_MINUTE")
+    rate_limit_burst: int = msgspec.field(default=120, name="INDEXIUM_API_RATE_LIMIT_BURST")
+    # /auth/* (sign-in writes a row and sends the browser to GitHub) has its own, much smaller
+    # budget, half of it at once; 0 turns it off.
+    rate_limit_auth_per_minute: int = msgspec.field(default=20, name="INDEXIUM_API_RATE_LIMIT_AUTH_PER_MINUTE")
+    # Uncached requests (cache misses, bulk lookups, sign-ins) one client may have in flight at
+    # once; its next waits up to CLIENT_WAIT_SECONDS for one of them, then 429. 0 turns it off.
+    client_max_in_flight: int = msgspec.field(default=4, name="INDEXIUM_API_CLIENT_MAX_IN_FLIGHT")
+    client_wait_s: float = msgspec.field(default=2.0, name="INDEXIUM_API_CLIENT_WAIT_SECONDS")
     # Proxies (CIDRs) whose X-Forwarded-For is believed; none by default. A request from one
     # of them is limited by the forwarded client address, or not at all when none is given.
     trusted_proxies: tuple[str, ...] = msgspec.field(default=(), name="INDEXIUM_API_TRUSTED_PROXIES")
@@ -98,8 +107,13 @@ class Settings(Common, frozen=True, kw_only=True):
             raise ValueError("INDEXIUM_API_DEFAULT_LIMIT must be between 1 and INDEXIUM_API_MAX_LIMIT")
         if self.cache_ttl_s < 0 or self.cache_stale_s < 0 or self.cache_max_mb < 1:
             raise ValueError("INDEXIUM_API_CACHE_* must not be negative (CACHE_MAX_MB at least 1)")
-        if self.rate_limit_per_minute < 0 or self.db_pool_size < 1:
-            raise ValueError("INDEXIUM_API_RATE_LIMIT_PER_MINUTE >= 0, INDEXIUM_API_DB_POOL_SIZE >= 1")
+        if self.rate_limit_per_minute < 0 or self.rate_limit_auth_per_minute < 0 or self.db_pool_size < 1:
+            raise ValueError("INDEXIUM_API_RATE_LIMIT_PER_MINUTE and _AUTH_PER_MINUTE >= 0, "
+                             "INDEXIUM_API_DB_POOL_SIZE >= 1")
+        if self.rate_limit_burst < 1:
+            raise ValueError("INDEXIUM_API_RATE_LIMIT_BURST must be at least 1")
+        if self.client_max_in_flight < 0 or self.client_wait_s < 0:
+            raise ValueError("INDEXIUM_API_CLIENT_MAX_IN_FLIGHT and INDEXIUM_API_CLIENT_WAIT_SECONDS must not be negative")
         if min(self.search_index_refresh_s, self.search_index_load_timeout_s, self.search_index_catch_up_s) <= 0:
             raise ValueError("INDEXIUM_API_SEARCH_INDEX_*_SECONDS must be positive")
         clientaddr.check_networks("INDEXIUM_API_TRUSTED_PROXIES", self.trusted_proxies)

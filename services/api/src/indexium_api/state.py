@@ -11,8 +11,9 @@ from indexium_db.queries.catalog import Corrections
 
 from .cache import Cache
 from .db import ReadDatabase
+from .inflight import InFlight
 from .metrics import ApiMetrics
-from .ratelimit import ClientKeys, RateLimiter
+from .ratelimit import ClientKeys, RateLimiter, Tarpit
 from .settings import Settings
 
 
@@ -22,7 +23,10 @@ class Api:
     cache: Cache
     metrics: ApiMetrics
     keys: ClientKeys
-    limiter: RateLimiter | None
+    limiter: RateLimiter | None  # every route but the operational ones, and /auth/*'s below
+    auth_limiter: RateLimiter | None = field(default=None)  # /auth/*: sign-ins
+    in_flight: InFlight | None = field(default=None)  # uncached work per client (inflight.py)
+    tarpit: Tarpit | None = field(default=None)  # refusals answered after a pause (ratelimit.py)
     db: ReadDatabase | None = field(default=None)  # set by the pool's cleanup_ctx
     parsed_searches: dict = field(default_factory=dict)  # (surface, raw query string) -> parsed search
     corrections: Corrections = field(default_factory=Corrections)  # typo -> catalogue word, this process
@@ -36,3 +40,6 @@ class Api:
 
 
 API = web.AppKey("api", Api)
+# The request's client (ratelimit.ClientKeys' key, None for a trusted proxy naming no client), noted
+# by the rate limit's hook, or by the request's first miss (respond.uncached) when the limit is off.
+CLIENT = web.RequestKey("client", str)

@@ -28,7 +28,7 @@ STATIC_PREFIX = "/static/site"
 # Paths that are the JSON API's, never the site's: their errors stay the JSON envelope.
 _NOT_SITE = ("/api/", "/v2/", "/v2", "/openapi.json", "/healthz", "/readyz", "/metrics", "/webhooks/")
 _TITLES = {400: "That request did not make sense", 403: "Not allowed", 404: "Page not found",
-           405: "Not allowed", 503: "Briefly unavailable"}
+           405: "Not allowed", 429: "Too many requests", 503: "Briefly unavailable"}
 
 
 def _is_site(request: web.Request) -> bool:
@@ -53,6 +53,8 @@ def error_page(request: web.Request, exc: Exception) -> web.StreamResponse | Non
                                      exc.description)
         for k, v in (exc.headers or {}).items():
             response.headers[k] = v
+        if exc.close_connection:
+            response.force_close()
         return response
     if isinstance(exc, web.HTTPException):
         if exc.status < 400:

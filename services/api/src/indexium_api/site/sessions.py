@@ -23,6 +23,7 @@ from indexium_content import urls
 from indexium_db.queries import site as site_q
 from indexium_platform import logs
 
+from ..respond import uncached
 from .state import SITE, Site
 
 log = logs.get(__name__)
@@ -76,7 +77,7 @@ async def current(request: web.Request) -> Session | None:
     site = request.app[SITE]
     raw = request.cookies.get(COOKIE)
     if raw and len(raw) <= 128 and site.pool is not None:
-        async with site.pool.acquire() as conn:
+        async with uncached(request), site.pool.acquire() as conn:  # (any cookie costs a read: capped per client)
             row = await site_q.get_session(conn, digest(site, "session", raw),
                                            idle_s=SESSION_IDLE.total_seconds(),
                                            seen_every_s=SEEN_EVERY.total_seconds())
