@@ -27,8 +27,9 @@ class ApiMetrics:
             "search_query_duration_seconds", "Database time of one uncached search.")
         self.search_index_mods = base.gauge(
             "search_index_mods", "Listed mods in this replica's search index (0: not loaded, search on SQL).")
-        # outcome: ok | bad_state | refused | github_down (the web site's GitHub sign-in)
-        self.site_sign_ins = base.counter("site_sign_ins_total", "Web-site sign-in callbacks by outcome.", ("outcome",))
+        # outcome: ok | bad_state | refused | github_down (callbacks) | too_many (a sign-in not started:
+        # its client started too many, or too many are in progress; oauth.py)
+        self.site_sign_ins = base.counter("site_sign_ins_total", "Web-site sign-ins by outcome.", ("outcome",))
         # directive: the violated CSP directive, from site/cspreport.py's fixed set ("other" beyond it)
         self.csp_violations = base.counter(
             "csp_violations_total", "Content-Security-Policy violations browsers reported, by directive.",

@@ -357,3 +357,40 @@ async def github_role(nats_url):
     finally:
         await consumer.stop()
         await nc.drain()
+
+
+async def test_sign_ins_started_are_capped_per_client_and_in_all(site, db, monkeypatch):
+    """1,500 GET /auth/github/login in a second each wrote a row: now one client may hold
+    STATES_AT_ONCE of them (then a 429 page), another client its own, and the table at most
+    MAX_LIVE_STATES (then a 503 page); nothing over a cap writes a row."""
+    from indexium_api.site import oauth
+
+    monkeypatch.setattr(oauth, "MAX_LIVE_STATES", oauth.STATES_AT_ONCE + 2)
+    # The /auth/* rate limit off here: this is the cap on rows, behind it.
+    client = await site(INDEXIUM_API_TRUSTED_PROXIES="127.0.0.0/8", INDEXIUM_API_RATE_LIMIT_AUTH_PER_MINUTE="0")
+    one, other, third = ({"X-Forwarded-For": f"203.0.113.{n}"} for n in (1, 2, 3))
+    statuses = [(await client.get("/auth/github/login", headers=one, allow_redirects=False)).status
+                for _ in range(oauth.STATES_AT_ONCE + 5)]
+    assert statuses == [302] * oauth.STATES_AT_ONCE + [429] * 5
+    refused = await client.get("/auth/github/login", headers=one, allow_redirects=False)
+    assert refused.headers["Content-Type"].startswith("text/html") and int(refused.headers["Retry-After"]) >= 1
+    assert await db.fetchval("SELECT count(*) FROM site_oauth_states") == oauth.STATES_AT_ONCE
+    for _ in range(2):
+        assert (await client.get("/auth/github/login", headers=other, allow_redirects=False)).status == 302
+    full = await client.get("/auth/github/login", headers=third, allow_redirects=False)
+    assert full.status == 503 and full.headers["Retry-After"] == "60" and "busy" in await full.text()
+    assert await db.fetchval("SELECT count(*) FROM site_oauth_states") == oauth.MAX_LIVE_STATES
+
+
+async def test_expired_sign_ins_are_purged_by_time_not_only_at_a_sign_in(site, db, monkeypatch):
+    from indexium_api.site import oauth
+
+    monkeypatch.setattr(oauth, "PURGE_EVERY_S", 0.05)
+    await db.execute("""INSERT INTO site_oauth_states (state_hash, browser_hash, expires_at) VALUES
+                        ('\\x01', '\\x01', now() - interval '1 second'), ('\\x02', '\\x02', now() + interval '5 minutes')""")
+    await site()
+    for _ in range(100):
+        if await db.fetchval("SELECT count(*) FROM site_oauth_states") == 1:
+            break
+        await asyncio.sleep(0.02)
+    assert await db.fetchval("SELECT state_hash FROM site_oauth_states") == b"\x02"  # the live one stays

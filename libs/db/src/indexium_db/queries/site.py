@@ -66,11 +66,17 @@ async def purge_expired(conn: asyncpg.Connection, *, idle_s: float) -> int:
 
 # ---- OAuth states -----------------------------------------------------------------------------
 
-async def put_state(conn: asyncpg.Connection, state_hash: bytes, browser_hash: bytes, expires_at: datetime) -> None:
-    await conn.execute(
-        "INSERT INTO site_oauth_states (state_hash, browser_hash, expires_at) VALUES ($1, $2, $3)",
-        state_hash, browser_hash, expires_at,
+async def put_state(conn: asyncpg.Connection, state_hash: bytes, browser_hash: bytes, expires_at: datetime, *,
+                    max_live: int) -> bool:
+    """Store a sign-in in progress, unless ``max_live`` unexpired ones are stored already (the
+    table's bound: anyone can start a sign-in). Counting stops at the bound, on the expiry index."""
+    status = await conn.execute(
+        """INSERT INTO site_oauth_states (state_hash, browser_hash, expires_at)
+           SELECT $1, $2, $3
+           WHERE (SELECT count(*) FROM (SELECT 1 FROM site_oauth_states WHERE expires_at > now() LIMIT $4) live) < $4""",
+        state_hash, browser_hash, expires_at, max_live,
     )
+    return status.endswith(" 1")
 
 
 async def take_state(conn: asyncpg.Connection, state_hash: bytes, browser_hash: bytes | None) -> bool:

@@ -87,7 +87,9 @@ def setup(app: web.Application) -> None:
                                       command_timeout=settings.db_statement_timeout_s + 1,
                                       server_settings={"application_name": "indexium-site"})
         site.http = aiohttp.ClientSession()
+        purging = asyncio.create_task(oauth.purge_loop(site, oauth.PURGE_EVERY_S))
         yield
+        purging.cancel()
         await site.http.close()
         await site.pool.close()
 

@@ -2,6 +2,11 @@
 
 1. ``GET /auth/github/login``: a random ``state`` (stored hashed, with the HMAC of a random
    nonce set as a short-lived cookie in this browser) and a redirect to GitHub's authorize page.
+   Anyone can start one, so the rows are bounded three ways: each client may start
+   ``STATES_AT_ONCE`` at once and ``STATES_PER_MINUTE`` after that (in this process's memory,
+   keyed as the rate limit is), at most ``MAX_LIVE_STATES`` unexpired rows are stored at all,
+   and expired rows are deleted every ``PURGE_EVERY_S`` (:func:`purge_loop`), not only when
+   someone signs in.
 2. ``GET /auth/github/callback``: the state must exist, be unused and unexpired, and belong
    to this browser's nonce; it is deleted whatever the outcome (single use). Then the code is
    exchanged for a user token (``Accept: application/json``; GitHub answers 200 with an
@@ -18,17 +23,25 @@ from datetime import UTC, datetime, timedelta
 from urllib.parse import urlencode
 
 import aiohttp
+import asyncpg
 from aiohttp import web
 
 from indexium_db.queries import site as site_q
 from indexium_platform import logs
 
+from ..respond import uncached
+from ..state import CLIENT
 from . import security, sessions
 from .render import error_page, page
 from .state import SITE, Site
 
 log = logs.get(__name__)
 STATE_TTL = timedelta(minutes=10)  # GitHub's own codes live ten minutes
+# Sign-ins one client may start (per replica): 20 at once (an office behind one address), then 2
+# a minute, so it holds at most ~40 live states. The whole table: 10,000 live rows (~2 MB).
+STATES_AT_ONCE, STATES_PER_MINUTE = 20, 2
+MAX_LIVE_STATES = 10_000
+PURGE_EVERY_S = 60.0  # expired sign-ins, sessions and rate-limit rows deleted this often
 GITHUB_TIMEOUT = aiohttp.ClientTimeout(total=10, connect=5)
 MAX_PAGES = 10  # 1,000 installations / repositories per installation at 100 a page
 CALLBACK_PATH = "/auth/github/callback"
@@ -63,10 +76,23 @@ async def login(request: web.Request) -> web.Response:
     site = request.app[SITE]
     if not site.settings.sign_in_configured:
         return page(request, "signin.html", configured=False, **sessions.context(request, None))
+    client = request.get(CLIENT)
+    verdict = site.sign_ins.hit(client) if client is not None else None
+    if verdict is not None and not verdict.allowed:
+        site_metrics(request, "too_many")
+        return _retry_later(error_page(request, 429, "Too many sign-ins", (
+            "Many sign-ins were started from your network in the last few minutes. Please finish one, "
+            "or try again in a minute.")), verdict.reset_s)
     state, nonce = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
-    async with site.pool.acquire() as conn:
-        await site_q.put_state(conn, sessions.digest(site, "state", state), sessions.digest(site, "nonce", nonce),
-                               datetime.now(UTC) + STATE_TTL)
+    async with uncached(request), site.pool.acquire() as conn:
+        stored = await site_q.put_state(conn, sessions.digest(site, "state", state),
+                                        sessions.digest(site, "nonce", nonce), datetime.now(UTC) + STATE_TTL,
+                                        max_live=MAX_LIVE_STATES)
+    if not stored:
+        log.warning("sign_in_states_full", max_live=MAX_LIVE_STATES)
+        site_metrics(request, "too_many")
+        return _retry_later(error_page(request, 503, "Sign-in is busy", (
+            "Too many sign-ins are in progress right now. Please try again in a minute.")), 60)
     query = urlencode({"client_id": site.settings.github_client_id, "redirect_uri": callback_url(site),
                        "state": state})
     response = web.HTTPFound(f"{site.settings.github_url.rstrip('/')}/login/oauth/authorize?{query}")
@@ -84,7 +110,7 @@ async def callback(request: web.Request) -> web.Response:
     nonce = request.cookies.get(sessions.SIGNIN_COOKIE)
     valid = False
     if state and len(state) <= 128:
-        async with site.pool.acquire() as conn:
+        async with uncached(request), site.pool.acquire() as conn:
             valid = await site_q.take_state(conn, sessions.digest(site, "state", state),
                                             sessions.digest(site, "nonce", nonce) if nonce else None)
     if not valid:
@@ -112,6 +138,29 @@ async def callback(request: web.Request) -> web.Response:
     log.info("signed_in", github_user_id=user["id"], repositories=len(repositories))
     site_metrics(request, "ok")
     raise response
+
+
+def _retry_later(response: web.Response, seconds: int) -> web.Response:
+    response.headers["Retry-After"] = str(seconds)
+    return response
+
+
+async def purge_loop(site: Site, every_s: float) -> None:
+    """Deletes expired sign-ins (and sessions, and old rate-limit rows) every ``every_s``, for as
+    long as the process runs: a table anyone can add to must not wait for a sign-in to shrink.
+    Every replica runs one; the deletes are indexed and idempotent."""
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            async with site.pool.acquire() as conn:
+                purged = await site_q.purge_expired(conn, idle_s=sessions.SESSION_IDLE.total_seconds())
+        except (OSError, asyncio.TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+            log.warning("site_purge_failed", error=type(exc).__name__)  # the next pass tries again
+        except Exception:
+            log.exception("site_purge_failed")  # a bug: said every pass, and the loop goes on
+        else:
+            if purged:
+                log.info("site_purged", rows=purged)
 
 
 def site_metrics(request: web.Request, outcome: str) -> None:

@@ -9,6 +9,7 @@ import aiohttp
 import asyncpg
 from aiohttp import web
 
+from ..ratelimit import RateLimiter
 from ..settings import Settings
 
 
@@ -24,6 +25,8 @@ class Site:
     http: aiohttp.ClientSession | None = None
     # Template context every page gets.
     globals: dict = field(default_factory=dict)
+    # Sign-ins started per client (oauth.py: what bounds one client's rows in site_oauth_states).
+    sign_ins: RateLimiter | None = None
 
     @property
     def secure_cookies(self) -> bool:
@@ -40,7 +43,9 @@ class Site:
     @classmethod
     def create(cls, settings: Settings) -> "Site":
         secret = settings.session_secret.encode() if settings.session_secret else secrets.token_bytes(32)
-        return cls(settings=settings, secret=secret)
+        from .oauth import STATES_AT_ONCE, STATES_PER_MINUTE  # noqa: PLC0415 - oauth imports this module
+
+        return cls(settings=settings, secret=secret, sign_ins=RateLimiter(STATES_PER_MINUTE, STATES_AT_ONCE))
 
 
 SITE = web.AppKey("site", Site)
