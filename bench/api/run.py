@@ -13,7 +13,9 @@ Prints, in one run:
   * webhook 202 -> invisible on every replica (repository removed from the App's installation,
     two API replicas; target p95 <= 2 s; bench/api/visibility.py);
   * webhook 202 -> a webhook subscriber's POST (ingest, indexer, the notify role; target p95 <= 2 s;
-    bench/api/notifyrow.py, which also runs alone).
+    bench/api/notifyrow.py, which also runs alone);
+  * fairness: another address's /v2/search p95 while one address floods random site pages, as a
+    ratio to its p95 alone (target <= 2x), and what the flood got (bench/api/fairness.py).
 
 Not part of `make test`: it takes a few minutes (most of it loading the catalogue).
 The machine is small (2 cores) and shared: client and servers compete for the same cores,
@@ -40,6 +42,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import data  # noqa: E402
+import fairness  # noqa: E402
 import notifyrow  # noqa: E402
 import siterows  # noqa: E402
 import v2rows  # noqa: E402
@@ -407,6 +410,9 @@ async def main(args) -> None:
                 for line in await v2rows.rows(http, api_proc, catalogue.names, tmp, seconds=args.seconds,
                                               connections=args.connections):
                     say(line)
+                for line in await fairness.rows(env, tmp, catalogue.names, seconds=args.fair_seconds,
+                                                flooders=args.flooders):
+                    say(line)
                 if not args.skip_webhooks:
                     say(f"\nwebhook-to-searchable ({args.webhooks} releases, ingest + indexer + API as processes):")
                     say(await webhook_to_searchable(env, tmp, api, http, args.webhooks))
@@ -426,4 +432,6 @@ if __name__ == "__main__":
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--webhooks", type=int, default=20)
     parser.add_argument("--skip-webhooks", action="store_true")
+    parser.add_argument("--fair-seconds", type=float, default=20.0, help="the fairness row: seconds alone, then under the flood")
+    parser.add_argument("--flooders", type=int, default=96, help="the fairness row: the flood's connections")
     asyncio.run(main(parser.parse_args()))
