@@ -92,3 +92,26 @@ def test_client_keys_are_remembered_until_the_next_sweep_and_in_a_bounded_table(
     keys.key("10.1.2.3", "203.0.113.6")
     keys.key("10.1.2.3", "203.0.113.7")  # full: emptied, then this one kept
     assert list(keys._made) == [("10.1.2.3", "203.0.113.7")]
+
+
+async def test_held_refusals_are_answered_spread_over_half_to_one_and_a_half_pauses():
+    """A flood's connections refused together must not all come back together (the requests of
+    theirs that pass would be computed in the same few milliseconds every second)."""
+    import asyncio
+
+    from indexium_api.ratelimit import Tarpit
+
+    tarpit = Tarpit(0.2, per_client=100, total=100)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+
+    async def refused():
+        assert tarpit.hold("flood")
+        try:
+            await tarpit.answer_later("flood", LookupError("429"))
+        except LookupError:
+            return loop.time() - started
+
+    took = await asyncio.gather(*(refused() for _ in range(30)))
+    assert 0.09 <= min(took) and max(took) <= 0.4 and max(took) - min(took) > 0.05
+    assert len(tarpit) == 0

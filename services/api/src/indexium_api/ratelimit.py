@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import math
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -78,7 +79,7 @@ class RateLimiter:
 
 
 class Tarpit:
-    """Refusals answered after a pause: a 429 is sent ``delay_s`` after the request came.
+    """Refusals answered after a pause: a 429 is sent about ``delay_s`` after the request came.
 
     A client flooding as fast as its answers come back (a script, a load tool: one request per
     connection at a time) is slowed to one request a connection every ``delay_s``. Answered at
@@ -105,7 +106,10 @@ class Tarpit:
 
     async def answer_later(self, key: str, refusal: Exception) -> None:
         try:
-            await asyncio.sleep(self.delay_s)
+            # Spread over half to one and a half pauses: a flood's connections, refused together,
+            # would otherwise all come back together, and the requests of theirs that pass (its
+            # budget's worth) would all be computed in the same few milliseconds each second.
+            await asyncio.sleep(self.delay_s * (0.5 + random.random()))
         finally:
             held = self._held[key] - 1
             if held:
