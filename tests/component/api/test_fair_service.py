@@ -39,31 +39,36 @@ def slow_database(client, seconds: float) -> None:
 
 async def test_site_pages_and_sign_in_are_rate_limited_with_a_page_and_json_with_the_envelope(make_client,
                                                                                               monkeypatch):
+    """Three budgets per client: the JSON routes', the web site's (pages and static files, for
+    people) and /auth/*'s; each refusal a page on the site and the envelope on the JSON."""
     monkeypatch.setattr(app_module, "REFUSAL_PAUSE_S", 0.01)  # (the pause has a test of its own)
-    client = await make_client(INDEXIUM_API_RATE_LIMIT_PER_MINUTE="3", INDEXIUM_API_RATE_LIMIT_BURST="3",
-                               INDEXIUM_API_RATE_LIMIT_AUTH_PER_MINUTE="4", **PROXIED)
+    client = await make_client(INDEXIUM_API_RATE_LIMIT_PER_MINUTE="2", INDEXIUM_API_RATE_LIMIT_BURST="2",
+                               INDEXIUM_API_RATE_LIMIT_SITE_PER_MINUTE="15",  # 3 at once
+                               INDEXIUM_API_RATE_LIMIT_AUTH_PER_MINUTE="4", **PROXIED)  # 2 at once
     html = {**FLOODER, "Accept": "text/html"}
     for path in ("/", "/mods/nothing-here", "/static/site/site.css"):
         resp = await client.get(path, headers=html)
-        assert resp.status in (200, 404) and resp.headers["X-RateLimit-Limit"] == "3", path
+        assert resp.status in (200, 404) and resp.headers["X-RateLimit-Limit"] == "15", path
     page = await client.get("/", params={"q": "more"}, headers=html)
     assert page.status == 429 and page.headers["Content-Type"].startswith("text/html")
     assert int(page.headers["Retry-After"]) >= 1 and "Too many requests" in await page.text()
-    api = await client.get("/v2/search", headers=FLOODER)  # one budget for the site and the JSON
+    for _ in range(2):  # the site's pages took nothing of the JSON budget
+        assert (await client.get("/v2/search", headers=FLOODER)).status == 200
+    api = await client.get("/v2/search", headers=FLOODER)
     assert api.status == 429 and (await api.json())["error"] == "rate_limited"
     assert api.headers["Access-Control-Allow-Origin"] == "*" and int(api.headers["Retry-After"]) >= 1
-    # /auth/* has its own, smaller budget (4 a minute, 2 at once): a page too (sign-in is off
-    # here, so the sign-in page).
+    # /auth/*: a page too (sign-in is off here, so the sign-in page).
     for _ in range(2):
         assert (await client.get("/auth/github/login", headers=OTHER)).status == 200
     refused = await client.get("/auth/github/login", headers=OTHER)
     assert refused.status == 429 and refused.headers["Content-Type"].startswith("text/html")
-    assert (await client.get("/v2/search", headers=OTHER)).status == 200  # its other budget is untouched
+    assert (await client.get("/v2/search", headers=OTHER)).status == 200  # its other budgets are untouched
+    assert (await client.get("/", headers=OTHER)).status == 200
     for path in ("/healthz", "/readyz", "/metrics"):  # probes and scrapes are never limited
         assert (await client.get(path, headers=FLOODER)).status == 200
     metrics = await (await client.get("/metrics")).text()
-    assert 'indexium_api_rate_limited_total{reason="rate"} 2.0' in metrics
-    assert 'indexium_api_rate_limited_total{reason="auth"} 1.0' in metrics
+    for reason in ("rate", "site", "auth"):
+        assert f'indexium_api_rate_limited_total{{reason="{reason}"}} 1.0' in metrics
 
 
 async def test_refusals_are_answered_after_a_pause_and_past_the_bound_at_once_closing_the_connection(
@@ -108,6 +113,14 @@ async def test_one_clients_misses_hold_at_most_its_cap_of_connections(make_clien
     waited = asyncio.get_running_loop().time() - started
     assert other.status == 200 and waited < 0.6  # its own query (~0.2 s), not the flood's queue (~0.8 s)
     assert {r.status for r in await asyncio.gather(*flood)} == {200}  # the flood's waited its turn
+
+
+async def test_no_rate_limit_means_none_on_the_site_or_sign_in_either(make_client):
+    client = await make_client(INDEXIUM_API_RATE_LIMIT_PER_MINUTE="0", INDEXIUM_API_RATE_LIMIT_SITE_PER_MINUTE="5",
+                               INDEXIUM_API_RATE_LIMIT_AUTH_PER_MINUTE="2")
+    for path in ["/static/site/site.css"] * 10 + ["/auth/github/login"] * 5:
+        resp = await client.get(path)
+        assert resp.status == 200 and "X-RateLimit-Limit" not in resp.headers, path
 
 
 @pytest.mark.parametrize("per_minute", ["1200", "0"])  # the cap holds with the rate limit off too

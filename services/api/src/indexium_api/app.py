@@ -44,11 +44,15 @@ def create_app(settings: Settings) -> web.Application:
                   stale_if_error_s=settings.cache_stale_if_error_s, sizeof=respond.sizeof)
     metrics.cache_entries.set_function(lambda: len(cache))
     metrics.cache_bytes.set_function(lambda: cache.bytes)
-    per_minute, auth = settings.rate_limit_per_minute, settings.rate_limit_auth_per_minute
+    per_minute = settings.rate_limit_per_minute
+    # (0 there turns every budget off, the site's and /auth/*'s too: "no rate limit", as it always meant.)
+    auth, pages = ((settings.rate_limit_auth_per_minute, settings.rate_limit_site_per_minute) if per_minute
+                   else (0, 0))
     api = Api(settings=settings, cache=cache, metrics=metrics, keys=ClientKeys(settings.trusted_proxies),
               # (A burst is never more than a minute's worth: the limit says what a minute allows.)
               limiter=RateLimiter(per_minute, min(settings.rate_limit_burst, per_minute)) if per_minute else None,
               auth_limiter=RateLimiter(auth, max(1, auth // 2)) if auth else None,
+              site_limiter=RateLimiter(pages, max(1, pages // 5)) if pages else None,
               in_flight=InFlight(settings.client_max_in_flight, settings.client_wait_s)
               if settings.client_max_in_flight else None,
               tarpit=Tarpit(REFUSAL_PAUSE_S, per_client=REFUSALS_HELD_PER_CLIENT, total=REFUSALS_HELD))

@@ -22,6 +22,7 @@ from .views import BASE
 RATE = web.RequestKey("rate", Verdict)  # read again when the response is prepared
 OPERATIONAL = frozenset({"/healthz", "/readyz", "/metrics"})  # probes and scrapes: never limited
 AUTH_PREFIX = "/auth/"  # sign-in: its own, much smaller budget
+SITE_ROUTES = "site-"  # the web site's route names: pages for people, a budget of their own
 PUBLIC_PREFIXES = (BASE + "/", "/openapi.json", "/v2/", "/updates/")  # /v2: the Modrinth-compatible surface
 EXPOSED = "ETag, Retry-After, X-Cache, X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
 CORS = CIMultiDict({"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": EXPOSED})
@@ -42,14 +43,21 @@ def _public_request(request: web.Request) -> bool:
     return request.path.startswith(PUBLIC_PREFIXES)
 
 
-def _budget(api, path: str) -> tuple[RateLimiter | None, str]:
-    return (api.auth_limiter, "auth") if path.startswith(AUTH_PREFIX) else (api.limiter, "rate")
+def _budget(api, path: str, resource) -> tuple[RateLimiter | None, str]:
+    """The limiter a request counts against, and its name for the metric: /auth/*'s, the web
+    site's (its routes are named site-*: pages, static files, the dashboard), or the API's."""
+    if path.startswith(AUTH_PREFIX):
+        return api.auth_limiter, "auth"
+    if resource is not None and (resource.name or "").startswith(SITE_ROUTES):
+        return api.site_limiter, "site"
+    return api.limiter, "rate"
 
 
 def admit(request: web.Request) -> Awaitable[None] | None:
     """Counts a request against its client's budget and notes the client for the in-flight cap
-    (respond.uncached). Every route but the operational ones counts, the web site's pages and
-    static files too, and /auth/* against its own smaller budget. Past the budget: a 429 after
+    (respond.uncached). Every route but the operational ones counts: the JSON routes against the
+    API's budget, the web site's pages and static files against the site's, /auth/* against its
+    own smaller one. Past the budget: a 429 after
     a pause (the returned awaitable raises it; ratelimit.Tarpit), or at once when too many are
     held. Called by the platform's edge before the handler (REQUEST_HOOK): no middleware layer."""
     resource = request.match_info.route.resource
@@ -62,7 +70,7 @@ def admit(request: web.Request) -> Awaitable[None] | None:
     if key is None:  # a trusted proxy forwarding no client
         return
     request[CLIENT] = key
-    limiter, reason = _budget(api, path)
+    limiter, reason = _budget(api, path, resource)
     if limiter is None:
         return
     verdict = limiter.hit(key)
@@ -118,7 +126,7 @@ def decorate_limited(request: web.Request, response: web.StreamResponse) -> None
 def setup(app: web.Application) -> None:
     app[PREFLIGHT] = preflight  # answered by the platform's edge: no middleware of our own
     api = app[API]
-    limited = api.limiter is not None or api.auth_limiter is not None
+    limited = api.limiter is not None or api.auth_limiter is not None or api.site_limiter is not None
     if limited:  # not even a call per request when the limit is off (a miss finds its client itself)
         app[REQUEST_HOOK] = admit
     # By the platform's edge: no signal per response; without a limit, no look-up

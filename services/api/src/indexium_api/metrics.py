@@ -16,8 +16,8 @@ class ApiMetrics:
         # type: the event's tag (version_indexed.v1, ...) or "undecodable"
         self.version_events = base.counter(
             "version_events_total", "indexium.version.* events received, by type.", ("type",))
-        # reason: rate (the client's budget) | auth (its /auth/* budget) | in_flight (too many
-        # uncached requests of one client at once, inflight.py)
+        # reason: rate (the client's API budget) | site (its web-site budget) | auth (its /auth/*
+        # budget) | in_flight (too many uncached requests of one client at once, inflight.py)
         self.rate_limited = base.counter("rate_limited_total", "Requests answered 429, by reason.", ("reason",))
         self.db_unavailable = base.counter(
             "db_unavailable_total", "Requests answered 503 because PostgreSQL was unavailable.", ("route",))

@@ -55,13 +55,16 @@ class Settings(Common, frozen=True, kw_only=True):
     db_breaker_s: float = msgspec.field(default=1.0, name="INDEXIUM_API_DB_BREAKER_SECONDS")
     retry_after_s: int = msgspec.field(default=5, name="INDEXIUM_API_RETRY_AFTER_SECONDS")
 
-    # Rate limit per client address per minute on every route but /healthz, /readyz and /metrics
-    # (the site's pages too); 0 turns it off. Bulk routes count once. At most BURST at once.
+    # Rate limit per client address per minute on the JSON routes (the site's and /auth/*'s below);
+    # 0 turns every budget off. Bulk routes count once. At most BURST at once.
     rate_limit_per_minute: int = msgspec.field(default=1200, name="INDEXIUM_API_RATE_LIMIT_PER_MINUTE")
     rate_limit_burst: int = msgspec.field(default=120, name="INDEXIUM_API_RATE_LIMIT_BURST")
     # /auth/* (sign-in writes a row and sends the browser to GitHub) has its own, much smaller
     # budget, half of it at once; 0 turns it off.
     rate_limit_auth_per_minute: int = msgspec.field(default=20, name="INDEXIUM_API_RATE_LIMIT_AUTH_PER_MINUTE")
+    # The web site's pages and static files (people, and polite crawlers), a fifth of it at once;
+    # 0 turns it off.
+    rate_limit_site_per_minute: int = msgspec.field(default=300, name="INDEXIUM_API_RATE_LIMIT_SITE_PER_MINUTE")
     # Uncached requests (cache misses, bulk lookups, sign-ins) one client may have in flight at
     # once; its next waits up to CLIENT_WAIT_SECONDS for one of them, then 429. 0 turns it off.
     client_max_in_flight: int = msgspec.field(default=4, name="INDEXIUM_API_CLIENT_MAX_IN_FLIGHT")
@@ -107,8 +110,9 @@ class Settings(Common, frozen=True, kw_only=True):
             raise ValueError("INDEXIUM_API_DEFAULT_LIMIT must be between 1 and INDEXIUM_API_MAX_LIMIT")
         if self.cache_ttl_s < 0 or self.cache_stale_s < 0 or self.cache_max_mb < 1:
             raise ValueError("INDEXIUM_API_CACHE_* must not be negative (CACHE_MAX_MB at least 1)")
-        if self.rate_limit_per_minute < 0 or self.rate_limit_auth_per_minute < 0 or self.db_pool_size < 1:
-            raise ValueError("INDEXIUM_API_RATE_LIMIT_PER_MINUTE and _AUTH_PER_MINUTE >= 0, "
+        if min(self.rate_limit_per_minute, self.rate_limit_auth_per_minute, self.rate_limit_site_per_minute) < 0 \
+                or self.db_pool_size < 1:
+            raise ValueError("INDEXIUM_API_RATE_LIMIT_PER_MINUTE, _AUTH_PER_MINUTE and _SITE_PER_MINUTE >= 0, "
                              "INDEXIUM_API_DB_POOL_SIZE >= 1")
         if self.rate_limit_burst < 1:
             raise ValueError("INDEXIUM_API_RATE_LIMIT_BURST must be at least 1")

@@ -23,8 +23,9 @@ class Api:
     cache: Cache
     metrics: ApiMetrics
     keys: ClientKeys
-    limiter: RateLimiter | None  # every route but the operational ones, and /auth/*'s below
+    limiter: RateLimiter | None  # the JSON routes (and unknown paths); the site's and /auth/*'s below
     auth_limiter: RateLimiter | None = field(default=None)  # /auth/*: sign-ins
+    site_limiter: RateLimiter | None = field(default=None)  # the web site's other routes: pages for people
     in_flight: InFlight | None = field(default=None)  # uncached work per client (inflight.py)
     tarpit: Tarpit | None = field(default=None)  # refusals answered after a pause (ratelimit.py)
     db: ReadDatabase | None = field(default=None)  # set by the pool's cleanup_ctx
