@@ -30,9 +30,10 @@ from .state import API, Api
 NAME = "api"
 # A request over its client's rate limit is answered 429 after this pause (ratelimit.Tarpit): a
 # flood that sends its next request when its last was answered gets one a second a connection.
-# At most 1,024 refusals of one client and 8,192 in all are held (~8 KB each with its connection:
-# 400 held took the bench's API 3 MB); past that the 429 goes at once and closes the connection.
-REFUSAL_PAUSE_S, REFUSALS_HELD_PER_CLIENT, REFUSALS_HELD = 1.0, 1024, 8192
+# At most 512 refusals of one client and 4,096 in all are held (~40 KB each with its connection:
+# a flood of 400 connections, all held, took the bench's API from 184 to 201 MB): ~160 MB at most;
+# past that the 429 goes at once and closes the connection.
+REFUSAL_PAUSE_S, REFUSALS_HELD_PER_CLIENT, REFUSALS_HELD = 1.0, 512, 4096
 INVALIDATOR = web.AppKey("invalidator", Invalidator)
 
 
