@@ -8,6 +8,8 @@ Prints, in one run:
   * the web site's mod page from cache vs the JSON card (siterows.py, target >= 0.5);
   * cache-miss search latency p50/p95/p99 (target p95 <= 20 ms) by kind of query, and a
     plain full-text baseline over the same mix (target: our p95 <= 0.5x the baseline's);
+  * the same mix in process beside tantivy on the same catalogue (peer.py; target: our p95 <=
+    tantivy's), with each side's load time and memory;
   * hash lookup and update-check latency (single and 100-hash bulk);
   * webhook-to-searchable time with ingest, indexer and API running (target p95 <= 2 s);
   * webhook 202 -> invisible on every replica (repository removed from the App's installation,
@@ -403,6 +405,13 @@ async def main(args) -> None:
                     "search index and one PostgreSQL query; target: ours p95 <= 0.5x):")
                 for line in await search_baseline(dsn, catalogue, http_ms):
                     say(line)
+                if not args.skip_peer:
+                    import peer  # (here: peer.py imports this module's query mix)
+
+                    say("\nsearch vs tantivy, the honest peer (bench/api/peer.py: the same catalogue and mix, "
+                        "both in this process; target: ours p95 <= tantivy's):")
+                    for line in await peer.rows(dsn, catalogue, tmp / "tantivy"):
+                        say(line)
                 say("\nhash lookups and update checks (uncached):")
                 for line in await lookups(http, api, catalogue):
                     say(line)
@@ -434,4 +443,5 @@ if __name__ == "__main__":
     parser.add_argument("--skip-webhooks", action="store_true")
     parser.add_argument("--fair-seconds", type=float, default=20.0, help="the fairness row: seconds alone, then under the flood")
     parser.add_argument("--flooders", type=int, default=96, help="the fairness row: the flood's connections")
+    parser.add_argument("--skip-peer", action="store_true", help="without the tantivy rows (peer.py)")
     asyncio.run(main(parser.parse_args()))
