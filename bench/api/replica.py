@@ -1,0 +1,222 @@
+"""An API replica's start and memory at catalogue scale (issue 38's first two rows), today.
+
+    python bench/api/replica.py [--mods 100000] [--data /tmp/searchprofile] [--seconds 60] [--modes index,no-index]
+                                [--tracemalloc]
+
+The API as a real process (``python -m indexium_api``) on searchprofile.py's seeded catalogue,
+with NATS set up as the setup step does. Per mode (``index``: as deployed; ``no-index``:
+``INDEXIUM_API_SEARCH_INDEX=false``, what the rest of the process holds):
+
+* process start -> ``/readyz`` 200 (the API serves only once its start-up index load is in, or
+  its 30 s bound passed: the log's ``search_index_loaded`` line says which), and its RSS then;
+* ``--seconds`` of a mixed load from this process (16 connections): cache hits on 20 hot
+  searches, uncached searches (names, prefixes, facets, offsets: nearly all distinct), hash
+  lookups and update checks; the response cache at its default cap;
+* its RSS after (VmRSS, anonymous, peak).
+
+``--tracemalloc``: the replica runs with ``PYTHONTRACEMALLOC=1`` and a ``sitecustomize`` of
+this bench that writes a tracemalloc snapshot's top allocation sites on SIGUSR2, sent after the
+load: where the replica's Python memory is (tracemalloc slows the process down and adds its own
+bookkeeping: its RSS is not the replica's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import aiohttp
+import asyncpg
+import nats
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import visibility  # noqa: E402
+from indexium_devstack.embedded import EmbeddedNats, free_port  # noqa: E402
+from indexium_devstack.procs import BY_NAME, ServiceProcess  # noqa: E402
+from indexium_platform import natsutil  # noqa: E402
+
+GV_LO = [("1.20.1", "fabric"), ("1.21.1", "neoforge"), ("1.19.2", "forge"), ("1.20.4", "quilt")]
+MIX = (("hit", 40), ("search", 30), ("by-hash", 15), ("update-check", 15))
+
+SITECUSTOMIZE = '''
+import os, signal, tracemalloc
+
+def _dump(signum, frame):
+    snap = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(False, tracemalloc.__file__)])
+    current, peak = tracemalloc.get_traced_memory()
+    out = os.environ["BENCH_TRACEMALLOC_OUT"]
+    with open(out + ".part", "w") as f:
+        f.write(f"traced {current / 2**20:.1f} MiB (peak {peak / 2**20:.1f} MiB)\\n")
+        for key, n in (("filename", 25), ("lineno", 40)):
+            f.write(f"--- by {key}\\n")
+            for stat in snap.statistics(key)[:n]:
+                frame = stat.traceback[0]
+                f.write(f"{stat.size / 2**20:8.1f} MiB {stat.count:9d} blocks  {frame.filename}:"
+                        f"{frame.lineno if key == 'lineno' else ''}\\n")
+    os.rename(out + ".part", out)
+
+if os.environ.get("BENCH_TRACEMALLOC_OUT"):
+    signal.signal(signal.SIGUSR2, _dump)
+'''
+
+
+def proc_status(pid: int) -> dict[str, float]:
+    """VmRSS, RssAnon, RssFile, VmHWM of a process, in MB."""
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "RssAnon", "RssFile", "VmHWM"):
+            out[key] = int(value.split()[0]) / 1024
+    return out
+
+
+async def sample_hashes(dsn: str) -> list[tuple[str, str]]:
+    conn = await asyncpg.connect(dsn)
+    try:
+        rows = await conn.fetch("""SELECT f.sha1, f.game_versions[cardinality(f.game_versions)] AS gv
+            FROM version_files f TABLESAMPLE SYSTEM (5) JOIN mod_versions v ON v.id = f.version_id
+            WHERE v.status = 'public' AND NOT v.hidden AND f.sha1 IS NOT NULL LIMIT 3000""")
+        return [(r["sha1"], r["gv"]) for r in rows]
+    finally:
+        await conn.close()
+
+
+def requests(names: list[str], hashes: list[tuple[str, str]], rng: random.Random):
+    """An endless mixed request stream: (kind, method, path, json body or None)."""
+    hot = [f"/api/v1/mods?q={n.split()[-1].lower()}" for n in rng.sample(names, 20)]
+    kinds, weights = zip(*MIX)
+    while True:
+        kind = rng.choices(kinds, weights)[0]
+        if kind == "hit":
+            yield kind, "GET", rng.choice(hot), None
+        elif kind == "search":
+            name = rng.choice(names)
+            params = {"q": name if rng.random() < 0.5 else name[: max(3, len(name) - rng.randint(1, 5))],
+                      "offset": str(rng.choice((0, 0, 20, 40)))}
+            if rng.random() < 0.3:
+                params["game_version"], params["loader"] = rng.choice(GV_LO)
+            yield kind, "GET", "/api/v1/mods?" + "&".join(f"{k}={v}" for k, v in params.items()), None
+        elif kind == "by-hash":
+            yield kind, "GET", f"/api/v1/versions/by-hash/{rng.choice(hashes)[0]}", None
+        else:
+            h, gv = rng.choice(hashes)
+            yield kind, "POST", "/api/v1/versions/update-check", {
+                "hashes": [h], "loaders": ["fabric", "forge", "neoforge", "quilt"], "game_versions": [gv]}
+
+
+async def mixed_load(url: str, names, hashes, seconds: float, connections: int = 16) -> Counter:
+    stream = requests(names, hashes, random.Random(17))
+    counts: Counter = Counter()
+    deadline = time.monotonic() + seconds
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=connections)) as http:
+        async def worker() -> None:
+            while time.monotonic() < deadline:
+                kind, method, path, body = next(stream)
+                async with http.request(method, url + path, json=body) as resp:
+                    await resp.read()
+                    counts[(kind, resp.status)] += 1
+
+        await asyncio.gather(*(worker() for _ in range(connections)))
+    return counts
+
+
+async def one(mode: str, env: dict, tmp: Path, names, hashes, seconds: float, trace: bool) -> dict:
+    log = tmp / f"api-{mode}.log"
+    extra = {"INDEXIUM_API_SEARCH_INDEX": "false"} if mode == "no-index" else {}
+    if trace:
+        (tmp / "site").mkdir(exist_ok=True)
+        (tmp / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE)
+        # (tracemalloc makes the load several times slower: the start-up load waits for it all)
+        extra |= {"PYTHONTRACEMALLOC": "1", "PYTHONPATH": str(tmp / "site"),
+                  "INDEXIUM_API_SEARCH_INDEX_LOAD_TIMEOUT_SECONDS": "900",
+                  "BENCH_TRACEMALLOC_OUT": str(tmp / f"tracemalloc-{mode}.txt")}
+    api = ServiceProcess(BY_NAME["api"], port=free_port(), env={**env, **extra}, log_path=log)
+    started = time.monotonic()
+    api.start()
+    try:
+        await asyncio.to_thread(api.wait_ready, 900 if trace else 120)
+        ready_s = time.monotonic() - started
+        at_ready = proc_status(api.proc.pid)
+        loaded = [json.loads(line) for line in log.read_text().splitlines() if "search_index_loaded" in line]
+        async with aiohttp.ClientSession() as http:
+            await visibility.subscribed(http, api.url, lambda: log.read_text()[-3000:])
+        counts = await mixed_load(api.url, names, hashes, seconds)
+        after = proc_status(api.proc.pid)
+        traced = None
+        if trace:
+            api.signal(signal.SIGUSR2)
+            out = tmp / f"tracemalloc-{mode}.txt"
+            for _ in range(3000):  # (a snapshot of millions of blocks takes minutes)
+                if out.exists():
+                    break
+                await asyncio.sleep(0.2)
+            traced = out.read_text() if out.exists() else "no snapshot written within 600 s"
+        return {"ready_s": ready_s, "at_ready": at_ready, "after": after, "counts": counts,
+                "index_load_s": loaded[0].get("seconds") if loaded else None, "traced": traced}
+    finally:
+        api.stop(30)
+
+
+async def main(args) -> None:
+    from searchprofile import seeded
+
+    pg, names = await seeded(Path(args.data), args.mods)
+    tmp = Path(tempfile.mkdtemp(prefix="indexium-replica-"))
+    nats_server = EmbeddedNats(tmp / "nats").start()
+    try:
+        nc = await nats.connect(nats_server.url)
+        await natsutil.ensure_all(nc.jetstream())
+        await nc.drain()
+        dsn = pg.dsn("bench")
+        hashes = await sample_hashes(dsn)
+        env = {"DATABASE_URL": dsn, "NATS_URL": nats_server.url, "INDEXIUM_API_RATE_LIMIT_PER_MINUTE": "0",
+               "INDEXIUM_LOG_FORMAT": "json", "INDEXIUM_LOG_LEVEL": "info"}
+        for mode in args.modes.split(","):
+            print(f"API replica, {args.mods} mods, mode {mode} (load average before {os.getloadavg()[0]:.2f})",
+                  flush=True)
+            r = await one(mode, env, tmp, names, hashes, args.seconds, args.tracemalloc)
+            total = sum(r["counts"].values())
+            bad = {f"{k} {s}": n for (k, s), n in sorted(r["counts"].items()) if s not in (200, 404)}
+            print(f"  start -> /readyz {r['ready_s']:.2f} s (its search_index_loaded: "
+                  f"{r['index_load_s'] if r['index_load_s'] is not None else 'none'} s); RSS then "
+                  f"{r['at_ready']['VmRSS']:.0f} MB (anonymous {r['at_ready']['RssAnon']:.0f})")
+            print(f"  {args.seconds:.0f} s mixed load: {total} requests ({total / args.seconds:.0f}/s; "
+                  + ", ".join(f"{k} {sum(n for (kk, _), n in r['counts'].items() if kk == k)}" for k, _ in MIX)
+                  + (f"; not 200/404: {bad}" if bad else "") + ")")
+            print(f"  RSS after {r['after']['VmRSS']:.0f} MB (anonymous {r['after']['RssAnon']:.0f}, "
+                  f"file-backed {r['after']['RssFile']:.0f}; peak {r['after']['VmHWM']:.0f})", flush=True)
+            if mode == "index" and not args.tracemalloc:
+                print(f"target: replica ready at {args.mods} mods = {r['ready_s']:.2f} s "
+                      f"(goal <= {2 if args.mods <= 100_000 else 10} s)")
+                goal = "200 MB" if args.mods <= 100_000 else "1024 MB"
+                print(f"target: replica rss at {args.mods} mods after {args.seconds:.0f} s mixed load = "
+                      f"{r['after']['VmRSS']:.0f} MB (goal <= {goal})")
+            if r["traced"]:
+                print("  tracemalloc (the replica's Python allocations after the load, top sites):")
+                print("\n".join("    " + line for line in r["traced"].splitlines()))
+    finally:
+        nats_server.stop()
+        pg.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mods", type=int, default=100_000)
+    parser.add_argument("--data", default="/tmp/searchprofile")
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--modes", default="index,no-index")
+    parser.add_argument("--tracemalloc", action="store_true")
+    asyncio.run(main(parser.parse_args()))
