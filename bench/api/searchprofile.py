@@ -30,6 +30,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import data
+from indexium_db import migrate
 from indexium_db.queries import catalog as catalog_q
 from indexium_db.queries import indexed
 from indexium_db.searchindex import Lexicon
@@ -90,6 +91,12 @@ async def seeded(root: Path, mods: int) -> tuple[EmbeddedPostgres, list[str]]:
     names_file = root / f"names-{mods}.json"
     pg = EmbeddedPostgres(root / f"pg-{mods}", durable=False).start()
     if names_file.exists():
+        # Kept from an earlier run, perhaps of older code: brought to this code's schema.
+        conn = await asyncpg.connect(pg.dsn("bench"))
+        try:
+            await migrate.migrate(conn)
+        finally:
+            await conn.close()
         return pg, json.loads(names_file.read_text())
     admin = await asyncpg.connect(pg.dsn("postgres"))
     await admin.execute("DROP DATABASE IF EXISTS bench")
