@@ -409,7 +409,8 @@ async def main(args) -> None:
                     import peer  # (here: peer.py imports this module's query mix)
 
                     say("\nsearch vs tantivy, the honest peer (bench/api/peer.py: the same catalogue and mix, "
-                        "both in this process; target: ours p95 <= tantivy's):")
+                        "both in this process; target: ours p95 <= tantivy's; the memory rows are peer.py's "
+                        "own only when it runs alone, this process held an index before):")
                     for line in await peer.rows(dsn, catalogue, tmp / "tantivy"):
                         say(line)
                 say("\nhash lookups and update checks (uncached):")
