@@ -33,7 +33,7 @@ def main() -> None:
     args = parser.parse_args()
     for name in args.only.split(","):
         print(f"== bench/api/{name}.py --mods {args.mods} (load average {os.getloadavg()[0]:.2f})", flush=True)
-        extra = ["--events", "1000"] if name == "snapshot" else []
+        extra = {"snapshot": ["--events", "1000"], "replica": ["--load-timeout", "1800"]}.get(name, [])
         code = subprocess.call([sys.executable, str(API / f"{name}.py"), "--mods", str(args.mods),
                                 "--data", args.data, *extra])
         if code:
