@@ -21,6 +21,8 @@ seeded catalogue:
   the search over it: what it proves is what loading such a file costs, and that it holds the
   index's whole content (a digest of every mod's fields and every posting, compared with the
   index loaded from PostgreSQL).
+* ``lazy``: the same file, its postings left serialized in the mapping until a search first
+  reads one (a lexeme -> position dict; each bitmap deserialized on first use and kept).
 * ``nats``: the columnar file put into a NATS JetStream object store (what a replica on another
   node would fetch: it cannot map another node's file), fetched, written to local disk, then
   loaded as ``columnar``.
