@@ -251,3 +251,88 @@ async def test_a_letter_dropped_or_swapped_too_far_for_trigrams_is_corrected_one
     rows, total = await catalog_q.search(db, catalog_q.SearchQuery("reux"), corrections=corrections)
     assert [r["slug"] for r in rows] == ["redux"] and total == 1
     assert corrections.get("reux") == (True, "redux") and corrections.get("rdx") == (False, None)
+
+
+async def _readme(db, mod, text: str) -> None:
+    from indexium_db.queries import mods as mods_q
+
+    assert await mods_q.set_readme(db, mod["id"], text)
+
+
+async def test_a_word_only_in_a_readme_finds_the_mod_below_name_and_summary_matches(client, seed, db):
+    named = await seed.mod("quokka-lamps", name="Quokka Lamps", summary="Lights")
+    await seed.version(named, "1.0", [FABRIC_120], downloads=5)
+    summed = await seed.mod("marsupials", name="Marsupials", summary="Adds the quokka and friends")
+    await seed.version(summed, "1.0", [FABRIC_120], downloads=5)
+    readme = await seed.mod("outback", name="Outback", summary="Australian biomes")
+    await seed.version(readme, "1.0", [FABRIC_120], downloads=10_000_000)  # popular, yet below
+    await _readme(db, readme, "# Outback\n\nWombats, a quokka colony and kangaroos roam the new biomes.")
+    assert await slugs(client, q="quokka") == ["quokka-lamps", "marsupials", "outback"]
+    assert await slugs(client, q="wombat") == ["outback"]  # English stemming, as the summary's
+    assert await slugs(client, q="kangaroos roam") == ["outback"]  # every word, in the README alone
+    assert await slugs(client, q="outback kangaroo") == ["outback"]  # the name's and the README's words
+
+
+async def test_set_readme_bounds_the_text_and_reports_a_change(seed, db):
+    from indexium_db.queries import mods as mods_q
+
+    m = await seed.mod("long-readme")
+    assert await mods_q.set_readme(db, m["id"], "a\x00b " + "x" * 20_000)
+    stored = await db.fetchval("SELECT readme_text FROM mods WHERE id = $1", m["id"])
+    assert len(stored) == mods_q.README_MAX_CHARS and stored.startswith("ab ")
+    assert not await mods_q.set_readme(db, m["id"], "a\x00b " + "x" * 20_000)  # unchanged
+    # No numbers, addresses or overlong words among its lexemes: what every replica holds.
+    assert await mods_q.set_readme(db, m["id"], "See https://example.org/x for 1.20.1 and " + "y" * 50 + " quokkas")
+    assert await db.fetchval("SELECT tsvector_to_array(readme_vector) FROM mods WHERE id = $1",
+                             m["id"]) == ["quokka", "see"]
+
+
+async def test_names_written_together_and_words_joined_by_a_slash_are_indexed(client, seed):
+    for slug, name, summary in [("mrs", "MoreRefinedStorage", "Storage addon"),
+                                ("boathud", "BoatHud", "Shows your speed"),
+                                ("create2", "Create2", "Rotation"),
+                                ("plugins", "Server Tools", "Runs on Bukkit/Spigot/Paper"),
+                                ("fuel", "Fuel Tweaks", "Coal/Charcoal burn longer")]:
+        m = await seed.mod(slug, name=name, summary=summary)
+        await seed.version(m, "1.0", [FABRIC_120])
+    assert await slugs(client, q="refined storage") == ["mrs"]
+    assert await slugs(client, q="MoreRefinedStorage") == ["mrs"]  # the joined form kept
+    assert await slugs(client, q="boat hud") == ["boathud"]
+    assert await slugs(client, q="hud") == ["boathud"]
+    assert await slugs(client, q="create") == ["create2"]
+    assert await slugs(client, q="spigot") == ["plugins"]
+    assert await slugs(client, q="charcoal") == ["fuel"]
+    assert await slugs(client, q="bukkit/spigot/paper") == ["plugins"]  # as typed, too
+
+
+async def test_an_abbreviation_of_the_name_or_the_manifest_id_finds_the_mod_first(client, seed, db):
+    jei = await seed.mod("jei", name="Just Enough Items", summary="Item and recipe viewing")
+    await seed.version(jei, "1.0", [FABRIC_120], downloads=50)
+    addon = await seed.mod("jei-addons", name="JEI Addons", summary="More for JEI")  # starts with the query
+    await seed.version(addon, "1.0", [FABRIC_120], downloads=5000)
+    ae2 = await seed.mod("appliedenergistics2", name="Applied Energistics 2", summary="Storage networks")
+    await seed.version(ae2, "1.0", [FABRIC_120], downloads=50)
+    ae2stuff = await seed.mod("ae2stuff", name="AE2 Stuff", summary="Extensions for Applied Energistics 2")
+    await seed.version(ae2stuff, "1.0", [FABRIC_120], downloads=5000)
+    rei = await seed.mod("just_rei", name="Roughly Enough Items", summary="Recipe viewer")
+    await seed.version(rei, "1.0", [FABRIC_120], downloads=50)
+    assert (await slugs(client, q="jei"))[:2] == ["jei", "jei-addons"]
+    assert (await slugs(client, q="AE2"))[:2] == ["appliedenergistics2", "ae2stuff"]
+    assert await slugs(client, q="rei") == ["just_rei"]
+    assert await slugs(client, q="just_rei") == ["just_rei"]  # the manifest id is one too
+    assert await db.fetchval("SELECT abbreviations FROM mods WHERE slug = 'appliedenergistics2'") == [
+        "ae2", "appliedenergistics2"]
+
+
+async def test_a_query_no_mod_holds_whole_ranks_the_mods_holding_some_of_its_words(client, seed):
+    kibe = await seed.mod("kibe", name="Kibe", summary="Miscellaneous features")
+    await seed.version(kibe, "1.0", [FABRIC_120], downloads=5)
+    for i in range(3):
+        m = await seed.mod(f"utilities{i}", name=f"Fabric Utilities {i}", summary="Utilities")
+        await seed.version(m, "1.0", [FABRIC_120], downloads=5000)
+    resp = await client.get("/api/v1/mods", params={"q": "Kibe Utilities"})
+    body = await resp.json()
+    # The rarer word weighs more: Kibe first; the total counts every mod holding either word.
+    assert [h["slug"] for h in body["hits"]][0] == "kibe" and body["total"] == 4
+    assert (await slugs(client, q="kibe utilties"))[0] == "kibe"  # a typo corrected first
+    assert "kibe" not in await slugs(client, q='"kibe utilities"')  # websearch syntax: as written

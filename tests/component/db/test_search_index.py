@@ -28,9 +28,15 @@ SUMMARY = ["Adds new furnaces and smelting recipes", "Portable storage for playe
            "Мод добавляет новые сундуки", "Magic spells and wands", "The best of the rest"]
 PAIRS = [(["fabric"], ["1.20.1"]), (["forge"], ["1.19.2"]), (["neoforge", "forge"], ["1.21.1"]),
          (["quilt", "fabric"], ["1.20.1", "1.20.4"])]
+# READMEs (every third mod has one): words found nowhere else, words of names and summaries
+# (matched in both, ranked by the name's), an address and numbers (never lexemes).
+READMES = ["Numbats and wallabies roam these lanterns.", "Marsupial magic for furnaces, see https://x.org/a 1.20.1",
+           "Works on Bukkit/Spigot/Paper. Coal/Charcoal smelting.", "Iron numbat storage; dark rendering."]
 WORDS = sorted({w for n in ADJ + NOUN for w in [n.lower()]} | {"olga's", "smelting", "сундук", "spells", "the",
                                                                "rest", "sodium", "mod", "furnacs",
-                                                               "lantrns", "magik", "quokka", "irn", "bettr"})
+                                                               "lantrns", "magik", "quokka", "irn", "bettr",
+                                                               "numbats", "wallaby", "marsupial", "spigot", "charcoal",
+                                                               "ironchests", "icz", "bl", "cozylan"})
 
 
 async def _catalogue(conn, n: int = 90, seed: int = 3) -> None:
@@ -40,6 +46,8 @@ async def _catalogue(conn, n: int = 90, seed: int = 3) -> None:
         name = " ".join(x for x in (rng.choice(OWNER), rng.choice(ADJ), rng.choice(NOUN)) if x)
         if i % 17 == 0:
             name = rng.choice(NOUN)  # some one-word names: exact-name matches
+        if i % 13 == 4:
+            name = name.replace(" ", "")  # some names written together: split for indexing
         await mods_q.upsert_author(conn, 10 + i, f"owner{i}")
         card = mods_q.Card(name=name, summary=rng.choice(SUMMARY), description="", authors=[f"Author{i % 5}"],
                          licenses=["MIT"], links={}, environment=rng.choice(["client", "server", "both"]))
@@ -62,6 +70,8 @@ async def _catalogue(conn, n: int = 90, seed: int = 3) -> None:
         await mods_q.refresh_rollup(conn, mod["id"])
         await conn.execute("UPDATE mods SET created_at = $2 WHERE id = $1", mod["id"],
                            T0 + timedelta(hours=rng.randint(0, 5)))
+        if i % 3 == 1:
+            await mods_q.set_readme(conn, mod["id"], READMES[i % len(READMES)])
 
 
 @pytest.fixture
@@ -413,7 +423,9 @@ def test_the_fuzzy_pass_narrowed_in_postgresql_or_in_process_is_the_sql_paths(ca
         return real_sql(*args, **kw)
 
     monkeypatch.setattr(indexed, "_ranked_sql", ranked_sql)
-    for q in ["lazy lanterns", "iron magic", "cozy biomes", "dark chests", "tiny maps", "better storage"]:
+    # (One token each: a query of two words that match apart is answered by the partial query
+    # before the fuzzy pass.)
+    for q in ["lazylanterns", "ironmagic", "cozybiomes", "darkchests", "tinymaps", "betterstorage"]:
         for lo, gv in [(("quilt",), ()), ((), ("1.19.2",)), (("forge",), ("1.20.1",))]:
             for sort in (None, "downloads"):
                 sq = catalog_q.SearchQuery(q, loaders=lo, game_versions=gv, sort=sort, limit=7)
@@ -434,11 +446,14 @@ def test_relevance_in_process_is_postgresqls_rank_expression_to_the_bit(catalogu
     runner, conn, index = catalogue
     rng = random.Random(5)
     queries = [" ".join(rng.sample(WORDS, rng.randint(1, 3))) for _ in range(150)]
+    # (and the abbreviations of names: an exact name's bonus; README words: the penalty)
+    queries += sorted({a for e in index.entries if e is not None for a in e.abbreviations})[:40]
+    queries += ["numbats", "wallaby lanterns", "marsupial magic", "dark", "iron storage", "charcoal", "spigot"]
     queries += [q[:-2] for q in queries[:40]] + ["olga's magic", "Olga's Ma", "magic", "Magic Maps", "iron c",
                                                  "olga's furnaces", "ivan's lanterns", "Ivan's Lant", "olga's"]
 
     async def run():
-        lexicon, differ, compared, named, covered = Lexicon(), [], 0, 0, 0
+        lexicon, differ, compared, named, covered, readme_only = Lexicon(), [], 0, 0, 0, 0
         for q in queries:
             words = plain_words(q)
             if words is None:
@@ -453,25 +468,37 @@ def test_relevance_in_process_is_postgresqls_rank_expression_to_the_bit(catalogu
             s = catalog_q._Sql()
             t, p = s.p(tsq, "::tsquery"), s.p(ql, "::text")
             rows = await conn.fetch(f"SELECT m.slug, {catalog_q.rank_expression(t, p)} AS rank FROM mods m"
-                                    f" WHERE m.listed AND m.search_vector @@ {t}", *s.args)
+                                    f" WHERE m.listed AND {catalog_q.text_match(t)}", *s.args)
             if indexed.exact_union(parts):  # (a phrase part covered by a plain one: the same matches)
-                assert {index.entries[o].slug for o in index.matches(parts)} == {r["slug"] for r in rows}, q
+                assert {index.entries[o].slug for o in index.found(parts)} == {r["slug"] for r in rows}, q
                 covered += not all(p.exact for p in parts)
             ordinals = [index.by_slug[r["slug"]] for r in rows]
+            strong = index.matches(parts)
             in_c = (searchindex._fastsearch.relevances(index.entries, ordinals, query.operands, query.size, ql)
                     if searchindex._fastsearch is not None else [None] * len(rows))
+            by_rank = index.ranked(ordinals, query, ql, strong=strong)
             for r, ordinal, c in zip(rows, ordinals, in_c):
-                ours = index.relevance(ordinal, query, ql)
+                ours = index.relevance(ordinal, query, ql, strong=ordinal in strong)
                 compared += 1
                 named += index.entries[ordinal].name.startswith(ql)
+                readme_only += ordinal not in strong
+                if ql in index.entries[ordinal].abbreviations:
+                    c = None  # (the C scores know no abbreviations: ranked() scores those in Python)
+                elif c is not None:
+                    c -= 0.0 if ordinal in strong else searchindex.README_ONLY_PENALTY
                 if ours != r["rank"] or c not in (None, ours):
                     differ.append((q, r["slug"], ours, c, r["rank"]))
-        return differ, compared, named, covered
+            expected = sorted(rows, key=lambda r: (-r["rank"], -index.entries[index.by_slug[r["slug"]]].downloads,
+                                                   r["slug"]))
+            if [index.entries[o].slug for o in by_rank] != [r["slug"] for r in expected]:
+                differ.append((q, "order"))
+        return differ, compared, named, covered, readme_only
 
-    differ, compared, named, covered = runner.run(run())
+    differ, compared, named, covered, readme_only = runner.run(run())
     assert not differ, differ[:5]  # (C: relevances in _fastsearch.c, where it is built, to the same bit)
     assert covered >= 4
     assert compared > 800 and named > 20  # (names that are, or start with, the query among them)
+    assert readme_only > 20  # (and mods matching only in their README, ranked below)
 
 
 @pytest.mark.parametrize("hidden", [2, 5])

@@ -137,7 +137,7 @@ async def test_nearest_word_is_the_one_the_sql_path_picks(db, monkeypatch, c_mod
     queries += list(dict.fromkeys(x for w in BASE if len(w) >= 4
                                   for x in (w[:len(w) // 2] + w[len(w) // 2 + 1:], w[1] + w[0] + w[2:])
                                   if x not in index))
-    differ, corrected, by_word_similarity, tied, by_edit = [], 0, 0, 0, 0
+    differ, corrected, by_word_similarity, tied, by_edit, by_cost = [], 0, 0, 0, 0, 0
     async with db.transaction():
         await catalog_q.typo_thresholds(db)
         for q in queries:
@@ -146,8 +146,13 @@ async def test_nearest_word_is_the_one_the_sql_path_picks(db, monkeypatch, c_mod
             corrected += ours not in (None, q)
             if ours not in (None, q):
                 by_word_similarity += similarity(q, ours) < catalog_q.CORRECTION_SIMILARITY
-                by_edit += index._nearest_trigram(q, catalog_q.CORRECTION_SIMILARITY,
-                                                  catalog_q.FUZZY_WORD_SIMILARITY) is None
+                by_edit += ours not in index.similar(q, catalog_q.CORRECTION_SIMILARITY,
+                                                     catalog_q.FUZZY_WORD_SIMILARITY)
+                # (the smallest edit first: a word one letter replaced lost to one letter added)
+                by_cost += any(trigram.edit_cost(q, w) > trigram.edit_cost(q, ours)
+                               and similarity(q, w) > similarity(q, ours)
+                               for w in index.similar(q, catalog_q.CORRECTION_SIMILARITY,
+                                                      catalog_q.FUZZY_WORD_SIMILARITY))
                 tied += any(w != ours and similarity(q, w) == similarity(q, ours) for w in every)
             if (sql or q) != (ours or q):  # (_corrected: None when nothing changes)
                 differ.append((q, sql, ours))
@@ -155,6 +160,22 @@ async def test_nearest_word_is_the_one_the_sql_path_picks(db, monkeypatch, c_mod
     assert len(queries) // 2 < corrected < len(queries)  # both outcomes exercised
     assert by_word_similarity > 5 and tied > 5  # the fallback measure and the tie-break too
     assert by_edit > 5  # and the word one edit away, where both measures miss
+    assert by_cost > 3  # and the edit cost deciding over the most shared trigrams
+
+
+async def test_a_short_typo_is_corrected_to_the_smallest_edit_not_the_most_shared_trigrams(db):
+    """"shars": "share" shares the most trigrams (0.5) but replaces a letter; "shards", "shears"
+    and "sharks" (0.44) each add one, the commoner typo: one of them is the correction (the
+    smaller word of the tie), in both paths."""
+    words = ["share", "shears", "shards", "sharks", "stars", "xpshare"]
+    await db.execute("INSERT INTO search_words (word) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING", words)
+    index = Words([r[0] for r in await db.fetch("SELECT word FROM search_words")])
+    async with db.transaction():
+        await catalog_q.typo_thresholds(db)
+        sql = await catalog_q._corrected(db, "shars")
+    assert sql == index.nearest("shars", catalog_q.CORRECTION_SIMILARITY, catalog_q.FUZZY_WORD_SIMILARITY) == "shards"
+    assert similarity("shars", "share") > similarity("shars", "shards")
+    assert trigram.edit_cost("shars", "share") == 2 and trigram.edit_cost("shars", "shards") == 1
 
 
 def _osa(a: str, b: str) -> int:
@@ -216,8 +237,8 @@ def test_words_only_grow_and_know_their_members():
 @pytest.mark.parametrize("c_module", ["as built", "without the C module"])
 def test_nearest_by_word_similarity_reaches_words_that_are_not_ascii(monkeypatch, c_module):
     # Similarity below the correction threshold, word similarity over it: the second measure
-    # decides, and a word with a letter outside ASCII (its word similarity is Python's even
-    # where the ASCII words' is C's) wins over an ASCII one that scores less.
+    # finds them, a word with a letter outside ASCII too (its word similarity is Python's even
+    # where the ASCII words' is C's); the smallest edit cost then chooses among them.
     if c_module == "without the C module":
         monkeypatch.setattr(trigram, "_fastsearch", None)
     elif trigram._fastsearch is None:
@@ -225,12 +246,14 @@ def test_nearest_by_word_similarity_reaches_words_that_are_not_ascii(monkeypatch
     words = ["sodiumpluséxtra", "élansodiumcore", "zzz"]
     assert similarity("sodiu", words[0]) < 0.4
     assert word_similarity("sodiu", words[0]) > word_similarity("sodiu", words[1])
-    assert Words(words).nearest("sodiu", 0.4, 0.5) == "sodiumpluséxtra"
-    assert Words(words[1:]).nearest("sodiu", 0.4, 0.5) == "élansodiumcore"
-    assert Words(["élansodiumcore", "sodiumcoreplus"]).nearest("sodiu", 0.4, 0.5) == "sodiumcoreplus"
-    # The same count of shared trigrams and word similarity as an ASCII word: the tie goes to
-    # the higher similarity, the word that is not ASCII.
-    tie = ["sodiumplusextraxx", "sodiumpluséxtra"]
-    assert word_similarity("sodiu", tie[0]) == word_similarity("sodiu", tie[1])
-    assert similarity("sodiu", tie[0]) < similarity("sodiu", tie[1]) < 0.4
-    assert Words(tie).nearest("sodiu", 0.4, 0.5) == "sodiumpluséxtra"
+    assert sorted(Words(words).similar("sodiu", 0.4, 0.5)) == sorted(words[:2])
+    assert trigram.edit_cost("sodiu", words[1]) < trigram.edit_cost("sodiu", words[0])
+    assert Words(words).nearest("sodiu", 0.4, 0.5) == "élansodiumcore"
+    assert Words(words[::2]).nearest("sodiu", 0.4, 0.5) == "sodiumpluséxtra"
+    assert Words(["élansodiumcore", "sodiumcoreplu"]).nearest("sodiu", 0.4, 0.5) == "sodiumcoreplu"
+    # The same edit cost and similarity as an ASCII word: the tie goes to the smaller word (code
+    # point order, as PostgreSQL's C collation sorts them).
+    tie = ["sodiumplusextra", "sodiumpluséxtra"]
+    assert trigram.edit_cost("sodiu", tie[0]) == trigram.edit_cost("sodiu", tie[1])
+    assert similarity("sodiu", tie[0]) == similarity("sodiu", tie[1]) < 0.4
+    assert Words(tie[::-1]).nearest("sodiu", 0.4, 0.5) == "sodiumplusextra"

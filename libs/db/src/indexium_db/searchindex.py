@@ -40,7 +40,7 @@ from pyroaring import BitMap
 from indexium_content.categories import only_categories
 
 from . import tsrank
-from .querytext import MAX_QUERY_WORDS, WORDS
+from .querytext import MAX_QUERY_WORDS, MAX_TOKEN_CHARS, WORDS, plain_tokens
 from .trigram import Words as CatalogueWords, in_at_least, trigram_set
 
 try:  # relevance in C (_fastsearch.c), built by `make env` where a compiler is
@@ -48,12 +48,6 @@ try:  # relevance in C (_fastsearch.c), built by `make env` where a compiler is
 except ImportError:  # no compiler: relevance() one candidate at a time (the tests run it too)
     _fastsearch = None
 
-# A query token the index can take: letters and digits, perhaps with apostrophes inside
-# ("olga's", which websearch reads as the phrase 'olga' <-> 's'), with nothing PostgreSQL's
-# websearch parser reads as an operator (quotes, "or", a leading "-").
-_TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
-_WEBSEARCH_OPERATORS = frozenset({"or"})
-MAX_TOKEN_CHARS = 100
 # Configurations of one query part, in catalog._text_query's order, then the prefix part.
 CONFIGS = ("english", "russian", "simple")
 _MAX_CHAR = "\U0010ffff"
@@ -67,6 +61,10 @@ _ORDINAL = itemgetter(1)
 
 
 ODD_NAME = "name:non-ascii"  # filter key: names whose trigrams only PostgreSQL can say
+README = "readme"  # the README's lexemes, as a kind of prefix union (SearchIndex._prefixed)
+# catalog.README_ONLY_PENALTY (this module imports no queries): a mod the query matches only in
+# its README ranks this much lower, below every mod it matches in search_vector.
+README_ONLY_PENALTY = 2.0
 
 
 def lexicon_key(word: str) -> str:
@@ -85,16 +83,10 @@ class Words:
 
 def plain_words(q: str) -> Words | None:
     """``q``'s tokens and words if the index can take it as it is, else None (the SQL path answers)."""
-    tokens = q.split()
-    if not tokens:
+    tokens = plain_tokens(q)
+    if tokens is None:
         return None
-    for t in tokens:
-        if len(t) > MAX_TOKEN_CHARS or not _TOKEN.fullmatch(t) or t.lower() in _WEBSEARCH_OPERATORS:
-            return None
-    words = WORDS.findall(q.lower())
-    if len(words) > MAX_QUERY_WORDS:
-        return None
-    return Words([lexicon_key(t) for t in tokens], words)
+    return Words([lexicon_key(t) for t in tokens], WORDS.findall(q.lower()))
 
 
 def quote(lexeme: str) -> str:
@@ -173,9 +165,10 @@ class Part:
         return all(len(term) == 1 for term in self.terms)
 
 
-def parts_of(words: Words, lexicon: Lexicon, prefix_min_chars: int) -> list[Part] | None:
+def parts_of(words: Words, lexicon: Lexicon, prefix_min_chars: int, prefix: bool = True) -> list[Part] | None:
     """The distinct parts of catalog._text_query's tsquery; None if a token or word is not known
-    (learn them first) or is not something the index can match (the SQL path answers)."""
+    (learn them first) or is not something the index can match (the SQL path answers).
+    ``prefix`` False: without the prefix part (a partial query's token other than the last)."""
     learned = [lexicon.token(t) for t in words.tokens]
     if any(x is None for x in learned):
         return None
@@ -188,6 +181,8 @@ def parts_of(words: Words, lexicon: Lexicon, prefix_min_chars: int) -> list[Part
         if terms:
             part = Part(terms)
             parts.setdefault(part.text, part)
+    if not prefix:
+        return list(parts.values())
     # catalog.prefix_tsquery: a last word shorter than prefix_min_chars is still being typed.
     prefixed = []
     for w in words.words:
@@ -240,6 +235,10 @@ class Entry:
     # columns: what a page served from memory answers (``SearchIndex.recheck`` False). Shared
     # by every answer that shows the mod: never changed, replaced whole by a re-read.
     hit: dict | None = None
+    # The README's lexemes (mods.readme_vector: matched, never ranked), and the mod's
+    # abbreviations (mods.abbreviations: a query equal to one ranks as its exact name).
+    readme: tuple[str, ...] = ()
+    abbreviations: tuple[str, ...] = ()
 
 
 # catalog._HIT_COLUMNS' names, in its order: a hit row from memory has exactly these keys.
@@ -260,10 +259,12 @@ def _entry(row: Mapping) -> Entry:
     # (without, each row's own copies stay alive: most of the index's memory).
     lexemes, heavy, terms = tsrank.parse_vector(row["vector"])
     keys = tuple(map(sys.intern, [*lexemes, *filter_keys(row)]))
+    readme = row["readme"] if "readme" in row.keys() else None
+    abbreviations = row["abbreviations"] if "abbreviations" in row.keys() else None
     return Entry(row["id"], row["slug"], row["lower_name"], row["downloads"], _micros(row["last_published_at"]),
                  _micros(row["created_at"]) or 0, keys, _micros(row["updated_at"]) or 0,
                  tuple(map(sys.intern, heavy)), len(lexemes), terms, math.log(1 + float(row["downloads"])) / 100,
-                 _hit(row))
+                 _hit(row), tuple(map(sys.intern, readme or ())), tuple(abbreviations or ()))
 
 
 def filter_keys(row: Mapping) -> list[str]:
@@ -275,6 +276,8 @@ def filter_keys(row: Mapping) -> list[str]:
     # Vocabulary names only, as the SQL filter can match (a row stored before 0020 may hold topics).
     keys += [f"cat:{x}" for x in only_categories(row["categories"])]
     keys.append(f"env:{row['environment']}")
+    if "abbreviations" in row.keys():
+        keys += [f"ab:{x}" for x in row["abbreviations"] or ()]
     return keys
 
 
@@ -290,6 +293,11 @@ class SearchIndex:
         self.listed = BitMap()
         self.postings: dict[str, BitMap] = {}  # lexeme -> every mod holding it
         self.heavy: dict[str, BitMap] = {}  # lexeme -> mods holding it with weight A (name, slug)
+        self.readme: dict[str, BitMap] = {}  # lexeme -> mods whose README holds it (not in postings)
+        self._readme_vocabulary: list[str] = []  # sorted, with their postings (prefix ranges)
+        self._readme_vocabulary_postings: list[BitMap] = []
+        self._readme_laid_vocabulary: list[str] = []  # the last full load's, laid end to end
+        self._readme_laid: tuple[array, array] | None = None
         self.filters: dict[str, BitMap] = {}  # filter key -> mods
         self._vocabulary: list[str] = []  # sorted lexemes, for prefix expansion
         # Their postings in the same order (weight A: None where a lexeme has none), so a
@@ -347,7 +355,7 @@ class SearchIndex:
         prefix starts one of its lexemes (a removed mod leaves all its postings at once)."""
         if not self._prefix_unions:
             return
-        for heavy, lexemes in ((False, entry.keys[:entry.lexemes]), (True, entry.heavy)):
+        for heavy, lexemes in ((False, entry.keys[:entry.lexemes]), (True, entry.heavy), (README, entry.readme)):
             for lexeme in lexemes:
                 for i in range(1, len(lexeme) + 1):
                     bm = self._prefix_unions.get((heavy, lexeme[:i]))
@@ -384,6 +392,14 @@ class SearchIndex:
             bm.add(ordinal)
         for key in entry.keys[n:]:
             self.filters.setdefault(key, BitMap()).add(ordinal)
+        for lexeme in entry.readme:
+            bm = self.readme.get(lexeme)
+            if bm is None:
+                bm = self.readme[lexeme] = BitMap()
+                i = bisect.bisect_left(self._readme_vocabulary, lexeme)
+                self._readme_vocabulary.insert(i, lexeme)
+                self._readme_vocabulary_postings.insert(i, bm)
+            bm.add(ordinal)
         for view, item in self._views(entry, ordinal):
             i = bisect.bisect_right(view, item)
             view.insert(i, item)
@@ -420,10 +436,11 @@ class SearchIndex:
                 bm = table.get(key)
                 if bm is not None:
                     bm.discard(ordinal)
-        for lexeme in entry.heavy:
-            bm = self.heavy.get(lexeme)
-            if bm is not None:
-                bm.discard(ordinal)
+        for table, lexemes in ((self.heavy, entry.heavy), (self.readme, entry.readme)):
+            for lexeme in lexemes:
+                bm = table.get(lexeme)
+                if bm is not None:
+                    bm.discard(ordinal)
         for view, item in self._views(entry, ordinal):
             i = bisect.bisect_left(view, item)
             if i < len(view) and view[i] == item:
@@ -460,15 +477,19 @@ class SearchIndex:
         word's prefix covers hundreds of lexemes ('ores' -> 'oresarmor-api', ...: the slugs'),
         whose union took ~0.2-0.6 ms at 100,000 mods; the same last words come back in query
         after query, so unions are remembered, and kept exact as mods come and go (_follow)."""
-        key = (table is self.heavy, prefix)  # (only these two tables)
+        kind = README if table is self.readme else table is self.heavy  # (only these three tables)
+        key = (kind, prefix)
         found = self._prefix_unions.get(key)
         if found is not None:
             return found
-        found = self._laid_union(key[0], prefix) if self._laid and len(self._changed) <= LAID_CHANGED_MAX else None
+        found = self._laid_union(kind, prefix) if self._laid and len(self._changed) <= LAID_CHANGED_MAX else None
         if found is None:
-            lo = bisect.bisect_left(self._vocabulary, prefix)
-            hi = bisect.bisect_left(self._vocabulary, prefix + _MAX_CHAR, lo)
-            if key[0]:
+            vocabulary = self._readme_vocabulary if kind is README else self._vocabulary
+            lo = bisect.bisect_left(vocabulary, prefix)
+            hi = bisect.bisect_left(vocabulary, prefix + _MAX_CHAR, lo)
+            if kind is README:
+                sets = self._readme_vocabulary_postings[lo:hi]
+            elif kind:
                 sets = [x for x in self._vocabulary_heavy[lo:hi] if x is not None]
             else:
                 sets = self._vocabulary_postings[lo:hi]
@@ -478,33 +499,39 @@ class SearchIndex:
         self._prefix_unions[key] = found
         return found
 
-    def _laid_union(self, heavy: bool, prefix: str) -> BitMap | None:
+    def _laid_union(self, heavy: bool | str, prefix: str) -> BitMap | None:
         """_prefixed's union from the postings as loaded, in one pass in C over the lexemes the
         prefix starts (a third to a tenth of BitMap.union's time over hundreds of one-mod slug
         lexemes: 350 -> 20-123 us for 'weapon', 616 -> 83 for 'dark' at 100,000 mods), the mods
         re-read since taken out and put back by the lexemes they hold now. None when the prefix
         starts fewer than LAID_MIN_SETS lexemes of that load (BitMap.union's, then)."""
-        vocabulary = self._laid_vocabulary
+        readme = heavy is README
+        vocabulary = self._readme_laid_vocabulary if readme else self._laid_vocabulary
         lo = bisect.bisect_left(vocabulary, prefix)
         hi = bisect.bisect_left(vocabulary, prefix + _MAX_CHAR, lo)
         if hi - lo < LAID_MIN_SETS:
             return None
-        found = BitMap(_fastsearch.union_range(*self._laid[heavy], lo, hi))
+        found = BitMap(_fastsearch.union_range(*(self._readme_laid if readme else self._laid[heavy]), lo, hi))
         if self._changed:
             found -= self._changed
             entries = self.entries
             for o in self._changed:
                 e = entries[o]
-                if e is not None and any(x.startswith(prefix) for x in (e.heavy if heavy else e.keys[:e.lexemes])):
+                if e is not None and any(x.startswith(prefix) for x in (
+                        e.readme if readme else e.heavy if heavy else e.keys[:e.lexemes])):
                     found.add(o)
         return found
 
-    def matches(self, parts: list[Part], *, heavy: bool = False) -> BitMap:
+    def matches(self, parts: list[Part], *, heavy: bool = False, readme: bool = False) -> BitMap:
         """Mods whose lexemes match any part (``heavy``: with weight A, i.e. in the name or slug);
-        a phrase as all of its lexemes, wherever they are (a superset: see Part.exact)."""
-        table = self.heavy if heavy else self.postings
+        a phrase as all of its lexemes, wherever they are (a superset: see Part.exact).
+        ``readme``: in the README's lexemes instead, where a phrase never matches (they have no
+        positions: PostgreSQL's ``@@`` is false for a phrase over a stripped vector)."""
+        table = self.readme if readme else self.heavy if heavy else self.postings
         found = BitMap()
         for part in parts:
+            if readme and not part.exact:
+                continue
             lexemes = [x for term in part.terms for x in term]
             sets = [self._lexeme(table, x) for x in lexemes[:-1]]
             last = lexemes[-1]
@@ -513,6 +540,11 @@ class SearchIndex:
             hit = sets[0] if len(sets) == 1 else BitMap.intersection(*sets)
             found |= hit
         return found
+
+    def found(self, parts: list[Part]) -> BitMap:
+        """Mods the query's parts match (catalog.text_match): in the name, slug, summary,
+        authors or abbreviations (``matches``), or in the README."""
+        return self.matches(parts) | self.matches(parts, readme=True)
 
     def filtered(self, filters: Filters) -> BitMap:
         """Listed mods passing every filter group."""
@@ -586,24 +618,37 @@ class SearchIndex:
         """The n most popular members."""
         return list(islice(bm, n))
 
-    def relevance(self, ordinal: int, query: tsrank.Query, ql: str) -> float:
+    def relevance(self, ordinal: int, query: tsrank.Query, ql: str, strong: bool = True) -> float:
         """catalog.rank_expression of one mod: ts_rank(search_vector, query, 32) as float8, + 1.0
-        for the exact lower-cased name, 0.5 for one starting with ``ql``, + ln(1 + downloads)
-        / 100, summed in that order as PostgreSQL sums them."""
+        for the exact lower-cased name (or one of its abbreviations), 0.5 for one starting with
+        ``ql``, + ln(1 + downloads) / 100, - README_ONLY_PENALTY unless ``strong`` (the query
+        matches its search_vector, not only its README), summed in that order as PostgreSQL
+        sums them."""
         e = self.entries[ordinal]
         name = e.name
-        return tsrank.rank(query, e.keys, e.lexemes, e.terms) + (
-            1.0 if name == ql else 0.5 if name.startswith(ql) else 0.0) + e.popularity
+        r = tsrank.rank(query, e.keys, e.lexemes, e.terms) + (
+            1.0 if name == ql or ql in e.abbreviations else 0.5 if name.startswith(ql) else 0.0) + e.popularity
+        return r - (0.0 if strong else README_ONLY_PENALTY)
 
     def ranked(self, ordinals: Iterable[int], query: tsrank.Query, ql: str,
-               added: Mapping[int, float] | None = None) -> list[int]:
-        """The ordinals in catalog's relevance order: relevance (plus ``added[o]``, summed after
-        it: the fuzzy pass's word similarity), then downloads, then slug (the index's order only
-        under the C collation: ``ordered``)."""
+               added: Mapping[int, float] | None = None, strong: BitMap | None = None,
+               weights: Iterable[tuple[BitMap, float]] = ()) -> list[int]:
+        """The ordinals in catalog's relevance order: relevance (less README_ONLY_PENALTY for
+        those not in ``strong``, when given; plus ``added[o]``, summed after it: the fuzzy pass's
+        word similarity; plus each weight whose set holds the mod: a partial query's words),
+        then downloads, then slug (the index's order only under the C collation: ``ordered``)."""
         entries = self.entries
         ordinals = list(ordinals)
         scores = (_fastsearch.relevances(entries, ordinals, query.operands, query.size, ql)
                   if _fastsearch is not None else [self.relevance(o, query, ql) for o in ordinals])
+        if _fastsearch is not None:  # (the C scores know no abbreviations: those few in Python)
+            abbreviated = self.filters.get(f"ab:{ql}")
+            if abbreviated:
+                scores = [self.relevance(o, query, ql) if o in abbreviated else r for r, o in zip(scores, ordinals)]
+        if strong is not None:
+            scores = [r - (0.0 if o in strong else README_ONLY_PENALTY) for r, o in zip(scores, ordinals)]
+        for within, weight in weights:
+            scores = [r + (weight if o in within else 0.0) for r, o in zip(scores, ordinals)]
         if added is not None:
             scores = [r + added[o] for r, o in zip(scores, ordinals)]
         keyed = sorted((-r, -entries[o].downloads, entries[o].slug, o) for r, o in zip(scores, ordinals))
@@ -648,6 +693,7 @@ class Builder:
         self._postings: dict[str, list[int]] = defaultdict(list)
         self._heavy: dict[str, list[int]] = defaultdict(list)
         self._filters: dict[str, list[int]] = defaultdict(list)
+        self._readme: dict[str, list[int]] = defaultdict(list)
 
     def add(self, rows: Iterable[Mapping]) -> None:
         index = self.index
@@ -664,6 +710,8 @@ class Builder:
                 self._heavy[lexeme].append(ordinal)
             for key in entry.keys[n:]:
                 self._filters[key].append(ordinal)
+            for lexeme in entry.readme:
+                self._readme[lexeme].append(ordinal)
             for view, item in index._views(entry, ordinal):
                 view.append(item)
 
@@ -673,6 +721,13 @@ class Builder:
         index.postings = {k: BitMap(v) for k, v in self._postings.items()}
         index.heavy = {k: BitMap(v) for k, v in self._heavy.items()}
         index.filters = {k: BitMap(v) for k, v in self._filters.items()}
+        index.readme = {k: BitMap(v) for k, v in self._readme.items()}
+        index._readme_vocabulary = sorted(index.readme)
+        index._readme_vocabulary_postings = [index.readme[x] for x in index._readme_vocabulary]
+        if _fastsearch is not None:
+            index._readme_laid_vocabulary = list(index._readme_vocabulary)
+            index._readme_laid = _laid(self._readme, index._readme_vocabulary)
+        self._readme = defaultdict(list)
         index._vocabulary = sorted(index.postings)
         index._vocabulary_postings = [index.postings[x] for x in index._vocabulary]
         index._vocabulary_heavy = [index.heavy.get(x) for x in index._vocabulary]

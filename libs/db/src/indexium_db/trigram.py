@@ -133,13 +133,40 @@ def edits(word: str) -> list[str]:
     return list(dict.fromkeys(w for w in out if w and w != word))
 
 
-def nearest_edit(word: str, known) -> str | None:
-    """catalog._corrected's third lookup, the same in both paths: of the words one edit from
-    ``word`` (``edits``) that are in ``known`` (a container of catalogue words), the most
-    similar to it (pg_trgm's similarity; ties: the smaller word, by code point), else None."""
+def edit_cost(a: str, b: str) -> int:
+    """How far the typed word ``a`` is from the catalogue word ``b``: a letter dropped or added
+    costs 1, two neighbours swapped 1, a letter replaced 2 (a drop and an add: the edit distance
+    without substitutions, with transpositions). A replaced letter counts double because short
+    catalogue words are dense in single replacements ("shars" is one replacement from "share",
+    "stars", "chars", "shark"), while a query missing a letter ("shars" for "shears" or "shards")
+    is the commoner typo; the trigram measures alone chose "share" (the most shared trigrams)."""
+    n, m = len(a), len(b)
+    prev2, prev = None, list(range(m + 1))
+    for i in range(1, n + 1):
+        row = [i] + [0] * m
+        for j in range(1, m + 1):
+            best = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (0 if a[i - 1] == b[j - 1] else 2))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1] and a[i - 1] != b[j - 1]:
+                best = min(best, prev2[j - 2] + 1)
+            row[j] = best
+        prev2, prev = prev, row
+    return prev[m]
+
+
+def best_correction(word: str, candidates) -> str | None:
+    """catalog._corrected's choice among a word's candidates (catalogue words at least
+    CORRECTION_SIMILARITY similar, or FUZZY_WORD_SIMILARITY word-similar, or one edit away),
+    the same in both paths: the smallest edit_cost, then the most similar (pg_trgm's
+    similarity), then the smaller word (code point order)."""
     trg = trigram_set(word)
-    found = [w for w in edits(word) if w in known]
-    return min(found, key=lambda w: (distance(similarity(trg, trigram_set(w))), w), default=None)
+    return min(candidates, key=lambda w: (edit_cost(word, w), distance(similarity(trg, trigram_set(w))), w),
+               default=None)
+
+
+def nearest_edit(word: str, known) -> str | None:
+    """The words one edit from ``word`` (``edits``) that are in ``known`` (a container of
+    catalogue words), best_correction's choice among them, else None."""
+    return best_correction(word, [w for w in edits(word) if w in known])
 
 
 def _iterate(query: set[str], trg2: list[str]) -> float:
@@ -285,62 +312,43 @@ class Words:
         return len(self._words)
 
     def nearest(self, word: str, similarity_threshold: float, word_similarity_threshold: float) -> str | None:
-        """catalog._corrected's lookup for one word: the most similar word with similarity >=
-        ``similarity_threshold`` (ties: the smaller word), else the most word-similar with
-        word_similarity(word, w) >= ``word_similarity_threshold`` (ties: by similarity, then
-        the smaller word), else the nearest word one edit away (``nearest_edit``), else None.
-        ``word`` must be ASCII (see the module doc)."""
-        best = self._nearest_trigram(word, similarity_threshold, word_similarity_threshold)
-        return best if best is not None else nearest_edit(word, self)
+        """catalog._corrected's lookup for one word: of the words with similarity >=
+        ``similarity_threshold``, word_similarity(word, w) >= ``word_similarity_threshold`` or
+        one edit away (``edits``), best_correction's choice, else None. ``word`` must be ASCII
+        (see the module doc)."""
+        found = set(self.similar(word, similarity_threshold, word_similarity_threshold))
+        found.update(w for w in edits(word) if w in self._ids)
+        return best_correction(word, sorted(found))
 
-    def _nearest_trigram(self, word: str, similarity_threshold: float, word_similarity_threshold: float) -> str | None:
+    def similar(self, word: str, similarity_threshold: float, word_similarity_threshold: float) -> list[str]:
+        """The words at least ``similarity_threshold`` similar to ``word`` or at least
+        ``word_similarity_threshold`` word-similar (pg_trgm's ``%`` and ``<%``)."""
         query = trigram_set(word)
         m = len(query)
         if m == 0:
-            return None
+            return []
         # similarity <= shared / m and word_similarity <= shared / m: a word sharing fewer of
-        # the query's trigrams cannot reach the threshold (the epsilon covers float4 rounding).
+        # the query's trigrams cannot reach either threshold (the epsilon covers float4 rounding).
         k = max(1, math.ceil(min(similarity_threshold, word_similarity_threshold) * m - 1e-6))
         exactly = self._sharing(query, k)
         if exactly is None:
-            return None
-        # Candidates by how many trigrams they share, most first: sharing j of the query's m
-        # trigrams, a word scores at most j / m in either measure, so once that bound is
-        # worse than the best found, no fewer can win (equal bounds go on: ties).
-        best, best_key = None, None
+            return []
+        words, out, rest = self._words, [], []
         for j in range(m, k - 1, -1):
-            if best_key is not None and distance(_sml(j, m, j)) > best_key[0]:
-                break
             for i in exactly[j]:
-                s = _sml(j, m, len(self._trigrams[i]))
-                if s >= similarity_threshold:
-                    key = (distance(s), self._words[i])
-                    if best_key is None or key < best_key:
-                        best, best_key = self._words[i], key
-        if best is not None:
-            return best
-        trg1 = set(query)
-        words = self._words
-        for j in range(m, k - 1, -1):
-            bound = _sml(j, m, j)
-            if bound < word_similarity_threshold or (best_key is not None and distance(bound) > best_key[0]):
-                break
-            # Word similarity of the layer's words: the ASCII ones in C where it is built (only
-            # those at the threshold come back), the others (or all, without C) in Python.
-            if _fastsearch is not None:
-                plain = [i for i in exactly[j] if words[i].isascii()]
-                scored = list(similar_among(word, words, plain, word_similarity_threshold).items())
-                rest = [i for i in exactly[j] if not words[i].isascii()]
-            else:
-                scored, rest = [], exactly[j]
-            scored += [(i, _iterate(trg1, trigram_list(words[i]))) for i in rest]
-            for i, ws in scored:
-                if ws >= word_similarity_threshold:
-                    w = words[i]
-                    key = (distance(ws), distance(_sml(j, m, len(self._trigrams[i]))), w)
-                    if best_key is None or key < best_key:
-                        best, best_key = w, key
-        return best
+                if _sml(j, m, len(self._trigrams[i])) >= similarity_threshold:
+                    out.append(words[i])
+                elif _sml(j, m, j) >= word_similarity_threshold:  # (its word similarity may reach it)
+                    rest.append(i)
+        if rest:
+            # Word similarity: the ASCII words in C where it is built, the others in Python.
+            plain = [i for i in rest if words[i].isascii()] if _fastsearch is not None else []
+            if plain:
+                out += [words[i] for i in similar_among(word, words, plain, word_similarity_threshold)]
+            trg1 = set(query)
+            out += [words[i] for i in rest if not (plain and words[i].isascii())
+                    and _iterate(trg1, trigram_list(words[i])) >= word_similarity_threshold]
+        return out
 
     def _sharing(self, query: frozenset[str], k: int) -> list | None:
         """The words sharing at least ``k`` of the ``query``'s m trigrams, by how many: [j] the

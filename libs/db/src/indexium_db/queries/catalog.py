@@ -8,6 +8,7 @@ of one generic plan full of ``$n IS NULL OR ...``. Values always travel as param
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Container
 from dataclasses import dataclass, replace
 
@@ -15,7 +16,7 @@ import asyncpg
 
 from . import facets as facets_q
 from .. import trigram
-from ..querytext import MAX_QUERY_WORDS, PREFIX_MIN_CHARS, WORDS as _WORDS, normalized
+from ..querytext import MAX_QUERY_WORDS, PREFIX_MIN_CHARS, WORDS as _WORDS, normalized, plain_tokens
 from .telemetry import ACTIVE_SERVERS_DAY, ACTIVE_SERVERS_EXPR, ACTIVE_SERVERS_JOIN
 from .websearch import defuse
 
@@ -48,6 +49,10 @@ BROAD_MATCHES = 2000
 BROAD_CANDIDATES = 100
 # Corrections remembered per process (word -> catalogue word, or None for no correction).
 CORRECTIONS_MAX = 10_000
+# A mod the query matches only in its README (readme_vector, no rank share of its own) ranks
+# this much lower: below every mod it matches in search_vector (a rank there is at least 0,
+# a README-only one at most 1.0 + ~0.25 of popularity - 2.0). searchindex keeps its copy.
+README_ONLY_PENALTY = 2.0
 
 
 def _as_tuple(value) -> tuple[str, ...]:
@@ -184,11 +189,18 @@ _ORDER = {
 }
 
 
+def text_match(tsq: str) -> str:
+    """The row m matches the tsquery ``tsq``: in its name, slug, summary, authors or
+    abbreviations (search_vector), or in its README (readme_vector: lexemes only)."""
+    return f"(m.search_vector @@ {tsq} OR m.readme_vector @@ {tsq})"
+
+
 def rank_expression(tsq: str, ql: str) -> str:
     """Relevance (see docs/api.md) of the row m for the tsquery ``tsq`` and normalized query ``ql``."""
     return (f"ts_rank(m.search_vector, {tsq}, 32)"  # rank/(rank+1): frequency saturates
-            f" + CASE WHEN lower(m.name) = {ql} THEN 1.0 WHEN starts_with(lower(m.name), {ql}) THEN 0.5"
-            f" ELSE 0 END + ln(1 + m.downloads::float8) / 100")
+            f" + CASE WHEN lower(m.name) = {ql} OR {ql} = ANY(m.abbreviations) THEN 1.0"
+            f" WHEN starts_with(lower(m.name), {ql}) THEN 0.5 ELSE 0 END + ln(1 + m.downloads::float8) / 100"
+            f" - CASE WHEN m.search_vector @@ {tsq} THEN 0 ELSE {README_ONLY_PENALTY} END")
 
 
 def relevance(s: _Sql, q: str, tsq: str) -> tuple[str, str]:
@@ -199,16 +211,28 @@ def relevance(s: _Sql, q: str, tsq: str) -> tuple[str, str]:
     return rank_expression(tsq, ql), ql
 
 
-def _text_query(sq: SearchQuery, s: _Sql, fuzzy: bool, ranked: bool = True,
-                inline_threshold: bool = False) -> tuple[str, str, str]:
-    """(CTE, match condition, rank expression) for a non-empty q. ``inline_threshold``: the fuzzy
-    match as word_similarity(...) >= FUZZY_WORD_SIMILARITY, the very test ``<%`` makes, for a
-    query over candidate ids (no trigram index to use) outside typo_thresholds' transaction."""
-    q = s.p(defuse(sq.q))  # (a run of dashes would overflow the parser's stack)
-    parts = [f"websearch_to_tsquery('{cfg}', {q})" for cfg in ("english", "russian", "simple")]
-    prefix = prefix_tsquery(sq.q)
+def _token_parts(s: _Sql, q: str, last: bool) -> list[str]:
+    """The tsquery parts of text ``q``: websearch_to_tsquery in each configuration and, ``last``,
+    its last word as a prefix (prefix_tsquery)."""
+    p = s.p(defuse(q))  # (a run of dashes would overflow the parser's stack)
+    parts = [f"websearch_to_tsquery('{cfg}', {p})" for cfg in ("english", "russian", "simple")]
+    prefix = prefix_tsquery(q) if last else None
     if prefix:
         parts.append(f"to_tsquery('simple', {s.p(prefix)})")
+    return parts
+
+
+def _text_query(sq: SearchQuery, s: _Sql, fuzzy: bool, ranked: bool = True,
+                inline_threshold: bool = False, tokens: list[str] | None = None) -> tuple[str, str, str]:
+    """(CTE, match condition, rank expression) for a non-empty q. ``inline_threshold``: the fuzzy
+    match as word_similarity(...) >= FUZZY_WORD_SIMILARITY, the very test ``<%`` makes, for a
+    query over candidate ids (no trigram index to use) outside typo_thresholds' transaction.
+    ``tokens``: the partial query of these tokens (any of them, each with its own parts, the
+    last one's last word a prefix; _partial), instead of q's."""
+    if tokens is None:
+        parts = _token_parts(s, sq.q, last=True)
+    else:
+        parts = [p for i, t in enumerate(tokens) for p in _token_parts(s, t, last=i == len(tokens) - 1)]
     # The configurations often agree ('sodium' three times): OR only the distinct ones, so
     # matching and ranking test each alternative once.
     # (By text: tsquery equality ignores the :* prefix flag.) In text order: ts_rank of an OR
@@ -217,7 +241,7 @@ def _text_query(sq: SearchQuery, s: _Sql, fuzzy: bool, ranked: bool = True,
            f" WHERE numnode(p) > 0),"
            f" query AS (SELECT COALESCE((SELECT string_agg('(' || p || ')', ' | ' ORDER BY p) FROM parts),"
            f" '')::tsquery AS tsq)")
-    match, rank = "m.search_vector @@ query.tsq", ""
+    match, rank = text_match("query.tsq"), ""
     if not (ranked or fuzzy):
         return cte, match, rank  # (every parameter added must be used: its type is inferred)
     rank, ql = relevance(s, sq.q, "query.tsq")
@@ -288,20 +312,25 @@ def _broad_sql(sq: SearchQuery, tsq: str, candidates: int) -> tuple[str, list]:
     is the query's tsquery as text, a parameter, so the plan walks the popularity index."""
     s = _Sql()
     t = s.p(tsq, "::tsquery")  # one parameter, not a CTE: a CTE scan joined to the walk loses its LIMIT
-    rank, _ = relevance(s, sq.q, t)
+    rank, ql = relevance(s, sq.q, t)
     n = s.p(candidates)
     popular_filters = " AND ".join(_filters(sq, s))
     named_filters = " AND ".join(_filters(sq, s))
+    abbreviated_filters = " AND ".join(_filters(sq, s))
     # OFFSET 0 keeps the text condition out of the ordered scan: the planner cannot turn the
     # walk down mods_listed_downloads_idx into a bitmap scan of every match and a sort.
     sql = f"""WITH cand AS (
-    (SELECT c.id FROM (SELECT m.id, m.search_vector FROM mods m WHERE {popular_filters}
-                       ORDER BY m.downloads DESC, m.slug OFFSET 0) c
-     WHERE c.search_vector @@ {t} LIMIT {n})
+    (SELECT m.id FROM (SELECT m.id, m.search_vector, m.readme_vector FROM mods m WHERE {popular_filters}
+                       ORDER BY m.downloads DESC, m.slug OFFSET 0) m
+     WHERE {text_match(t)} LIMIT {n})
     UNION
     (SELECT m.id FROM mods m
      WHERE {named_filters} AND lower(m.name) LIKE {s.p(_like_prefix(normalized(sq.q)))}
-       AND m.search_vector @@ {t}
+       AND {text_match(t)}
+     ORDER BY m.downloads DESC, m.slug LIMIT {n})
+    UNION
+    (SELECT m.id FROM mods m
+     WHERE {abbreviated_filters} AND m.abbreviations @> ARRAY[{ql}] AND {text_match(t)}
      ORDER BY m.downloads DESC, m.slug LIMIT {n})),
 h AS (
     SELECT m.id, {rank} AS rank
@@ -321,7 +350,7 @@ async def _broad(conn: asyncpg.Connection, sq: SearchQuery, tsq: str, found_at_l
     # The total: the planner's estimate of the matches (its statistics of the lexemes), as
     # counting them would cost the heap visits this path avoids; never below what we saw.
     s = _Sql()
-    where = " AND ".join([*_filters(sq, s), f"m.search_vector @@ {s.p(tsq)}::tsquery"])
+    where = " AND ".join([*_filters(sq, s), text_match(f"{s.p(tsq)}::tsquery")])
     plan = await conn.fetchval(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM mods m WHERE {where}", *s.args)
     estimate = int(json.loads(plan)[0]["Plan"]["Plan Rows"]) if isinstance(plan, str) else int(
         plan[0]["Plan"]["Plan Rows"])
@@ -387,6 +416,70 @@ async def _run(
     return rows, await conn.fetchval(sql, *args)
 
 
+def partial_weights(total: int, counts: list[int]) -> list[float]:
+    """Each token's weight in a partial query's rank (_partial): ln(1 + total / its matches), so a
+    rare word (Kibe, in 1 of the 500 matches of "kibe utilities") outweighs a common one (0.7 for
+    the 499 utilities); 0 for a token matching nothing. Computed here for both paths (the index
+    ranks with the same floats PostgreSQL is given)."""
+    return [math.log(1 + total / c) if c else 0.0 for c in counts]
+
+
+def _partial_tokens(q: str) -> list[str] | None:
+    """The tokens of a query that may be relaxed into a partial one (plain, at least two)."""
+    tokens = plain_tokens(q)
+    return tokens if tokens is not None and len(tokens) >= 2 else None
+
+
+def _partial_sql(sq: SearchQuery, tokens: list[str], weights: list[float] | None) -> tuple[str, list]:
+    """``weights`` None: how many mods match any token, and each token (total, d0, d1, ...); else
+    one page of them, with its total, ranked by catalog's rank expression over the partial
+    query plus each matched token's weight (or in ``sq``'s sort)."""
+    s = _Sql()
+    cte, match, _ = _text_query(sq, s, fuzzy=False, ranked=False, tokens=tokens)
+    each = [" || ".join(_token_parts(s, t, last=i == len(tokens) - 1)) for i, t in enumerate(tokens)]
+    cte += ", tok AS (SELECT " + ", ".join(f"({e}) AS q{i}" for i, e in enumerate(each)) + ")"
+    frm = "mods m CROSS JOIN query CROSS JOIN tok"
+    if weights is None:
+        counts = ", ".join(f"count(*) FILTER (WHERE {text_match(f'tok.q{i}')}) AS d{i}" for i in range(len(tokens)))
+        where = " AND ".join([*_filters(sq, s), match])
+        return f"{cte} SELECT count(*) AS total, {counts} FROM {frm} WHERE {where}", s.args
+    sort = sq.effective_sort
+    rank = "NULL::float8"
+    if sort == "relevance":
+        rank, _ = relevance(s, sq.q, "query.tsq")
+        rank += "".join(f" + CASE WHEN {text_match(f'tok.q{i}')} THEN {s.p(w, '::float8')} ELSE 0 END"
+                        for i, w in enumerate(weights))
+    servers = ACTIVE_SERVERS_EXPR if sort == "active_servers" else "0"
+    if sort == "active_servers":
+        frm += f" {ACTIVE_SERVERS_JOIN}"
+    where = " AND ".join([*_filters(sq, s), match])
+    sql = f"""{cte}, h AS (
+    SELECT m.id, {rank} AS rank, {servers} AS servers, count(*) OVER () AS total
+    FROM {frm} WHERE {where}
+    ORDER BY {_ORDER[sort].replace("h.", "")} LIMIT {s.p(sq.limit)} OFFSET {s.p(sq.offset)})
+SELECT {_HIT_COLUMNS}, h.total FROM h JOIN mods m ON m.id = h.id ORDER BY {_ORDER[sort]}"""
+    return sql, s.args
+
+
+async def _partial(conn: asyncpg.Connection, sq: SearchQuery) -> tuple[list[asyncpg.Record], int] | None:
+    """A query whose words match no mod together, relaxed: the mods matching any of its tokens,
+    ranked with each matched token's weight (partial_weights) added to the rank expression, so
+    the mods matching the most and rarest of the words come first ("Kibe Utilities": Kibe). The
+    total is how many mods match any token (counted, never estimated). None: not a query to
+    relax (fewer than two tokens, or websearch syntax: the words were meant as written)."""
+    tokens = _partial_tokens(sq.q)
+    if tokens is None:
+        return None
+    sql, args = _partial_sql(sq, tokens, None)
+    counts = await conn.fetchrow(sql, *args)
+    if not counts["total"]:
+        return [], 0
+    weights = partial_weights(counts["total"], [counts[f"d{i}"] for i in range(len(tokens))])
+    sql, args = _partial_sql(sq, tokens, weights)
+    rows = await conn.fetch(sql, *args)
+    return rows, counts["total"]
+
+
 async def typo_thresholds(conn: asyncpg.Connection) -> None:
     """pg_trgm's thresholds for the typo steps (corrections, the fuzzy name pass), for the
     transaction under way only."""
@@ -406,8 +499,8 @@ async def search(
     if not sq.q or found >= FUZZY_BELOW or len(sq.q.strip()) < FUZZY_MIN_CHARS:
         return rows, found
     # Full text found nothing. First correct the words against the catalogue's own words
-    # ("furaces" -> "furnaces") and search again; failing that, trigram word similarity
-    # on names (the slower scan).
+    # ("furaces" -> "furnaces") and search again; failing that, the mods holding some of the
+    # words (_partial); failing that, trigram word similarity on names (the slower scan).
     async with conn.transaction():
         await typo_thresholds(conn)
         corrected = await _corrected(conn, sq.q, corrections)
@@ -415,6 +508,10 @@ async def search(
             rows, found = await _run(conn, replace(sq, q=corrected), fuzzy=False, broad=broad)
             if found:
                 return rows, found
+        # No mod holds all the words (corrected): the mods holding some of them, ranked.
+        partial = await _partial(conn, replace(sq, q=corrected) if corrected is not None else sq)
+        if partial is not None and partial[1]:
+            return partial
         return await _run(conn, sq, fuzzy=True)
 
 
@@ -444,16 +541,16 @@ async def count(conn: asyncpg.Connection, sq: SearchQuery) -> int:
 
 async def _corrected(conn: asyncpg.Connection, q: str, corrections: Corrections | None = None,
                      known: Container[str] = ()) -> str | None:
-    """q with each word replaced by its most similar catalogue word; None if nothing changes.
+    """q with each word replaced by its nearest catalogue word; None if nothing changes.
 
-    Most similar: by trigram similarity (>= CORRECTION_SIMILARITY), else by word similarity
-    (>= FUZZY_WORD_SIMILARITY: "coy" is 0.5 of "cozy"), so a word the whole-word measure
-    misses is still corrected and full text, not the name scan, answers. Both are
-    nearest-first scans of search_words' GiST index. Callers set both thresholds. Else a
-    word one edit away (trigram.nearest_edit: "reux" is 0.375 similar and 0.4 word-similar to
-    "redux", too far for either measure, and one letter short of it), its candidates looked
-    up by primary key in a second statement, sent only for the words both measures missed.
-    ``known``: words known to be in search_words, each its own nearest word (no lookup).
+    A word's candidates are the catalogue words (search_words) at least CORRECTION_SIMILARITY
+    similar to it or FUZZY_WORD_SIMILARITY word-similar ("coy" is 0.5 of "cozy"), both through
+    search_words' GiST index, and the words one edit away ("reux" is 0.375 similar and 0.4
+    word-similar to "redux", too far for either measure), looked up by primary key among its
+    edits, in the same statement. trigram.best_correction chooses: the smallest edit cost
+    ("shars": shards, shears, not share, one letter replaced), then the most similar, then the
+    smaller word. Callers set both thresholds. ``known``: words known to be in search_words,
+    each its own nearest word (no lookup).
     """
     words = _WORDS.findall(q.lower())[:MAX_QUERY_WORDS]
     best: dict[str, str] = {}
@@ -468,24 +565,23 @@ async def _corrected(conn: asyncpg.Connection, q: str, corrections: Corrections 
         elif w not in unknown:
             unknown.append(w)
     if unknown:
+        typed, edited = [], []
+        for w in unknown:  # (a word's edits are ~330-800 strings)
+            for e in trigram.edits(w):
+                typed.append(w)
+                edited.append(e)
         rows = await conn.fetch(
-            """SELECT t.w, COALESCE(
-                    (SELECT s.word FROM search_words s WHERE s.word % t.w
-                     ORDER BY s.word <-> t.w, s.word LIMIT 1),
-                    (SELECT s.word FROM search_words s WHERE t.w <% s.word
-                     ORDER BY t.w <<-> s.word, s.word <-> t.w, s.word LIMIT 1)) AS best
-               FROM unnest($1::text[]) AS t(w)""",
-            unknown,
+            """SELECT t.w, s.word FROM unnest($1::text[]) AS t(w) JOIN search_words s ON s.word % t.w
+               UNION SELECT t.w, s.word FROM unnest($1::text[]) AS t(w) JOIN search_words s ON t.w <% s.word
+               UNION SELECT e.w, s.word FROM unnest($2::text[], $3::text[]) AS e(w, edit)
+                     JOIN search_words s ON s.word = e.edit""",
+            unknown, typed, edited,
         )
-        found = {r["w"]: r["best"] for r in rows}
-        missed = [w for w in unknown if found[w] is None]
-        if missed:  # the words one edit away, for these alone (a word's edits are ~330-800 strings)
-            one_edit = {r["word"] for r in await conn.fetch(
-                "SELECT word FROM search_words WHERE word = ANY($1::text[])",
-                list(dict.fromkeys(e for w in missed for e in trigram.edits(w))))}
-            for w in missed:
-                found[w] = trigram.nearest_edit(w, one_edit)
-        for w, fixed_word in found.items():
+        found: dict[str, list[str]] = {w: [] for w in unknown}
+        for r in rows:
+            found[r["w"]].append(r["word"])
+        for w, candidates in found.items():
+            fixed_word = trigram.best_correction(w, sorted(candidates))
             best[w] = fixed_word or w
             if corrections is not None:
                 corrections.put(w, fixed_word)

@@ -77,7 +77,8 @@ FUZZY_RANKED_IN_C = RANK_ALL
 _INDEX_COLUMNS = f"""m.id, m.slug, lower(m.name) AS lower_name, m.downloads, m.last_published_at, m.created_at,
        m.search_vector::text AS vector, m.file_facets, m.game_versions, m.loaders, m.categories,
        m.environment, m.listed, m.updated_at, m.name, m.summary, m.authors, m.latest_version,
-       {catalog.HAS_ICON} AS has_icon, {catalog.ACTIVE_SERVERS} AS active_servers"""
+       {catalog.HAS_ICON} AS has_icon, {catalog.ACTIVE_SERVERS} AS active_servers,
+       tsvector_to_array(m.readme_vector) AS readme, m.abbreviations"""
 _ONE_LEXEME = re.compile(r"'((?:[^']|'')*)'")
 _C_LOCALES = ("C", "POSIX")
 # What the search_words trigger adds for a mod (the same function: migrations/0014), read with a re-read.
@@ -281,7 +282,7 @@ def _text_sql(sq: catalog.SearchQuery, s: catalog._Sql, tsq: str | None, fuzzy: 
         cte, match, rank = catalog._text_query(sq, s, fuzzy, ranked=ranked, inline_threshold=True)
         return f"{cte}, ", " CROSS JOIN query", match, rank
     t = s.p(tsq, "::tsquery")
-    match, rank, join = f"m.search_vector @@ {t}", "", ""
+    match, rank, join = catalog.text_match(t), "", ""
     if ranked or fuzzy:
         rank, ql = catalog.relevance(s, sq.q, t)
         if fuzzy:
@@ -387,6 +388,9 @@ def candidates(index: SearchIndex, matches: BitMap, parts, ql: str, need: int,
     chosen = BitMap(index.first(matches, n))
     chosen |= BitMap(index.first_name_prefixed(ql, matches, n))
     chosen |= BitMap(index.first(index.matches(parts, heavy=True) & matches, n))
+    abbreviated = index.filters.get(f"ab:{ql}")  # (a query that is one of a mod's abbreviations)
+    if abbreviated:
+        chosen |= BitMap(index.first(abbreviated & matches, n))
     return list(chosen)
 
 
@@ -399,7 +403,7 @@ async def _text(conn, sq, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
     parts = searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS)
     if parts is None:
         return None
-    matches = index.matches(parts) & allowed if parts else BitMap()
+    matches = index.found(parts) & allowed if parts else BitMap()
     if not matches:
         return [], 0
     sort = sq.effective_sort
@@ -453,7 +457,7 @@ def _ranked_order(sq: catalog.SearchQuery, index: SearchIndex, matches: BitMap, 
     """_ranked_in_process's order: every match, or a broad query's bounded candidates, ranked."""
     ql = normalized(sq.q)
     pool = matches if len(matches) <= rank_all else candidates(index, matches, parts, ql, sq.limit, per_source)
-    return index.ranked(pool, query, ql)
+    return index.ranked(pool, query, ql, strong=index.matches(parts))
 
 
 async def _page_of(conn, sq: catalog.SearchQuery, index: SearchIndex, order: list[int]) -> list | None:
@@ -634,7 +638,7 @@ def _correction(index: SearchIndex, sq: catalog.SearchQuery, corrections: catalo
 def _typed_matches_nothing(words: searchindex.Words, index: SearchIndex, lexicon: Lexicon, allowed: BitMap) -> bool:
     """The typed words (learned by now) match no allowed mod: the corrected page is the answer."""
     parts = searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS)
-    return parts is not None and not (parts and index.matches(parts) & allowed)
+    return parts is not None and not (parts and index.found(parts) & allowed)
 
 
 def _planned(sq: catalog.SearchQuery, words: searchindex.Words, index: SearchIndex, lexicon: Lexicon,
@@ -647,7 +651,7 @@ def _planned(sq: catalog.SearchQuery, words: searchindex.Words, index: SearchInd
     query = _in_process_rank(sq, parts, tsquery_of(index, parts))
     if query is None:
         return None
-    matches = index.matches(parts) & allowed
+    matches = index.found(parts) & allowed
     if not matches:
         return None
     return _ranked_order(sq, index, matches, parts, query, rank_all, per_source), len(matches)
@@ -676,6 +680,7 @@ def correct(index: SearchIndex, q: str, corrections: catalog.Corrections | None)
 
 async def _corrected_or_fuzzy(conn, sq, corrected: str | None, index: SearchIndex, lexicon: Lexicon,
                               allowed: BitMap, rank_all: int, per_source: int) -> tuple[list, int]:
+    fixed = sq
     if corrected is not None:
         fixed = replace(sq, q=corrected)
         again = await _text(conn, fixed, index, lexicon, allowed, rank_all, per_source)
@@ -683,7 +688,56 @@ async def _corrected_or_fuzzy(conn, sq, corrected: str | None, index: SearchInde
             conn, fixed, fuzzy=False, broad=(catalog.BROAD_MATCHES, catalog.BROAD_CANDIDATES))
         if n:
             return rows, n
+    partial = await _partial(conn, fixed, index, lexicon, allowed, rank_all, per_source)
+    if partial is not None and partial[1]:
+        return partial
     return await _fuzzy(conn, sq, index, lexicon, allowed)
+
+
+async def _partial(conn, sq: catalog.SearchQuery, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
+                   rank_all: int, per_source: int) -> tuple[list, int] | None:
+    """catalog._partial from the index: each token's matches and the weights counted on its
+    bitmaps, a first relevance page ranked in process (the same rank expression and weights,
+    summed in PostgreSQL's order), browse orders paged by the index; catalog's statements
+    where the index cannot (a phrase it cannot count, a later relevance page)."""
+    tokens = catalog._partial_tokens(sq.q)
+    if tokens is None:
+        return None
+    await learn(conn, lexicon, searchindex.plain_words(sq.q))
+    per = []
+    for i, t in enumerate(tokens):
+        parts = searchindex.parts_of(searchindex.plain_words(t), lexicon, PREFIX_MIN_CHARS, prefix=i == len(tokens) - 1)
+        if parts is None or not exact_union(parts):
+            return await catalog._partial(conn, sq)
+        per.append(parts)
+    every = list({p.text: p for parts in per for p in parts}.values())
+    if not exact_union(every):
+        return await catalog._partial(conn, sq)
+    matched = [index.found(parts) & allowed if parts else BitMap() for parts in per]
+    total = BitMap.union(*matched)
+    if not total:
+        return [], 0
+    sort = sq.effective_sort
+    if sort != "relevance":
+        page = index.page(total, sort, sq.offset, sq.limit)
+        if page is None:
+            return await catalog._partial(conn, sq)
+        return await _hit_rows(conn, sq, index, sort, page), len(total)
+    tsq = tsquery_of(index, every)
+    query = rank_query(every) if tsq is not None and sq.offset == 0 else None
+    if query is None:
+        return await catalog._partial(conn, sq)
+    ql = normalized(sq.q)
+    if len(total) <= rank_all:
+        pool = total
+    else:  # each token's most popular matches too: a rare word's few mods are all among them
+        pool = BitMap(candidates(index, total, every, ql, sq.limit, per_source))
+        for m in matched:
+            pool |= BitMap(index.first(m, per_source))
+    weights = catalog.partial_weights(len(total), [len(m) for m in matched])
+    order = index.ranked(pool, query, ql, strong=index.matches(every), weights=list(zip(matched, weights)))
+    page = await _page_of(conn, sq, index, order)
+    return (page, len(total)) if page is not None else await catalog._partial(conn, sq)
 
 
 async def _fuzzy(conn, sq: catalog.SearchQuery, index: SearchIndex, lexicon: Lexicon,
@@ -758,7 +812,7 @@ async def _fuzzy_in_process(conn, sq: catalog.SearchQuery, index: SearchIndex, n
         similar = {r["o"]: r["ws"] for r in rows}
     if not similar:
         return [], 0
-    page = await _page_of(conn, sq, index, index.ranked(similar, query, ql, added=similar))
+    page = await _page_of(conn, sq, index, index.ranked(similar, query, ql, added=similar, strong=BitMap()))
     return None if page is None else (page, len(similar))
 
 

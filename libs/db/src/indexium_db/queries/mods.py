@@ -160,6 +160,32 @@ async def update_card(
     return status.endswith(" 1")
 
 
+# The README text search reads (mods.readme_text, migration 0022): a long README's plain text
+# is ~5-15,000 characters; past this it is cut (the rest rarely holds words the first part does
+# not, and each replica's search index holds every README's lexemes: docs/api.md, "Search").
+README_MAX_CHARS = 16_000
+
+
+def readme_search_text(text: str) -> str:
+    """The README's plain text as search stores it: NUL characters (which PostgreSQL's text
+    cannot hold) dropped, at most README_MAX_CHARS characters."""
+    return text.replace("\x00", "")[:README_MAX_CHARS]
+
+
+async def set_readme(conn: asyncpg.Connection, mod_id: uuid.UUID, text: str) -> bool:
+    """Store the README's plain text for search (the README fetch calls this with the text of
+    the rendered README; '' when the repository has none). Search matches its words
+    (mods.readme_vector, derived by PostgreSQL) below the name, summary and authors. Writes
+    updated_at, so an API replica's search index re-reads the mod within its catch-up even
+    without the version event the caller publishes after commit. False when unchanged."""
+    status = await conn.execute(
+        """UPDATE mods SET readme_text = $2, updated_at = now()
+           WHERE id = $1 AND readme_text IS DISTINCT FROM $2""",
+        mod_id, readme_search_text(text),
+    )
+    return status.endswith(" 1")
+
+
 async def refresh_rollup(conn: asyncpg.Connection, mod_id: uuid.UUID) -> None:
     """Recompute what listings read from the mod's public versions (same transaction as the change)."""
     await conn.execute(
