@@ -74,6 +74,7 @@ test-integration: env chromium
 
 # Benchmarks print ratios against a baseline measured in the same run (see bench/README.md).
 # One at a time: make bench BENCH=api (indexer, scan, api, telemetry); all by default.
+# BENCH=relevance needs its catalogue built first (bench/relevance/catalogue.py), so it is not a default.
 BENCH ?= indexer scan telemetry api
 bench: env
 	@for b in $(BENCH); do echo "== bench/$$b"; $(PY) bench/$$b/run.py $(BENCH_ARGS) || exit 1; done

@@ -7,6 +7,7 @@ Deterministic for a given seed, so runs are comparable.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import random
 import uuid
 from dataclasses import dataclass, field
@@ -51,6 +52,61 @@ GAME_VERSIONS = ["1.16.5", "1.18.2", "1.19.2", "1.19.4", "1.20.1", "1.20.4", "1.
 LOADER_SETS = [["fabric"], ["forge"], ["neoforge"], ["fabric", "quilt"], ["quilt"]]
 
 
+# README bodies (mods.readme_text, issue 35): what a mod's README says in plain text. Lengths
+# log-normal around 3,000 characters (a few screens), cut at the column's 16,000; words from
+# the names' and summaries' vocabulary, a common modding vocabulary and a long tail of 200,000
+# made-up words drawn by Zipf's law (items, blocks, config keys, other mods' names: what makes
+# a README's vocabulary grow with the catalogue). Drawn from an RNG of their own, so the rest of
+# the catalogue is the one earlier runs measured.
+README_WORDS = ("the a and to of for with in on is you this mod it can be by are or your from will that "
+                "adds new block blocks item items recipe recipes config configuration server client "
+                "install installation download requires required dependency dependencies version "
+                "versions fabric forge neoforge quilt minecraft game player players world worlds "
+                "feature features support supported compatible compatibility issue issues report bug "
+                "bugs license credits thanks contributors build building gradle java source code "
+                "wiki discord guide usage command commands keybind keybinds option options settings "
+                "screenshot screenshots gallery changelog release releases update updates modpack "
+                "modpacks allowed permission texture textures model models sound sounds language "
+                "translation translations energy power fluid fluids machine machines storage chest "
+                "inventory gui menu render rendering shader shaders performance fps memory chunk "
+                "chunks entity entities mob mobs biome biomes dimension dimensions structure "
+                "structures loot table tables tag tags data pack packs resource resources api "
+                "library integration addon addons plugin plugins multiplayer singleplayer survival "
+                "creative hardcore craft crafting smelt smelting furnace tool tools weapon weapons "
+                "armor enchantment enchantments potion potions effect effects food farming crop "
+                "crops tree trees ore ores cave caves dungeon dungeons boss bosses villager trades").split()
+README_TAIL = 200_000
+README_MAX_CHARS = 16_000
+_SYLLABLES = [c + v for c in "bcdfghjklmnprstvwxz" for v in "aeiou"] + ["th", "sh", "ch", "qu", "or", "an"]
+
+
+def _tail_word(k: int) -> str:
+    """The k-th made-up word: 2 to 4 syllables, the same for every run."""
+    r = random.Random(k)
+    return "".join(r.choice(_SYLLABLES) for _ in range(r.randint(2, 4)))
+
+
+class _Readmes:
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed * 7919 + 1)
+        self.tail = [_tail_word(k) for k in range(README_TAIL)]
+        weights = [1 / (k + 1) ** 1.05 for k in range(README_TAIL)]
+        self.cum = list(itertools.accumulate(weights))
+        self.common = README_WORDS + [w.lower() for w in ADJECTIVES + NOUNS + VERBS]
+
+    def body(self, name: str, summary: str) -> str:
+        rng = self.rng
+        words = max(20, int(rng.lognormvariate(6.2, 0.8)))  # ~490 words (~3,000 characters) at the median
+        common = rng.choices(self.common, k=words * 3 // 4)
+        rare = rng.choices(self.tail, cum_weights=self.cum, k=words - len(common))
+        body = common + rare
+        rng.shuffle(body)
+        lines = [f"# {name}", "", summary, ""]
+        for i in range(0, len(body), 12):
+            lines.append(" ".join(body[i:i + 12]) + ".")
+        return "\n".join(lines)[:README_MAX_CHARS]
+
+
 @dataclass
 class Catalogue:
     mods: int = 0
@@ -74,8 +130,9 @@ def _name(rng: random.Random) -> str:
     return f"{rng.choice(FIRST)}'s {rng.choice(NOUNS)}{rng.choice(SUFFIXES)}"
 
 
-async def load(conn: asyncpg.Connection, n_mods: int, *, seed: int = 7) -> Catalogue:
+async def load(conn: asyncpg.Connection, n_mods: int, *, seed: int = 7, readmes: bool = True) -> Catalogue:
     rng = random.Random(seed)
+    readme = _Readmes(seed) if readmes else None
     out = Catalogue()
     now = datetime.now(UTC)
     authors = [(i, f"{rng.choice(FIRST).lower()}{rng.choice(LAST).lower()}{i}") for i in range(1, 20_001)]
@@ -98,7 +155,8 @@ async def load(conn: asyncpg.Connection, n_mods: int, *, seed: int = 7) -> Catal
                      summary + "\n\nMore details.", owner_id, [f"{rng.choice(FIRST)} {rng.choice(LAST)}"],
                      # what the indexer stores of the topics (queries/mods.py): the vocabulary's categories
                      vocabulary.classify(rng.sample(TOPICS, rng.randint(1, 3))).categories,
-                     rng.choices(["client", "server", "both"], [25, 10, 65])[0], created))
+                     rng.choices(["client", "server", "both"], [25, 10, 65])[0], created,
+                     readme.body(name, summary) if readme is not None else ""))
         published = created
         loaders = rng.choice(LOADER_SETS)
         for v in range(rng.choice([1, 1, 2, 2, 3, 4, 6])):
@@ -125,7 +183,7 @@ async def load(conn: asyncpg.Connection, n_mods: int, *, seed: int = 7) -> Catal
             stats.append((mod_id, (now - timedelta(days=1)).date(), int(rng.lognormvariate(2, 2))))
     await conn.copy_records_to_table("mods", records=mods, columns=[
         "id", "github_repo_id", "repo_full_name", "slug", "manifest_id", "name", "summary", "description",
-        "author_github_id", "authors", "categories", "environment", "created_at"])
+        "author_github_id", "authors", "categories", "environment", "created_at", "readme_text"])
     await conn.copy_records_to_table("mod_versions", records=versions, columns=[
         "id", "mod_id", "version_number", "github_release_id", "tag_name", "name", "version_type",
         "game_versions", "loaders", "published_at", "status"])

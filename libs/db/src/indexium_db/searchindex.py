@@ -235,9 +235,11 @@ class Entry:
     # columns: what a page served from memory answers (``SearchIndex.recheck`` False). Shared
     # by every answer that shows the mod: never changed, replaced whole by a re-read.
     hit: dict | None = None
-    # The README's lexemes (mods.readme_vector: matched, never ranked), and the mod's
+    # The README's lexemes (mods.readme_vector: matched, never ranked) as ids of the index's
+    # README vocabulary (SearchIndex.readme_lexemes: 4 bytes each where a tuple of the strings
+    # took 8: a README holds ~250 of them, 100,000 READMEs 25 million), and the mod's
     # abbreviations (mods.abbreviations: a query equal to one ranks as its exact name).
-    readme: tuple[str, ...] = ()
+    readme: array = field(default_factory=lambda: array("I"))
     abbreviations: tuple[str, ...] = ()
 
 
@@ -259,12 +261,11 @@ def _entry(row: Mapping) -> Entry:
     # (without, each row's own copies stay alive: most of the index's memory).
     lexemes, heavy, terms = tsrank.parse_vector(row["vector"])
     keys = tuple(map(sys.intern, [*lexemes, *filter_keys(row)]))
-    readme = row["readme"] if "readme" in row.keys() else None
     abbreviations = row["abbreviations"] if "abbreviations" in row.keys() else None
     return Entry(row["id"], row["slug"], row["lower_name"], row["downloads"], _micros(row["last_published_at"]),
                  _micros(row["created_at"]) or 0, keys, _micros(row["updated_at"]) or 0,
                  tuple(map(sys.intern, heavy)), len(lexemes), terms, math.log(1 + float(row["downloads"])) / 100,
-                 _hit(row), tuple(map(sys.intern, readme or ())), tuple(abbreviations or ()))
+                 _hit(row), array("I"), tuple(abbreviations or ()))
 
 
 def filter_keys(row: Mapping) -> list[str]:
@@ -294,10 +295,11 @@ class SearchIndex:
         self.postings: dict[str, BitMap] = {}  # lexeme -> every mod holding it
         self.heavy: dict[str, BitMap] = {}  # lexeme -> mods holding it with weight A (name, slug)
         self.readme: dict[str, BitMap] = {}  # lexeme -> mods whose README holds it (not in postings)
+        self.readme_lexemes: list[str] = []  # README lexemes by id (Entry.readme), only added to
+        self._readme_id: dict[str, int] = {}
+        self._readme_postings: list[BitMap | None] = []  # by id
         self._readme_vocabulary: list[str] = []  # sorted, with their postings (prefix ranges)
         self._readme_vocabulary_postings: list[BitMap] = []
-        self._readme_laid_vocabulary: list[str] = []  # the last full load's, laid end to end
-        self._readme_laid: tuple[array, array] | None = None
         self.filters: dict[str, BitMap] = {}  # filter key -> mods
         self._vocabulary: list[str] = []  # sorted lexemes, for prefix expansion
         # Their postings in the same order (weight A: None where a lexeme has none), so a
@@ -355,15 +357,29 @@ class SearchIndex:
         prefix starts one of its lexemes (a removed mod leaves all its postings at once)."""
         if not self._prefix_unions:
             return
-        for heavy, lexemes in ((False, entry.keys[:entry.lexemes]), (True, entry.heavy), (README, entry.readme)):
+        readme = [self.readme_lexemes[i] for i in entry.readme]
+        for heavy, lexemes in ((False, entry.keys[:entry.lexemes]), (True, entry.heavy), (README, readme)):
             for lexeme in lexemes:
                 for i in range(1, len(lexeme) + 1):
                     bm = self._prefix_unions.get((heavy, lexeme[:i]))
                     if bm is not None:
                         bm.add(ordinal) if add else bm.discard(ordinal)
 
+    def readme_ids(self, lexemes: Iterable[str] | None) -> array:
+        """The ids of these README lexemes, new ones given the next ids."""
+        ids, known = array("I"), self._readme_id
+        for x in lexemes or ():
+            i = known.get(x)
+            if i is None:
+                i = known[x] = len(self.readme_lexemes)
+                self.readme_lexemes.append(x)
+                self._readme_postings.append(None)
+            ids.append(i)
+        return ids
+
     def _add(self, row: Mapping, ordinal: int) -> None:
         entry = _entry(row)
+        entry.readme = self.readme_ids(row["readme"] if "readme" in row.keys() else None)
         if ordinal == len(self.entries):
             self.entries.append(entry)
             self.name_of.append(entry.name)
@@ -392,10 +408,11 @@ class SearchIndex:
             bm.add(ordinal)
         for key in entry.keys[n:]:
             self.filters.setdefault(key, BitMap()).add(ordinal)
-        for lexeme in entry.readme:
-            bm = self.readme.get(lexeme)
+        for k in entry.readme:
+            bm = self._readme_postings[k]
             if bm is None:
-                bm = self.readme[lexeme] = BitMap()
+                lexeme = self.readme_lexemes[k]
+                bm = self.readme[lexeme] = self._readme_postings[k] = BitMap()
                 i = bisect.bisect_left(self._readme_vocabulary, lexeme)
                 self._readme_vocabulary.insert(i, lexeme)
                 self._readme_vocabulary_postings.insert(i, bm)
@@ -436,11 +453,12 @@ class SearchIndex:
                 bm = table.get(key)
                 if bm is not None:
                     bm.discard(ordinal)
-        for table, lexemes in ((self.heavy, entry.heavy), (self.readme, entry.readme)):
-            for lexeme in lexemes:
-                bm = table.get(lexeme)
-                if bm is not None:
-                    bm.discard(ordinal)
+        for lexeme in entry.heavy:
+            bm = self.heavy.get(lexeme)
+            if bm is not None:
+                bm.discard(ordinal)
+        for k in entry.readme:
+            self._readme_postings[k].discard(ordinal)
         for view, item in self._views(entry, ordinal):
             i = bisect.bisect_left(view, item)
             if i < len(view) and view[i] == item:
@@ -482,7 +500,10 @@ class SearchIndex:
         found = self._prefix_unions.get(key)
         if found is not None:
             return found
-        found = self._laid_union(kind, prefix) if self._laid and len(self._changed) <= LAID_CHANGED_MAX else None
+        # (README lexemes are not laid: their 25 million postings at 100,000 mods would take
+        # another 100 MB; their prefix unions are BitMap.union's, remembered as the others.)
+        found = (self._laid_union(kind, prefix) if kind is not README and self._laid
+                 and len(self._changed) <= LAID_CHANGED_MAX else None)
         if found is None:
             vocabulary = self._readme_vocabulary if kind is README else self._vocabulary
             lo = bisect.bisect_left(vocabulary, prefix)
@@ -499,26 +520,24 @@ class SearchIndex:
         self._prefix_unions[key] = found
         return found
 
-    def _laid_union(self, heavy: bool | str, prefix: str) -> BitMap | None:
+    def _laid_union(self, heavy: bool, prefix: str) -> BitMap | None:
         """_prefixed's union from the postings as loaded, in one pass in C over the lexemes the
         prefix starts (a third to a tenth of BitMap.union's time over hundreds of one-mod slug
         lexemes: 350 -> 20-123 us for 'weapon', 616 -> 83 for 'dark' at 100,000 mods), the mods
         re-read since taken out and put back by the lexemes they hold now. None when the prefix
         starts fewer than LAID_MIN_SETS lexemes of that load (BitMap.union's, then)."""
-        readme = heavy is README
-        vocabulary = self._readme_laid_vocabulary if readme else self._laid_vocabulary
+        vocabulary = self._laid_vocabulary
         lo = bisect.bisect_left(vocabulary, prefix)
         hi = bisect.bisect_left(vocabulary, prefix + _MAX_CHAR, lo)
         if hi - lo < LAID_MIN_SETS:
             return None
-        found = BitMap(_fastsearch.union_range(*(self._readme_laid if readme else self._laid[heavy]), lo, hi))
+        found = BitMap(_fastsearch.union_range(*self._laid[heavy], lo, hi))
         if self._changed:
             found -= self._changed
             entries = self.entries
             for o in self._changed:
                 e = entries[o]
-                if e is not None and any(x.startswith(prefix) for x in (
-                        e.readme if readme else e.heavy if heavy else e.keys[:e.lexemes])):
+                if e is not None and any(x.startswith(prefix) for x in (e.heavy if heavy else e.keys[:e.lexemes])):
                     found.add(o)
         return found
 
@@ -620,14 +639,15 @@ class SearchIndex:
 
     def relevance(self, ordinal: int, query: tsrank.Query, ql: str, strong: bool = True) -> float:
         """catalog.rank_expression of one mod: ts_rank(search_vector, query, 32) as float8, + 1.0
-        for the exact lower-cased name (or one of its abbreviations), 0.5 for one starting with
-        ``ql``, + ln(1 + downloads) / 100, - README_ONLY_PENALTY unless ``strong`` (the query
-        matches its search_vector, not only its README), summed in that order as PostgreSQL
-        sums them."""
+        for the exact lower-cased name, 0.9 for one of its abbreviations (an exact name outranks
+        another mod's abbreviation or manifest id: SimpleSorter over SimpleSorterR, whose id is
+        simplesorter), 0.5 for a name starting with ``ql``, + ln(1 + downloads) / 100,
+        - README_ONLY_PENALTY unless ``strong`` (the query matches its search_vector, not only its
+        README), summed in that order as PostgreSQL sums them."""
         e = self.entries[ordinal]
         name = e.name
         r = tsrank.rank(query, e.keys, e.lexemes, e.terms) + (
-            1.0 if name == ql or ql in e.abbreviations else 0.5 if name.startswith(ql) else 0.0) + e.popularity
+            1.0 if name == ql else 0.9 if ql in e.abbreviations else 0.5 if name.startswith(ql) else 0.0) + e.popularity
         return r - (0.0 if strong else README_ONLY_PENALTY)
 
     def ranked(self, ordinals: Iterable[int], query: tsrank.Query, ql: str,
@@ -693,7 +713,6 @@ class Builder:
         self._postings: dict[str, list[int]] = defaultdict(list)
         self._heavy: dict[str, list[int]] = defaultdict(list)
         self._filters: dict[str, list[int]] = defaultdict(list)
-        self._readme: dict[str, list[int]] = defaultdict(list)
 
     def add(self, rows: Iterable[Mapping]) -> None:
         index = self.index
@@ -710,8 +729,14 @@ class Builder:
                 self._heavy[lexeme].append(ordinal)
             for key in entry.keys[n:]:
                 self._filters[key].append(ordinal)
-            for lexeme in entry.readme:
-                self._readme[lexeme].append(ordinal)
+            # README postings straight into bitmaps (no lists of 25 million ordinals meanwhile).
+            entry.readme = ids = index.readme_ids(row["readme"] if "readme" in row.keys() else None)
+            postings = index._readme_postings
+            for k in ids:
+                bm = postings[k]
+                if bm is None:
+                    bm = postings[k] = BitMap()
+                bm.add(ordinal)
             for view, item in index._views(entry, ordinal):
                 view.append(item)
 
@@ -721,13 +746,9 @@ class Builder:
         index.postings = {k: BitMap(v) for k, v in self._postings.items()}
         index.heavy = {k: BitMap(v) for k, v in self._heavy.items()}
         index.filters = {k: BitMap(v) for k, v in self._filters.items()}
-        index.readme = {k: BitMap(v) for k, v in self._readme.items()}
+        index.readme = {x: bm for x, bm in zip(index.readme_lexemes, index._readme_postings) if bm is not None}
         index._readme_vocabulary = sorted(index.readme)
         index._readme_vocabulary_postings = [index.readme[x] for x in index._readme_vocabulary]
-        if _fastsearch is not None:
-            index._readme_laid_vocabulary = list(index._readme_vocabulary)
-            index._readme_laid = _laid(self._readme, index._readme_vocabulary)
-        self._readme = defaultdict(list)
         index._vocabulary = sorted(index.postings)
         index._vocabulary_postings = [index.postings[x] for x in index._vocabulary]
         index._vocabulary_heavy = [index.heavy.get(x) for x in index._vocabulary]

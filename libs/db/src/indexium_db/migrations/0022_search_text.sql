@@ -17,13 +17,14 @@
 -- the joined form stays a lexeme and the parts become lexemes too.
 CREATE FUNCTION search_split(t text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT coalesce(string_agg(
-        replace(regexp_replace(regexp_replace(regexp_replace(w,
+        replace(regexp_replace(regexp_replace(regexp_replace(m[1],
             '([[:lower:]])([[:upper:]])', '\1 \2', 'g'),
             '([[:upper:]])([[:upper:]][[:lower:]])', '\1 \2', 'g'),
             '([[:alpha:]])([[:digit:]])', '\1 \2', 'g'), '/', ' '), ' '), '')
-    FROM regexp_split_to_table(coalesce(t, ''), '\s+') AS w
-    WHERE w ~ '[[:lower:]][[:upper:]]|[[:upper:]][[:upper:]][[:lower:]]|[[:alpha:]][[:digit:]]|[^/]/[^/]'
-      AND w !~ '://'  -- (an address is not words)
+    FROM regexp_matches(coalesce(t, ''),
+        '(\S*(?:[[:lower:]][[:upper:]]|[[:upper:]][[:upper:]][[:lower:]]|[[:alpha:]][[:digit:]]|[^/[:space:]]/[^/[:space:]])\S*)',
+        'g') AS m
+    WHERE m[1] !~ '://'  -- (an address is not words)
 $$;
 
 -- The initials of a run of words: a number or an all-capital word (IO, XP, FTB) whole, any
@@ -73,15 +74,25 @@ CREATE FUNCTION mod_abbreviations(name text, manifest_id text) RETURNS text[]
         ORDER BY a, k) d), '{}')
 $$;
 
--- The README's lexemes, as search reads them: English and Russian stemming as the summary's,
--- words only (no numbers, URLs, hosts, paths or e-mail addresses: they would grow every
--- replica's search index by lexemes nobody searches for), 2 to 40 characters, no positions.
+-- The README's lexemes, as search reads them: English stemming (Russian too where the text has
+-- Cyrillic letters) as the summary's, words only: configurations without numbers, URLs, hosts,
+-- paths and e-mail addresses (they would grow every replica's search index by lexemes nobody
+-- searches for); 2 to 40 characters; no positions. ~1-2 ms a README of a few thousand characters.
+CREATE TEXT SEARCH CONFIGURATION indexium_readme_english (COPY = english);
+ALTER TEXT SEARCH CONFIGURATION indexium_readme_english
+    DROP MAPPING FOR email, url, url_path, host, file, float, sfloat, int, uint, version;
+CREATE TEXT SEARCH CONFIGURATION indexium_readme_russian (COPY = russian);
+ALTER TEXT SEARCH CONFIGURATION indexium_readme_russian
+    DROP MAPPING FOR email, url, url_path, host, file, float, sfloat, int, uint, version;
+
 CREATE FUNCTION mod_readme_vector(readme text) RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT array_to_tsvector(ARRAY(
-        SELECT DISTINCT w FROM unnest(tsvector_to_array(
-            to_tsvector('english', readme || ' ' || search_split(readme)) ||
-            to_tsvector('russian', readme || ' ' || search_split(readme)))) AS w
-        WHERE length(w) BETWEEN 2 AND 40 AND w ~ '^[[:alpha:]][[:alnum:]''-]*$'))
+        SELECT w FROM unnest(tsvector_to_array(
+            to_tsvector('indexium_readme_english'::regconfig, readme || ' ' || search_split(readme)) ||
+            CASE WHEN readme ~ '[а-яёА-ЯЁ]'
+                 THEN to_tsvector('indexium_readme_russian'::regconfig, readme || ' ' || search_split(readme))
+                 ELSE ''::tsvector END)) AS w
+        WHERE length(w) BETWEEN 2 AND 40))
 $$;
 
 ALTER TABLE mods

@@ -198,7 +198,7 @@ def text_match(tsq: str) -> str:
 def rank_expression(tsq: str, ql: str) -> str:
     """Relevance (see docs/api.md) of the row m for the tsquery ``tsq`` and normalized query ``ql``."""
     return (f"ts_rank(m.search_vector, {tsq}, 32)"  # rank/(rank+1): frequency saturates
-            f" + CASE WHEN lower(m.name) = {ql} OR {ql} = ANY(m.abbreviations) THEN 1.0"
+            f" + CASE WHEN lower(m.name) = {ql} THEN 1.0 WHEN {ql} = ANY(m.abbreviations) THEN 0.9"
             f" WHEN starts_with(lower(m.name), {ql}) THEN 0.5 ELSE 0 END + ln(1 + m.downloads::float8) / 100"
             f" - CASE WHEN m.search_vector @@ {tsq} THEN 0 ELSE {README_ONLY_PENALTY} END")
 
