@@ -688,3 +688,38 @@ def test_a_page_whose_mod_holds_no_hit_is_read_from_postgresql(catalogue):
     (read, total), (fell_back, fell_total) = runner.run(run())
     assert [dict(r) for r in fell_back] == [dict(r) for r in read] and fell_total == total > 0
     assert len(sent) == 1, sent  # the page read by id
+
+
+def test_a_re_read_follows_a_changed_readme_and_keeps_an_unchanged_one(catalogue):
+    """A README's words find its mod once re-read; a new README takes the old words' postings
+    away (remembered prefix unions too); a re-read with the same README keeps its postings."""
+    runner, conn, index = catalogue
+
+    async def run():
+        slug = await conn.fetchval("SELECT slug FROM mods WHERE listed ORDER BY slug LIMIT 1")
+        mod_id = await conn.fetchval("SELECT id FROM mods WHERE slug = $1", slug)
+        ordinal = index.by_slug[slug]
+        prefix = [searchindex.Part((("bandico",),), prefix=True)]
+        assert not index.matches(prefix, readme=True)  # (remembered, empty)
+        await mods_q.set_readme(conn, mod_id, "Bandicoots dig tunnels.")
+        await indexed.reread(conn, index, [slug])
+        assert ordinal in index.matches(prefix, readme=True)
+        found = []
+        for q in ("bandicoot", "tunnels", "bandic"):
+            sql, _ = await catalog_q.search(conn, catalog_q.SearchQuery(q), broad_matches=10**9)
+            ours, _ = await indexed.search(conn, catalog_q.SearchQuery(q), index=index, lexicon=Lexicon())
+            found.append(([r["slug"] for r in ours], [r["slug"] for r in sql]))
+        kept = index.readme["bandicoot"]
+        await conn.execute("UPDATE mods SET summary = 'Burrows' WHERE id = $1", mod_id)
+        await indexed.reread(conn, index, [slug])  # the same README: its postings untouched
+        assert index.readme["bandicoot"] is kept and ordinal in kept
+        await mods_q.set_readme(conn, mod_id, "Echidnas instead.")
+        await indexed.reread(conn, index, [slug])
+        assert ordinal not in index.readme["bandicoot"] and ordinal in index.readme["echidna"]
+        assert ordinal not in index.matches(prefix, readme=True)
+        gone, _ = await indexed.search(conn, catalog_q.SearchQuery("bandicoot"), index=index, lexicon=Lexicon())
+        return slug, found, [r["slug"] for r in gone]
+
+    slug, found, gone = runner.run(run())
+    assert all(ours == sql == [slug] for ours, sql in found), found
+    assert gone == []

@@ -235,11 +235,13 @@ class Entry:
     # columns: what a page served from memory answers (``SearchIndex.recheck`` False). Shared
     # by every answer that shows the mod: never changed, replaced whole by a re-read.
     hit: dict | None = None
-    # The README's lexemes (mods.readme_vector: matched, never ranked) as ids of the index's
-    # README vocabulary (SearchIndex.readme_lexemes: 4 bytes each where a tuple of the strings
-    # took 8: a README holds ~250 of them, 100,000 READMEs 25 million), and the mod's
-    # abbreviations (mods.abbreviations: a query equal to one ranks as its exact name).
-    readme: array = field(default_factory=lambda: array("I"))
+    # Which README lexemes (mods.readme_vector: matched, never ranked) the mod's postings hold,
+    # as a hash of them (0: none): a re-read whose README is unchanged (most: a release, a card)
+    # leaves its README postings alone; a changed one takes the mod out of every README posting
+    # (SearchIndex._drop_readme). Not the lexemes themselves: ~300 a README, 30 million at
+    # 100,000 mods, 120 MB even as 4-byte ids, to be read only when a README changes.
+    readme: int = 0
+    # The mod's abbreviations (mods.abbreviations: a query equal to one ranks as its exact name).
     abbreviations: tuple[str, ...] = ()
 
 
@@ -265,7 +267,18 @@ def _entry(row: Mapping) -> Entry:
     return Entry(row["id"], row["slug"], row["lower_name"], row["downloads"], _micros(row["last_published_at"]),
                  _micros(row["created_at"]) or 0, keys, _micros(row["updated_at"]) or 0,
                  tuple(map(sys.intern, heavy)), len(lexemes), terms, math.log(1 + float(row["downloads"])) / 100,
-                 _hit(row), array("I"), tuple(abbreviations or ()))
+                 _hit(row), readme_hash(row), tuple(abbreviations or ()))
+
+
+def readme_lexemes(row: Mapping) -> list[str]:
+    """The README lexemes of a row read with indexed._INDEX_COLUMNS ([] without the column)."""
+    return (row["readme"] or []) if "readme" in row.keys() else []
+
+
+def readme_hash(row: Mapping) -> int:
+    """Entry.readme of the row: a hash of its README lexemes, 0 for none."""
+    lexemes = readme_lexemes(row)
+    return (hash(tuple(lexemes)) or 1) if lexemes else 0
 
 
 def filter_keys(row: Mapping) -> list[str]:
@@ -295,9 +308,6 @@ class SearchIndex:
         self.postings: dict[str, BitMap] = {}  # lexeme -> every mod holding it
         self.heavy: dict[str, BitMap] = {}  # lexeme -> mods holding it with weight A (name, slug)
         self.readme: dict[str, BitMap] = {}  # lexeme -> mods whose README holds it (not in postings)
-        self.readme_lexemes: list[str] = []  # README lexemes by id (Entry.readme), only added to
-        self._readme_id: dict[str, int] = {}
-        self._readme_postings: list[BitMap | None] = []  # by id
         self._readme_vocabulary: list[str] = []  # sorted, with their postings (prefix ranges)
         self._readme_vocabulary_postings: list[BitMap] = []
         self.filters: dict[str, BitMap] = {}  # filter key -> mods
@@ -340,24 +350,27 @@ class SearchIndex:
         return builder.finish()
 
     def upsert(self, row: Mapping) -> None:
-        """A mod re-read after an event: replace what the index holds of it (a listed row) or drop it."""
+        """A mod re-read after an event: replace what the index holds of it (a listed row) or drop it
+        (its README postings kept when the README's lexemes are the same)."""
         ordinal = self.by_slug.get(row["slug"])
+        same_readme = (ordinal is not None and row["listed"]
+                       and self.entries[ordinal].readme == readme_hash(row))
         if ordinal is not None:
-            self._remove(ordinal)
+            self._remove(ordinal, readme=not same_readme)
         if row["listed"]:
-            self._add(row, ordinal if ordinal is not None else len(self.entries))
+            self._add(row, ordinal if ordinal is not None else len(self.entries), readme=not same_readme)
 
     def remove(self, slug: str) -> None:
         ordinal = self.by_slug.get(slug)
         if ordinal is not None:
             self._remove(ordinal)
 
-    def _follow(self, entry: Entry, ordinal: int, add: bool) -> None:
+    def _follow(self, entry: Entry, ordinal: int, add: bool, readme: Iterable[str] = ()) -> None:
         """Keep remembered prefix unions exact: the mod joins (or leaves) every union whose
-        prefix starts one of its lexemes (a removed mod leaves all its postings at once)."""
+        prefix starts one of its lexemes (a removed mod leaves all its postings at once);
+        ``readme``: the README lexemes it joins or leaves."""
         if not self._prefix_unions:
             return
-        readme = [self.readme_lexemes[i] for i in entry.readme]
         for heavy, lexemes in ((False, entry.keys[:entry.lexemes]), (True, entry.heavy), (README, readme)):
             for lexeme in lexemes:
                 for i in range(1, len(lexeme) + 1):
@@ -365,21 +378,9 @@ class SearchIndex:
                     if bm is not None:
                         bm.add(ordinal) if add else bm.discard(ordinal)
 
-    def readme_ids(self, lexemes: Iterable[str] | None) -> array:
-        """The ids of these README lexemes, new ones given the next ids."""
-        ids, known = array("I"), self._readme_id
-        for x in lexemes or ():
-            i = known.get(x)
-            if i is None:
-                i = known[x] = len(self.readme_lexemes)
-                self.readme_lexemes.append(x)
-                self._readme_postings.append(None)
-            ids.append(i)
-        return ids
-
-    def _add(self, row: Mapping, ordinal: int) -> None:
+    def _add(self, row: Mapping, ordinal: int, readme: bool = True) -> None:
+        """``readme`` False: its README postings are already in (the same lexemes as before)."""
         entry = _entry(row)
-        entry.readme = self.readme_ids(row["readme"] if "readme" in row.keys() else None)
         if ordinal == len(self.entries):
             self.entries.append(entry)
             self.name_of.append(entry.name)
@@ -408,11 +409,12 @@ class SearchIndex:
             bm.add(ordinal)
         for key in entry.keys[n:]:
             self.filters.setdefault(key, BitMap()).add(ordinal)
-        for k in entry.readme:
-            bm = self._readme_postings[k]
+        added = readme_lexemes(row) if readme else []
+        for lexeme in added:
+            bm = self.readme.get(lexeme)
             if bm is None:
-                lexeme = self.readme_lexemes[k]
-                bm = self.readme[lexeme] = self._readme_postings[k] = BitMap()
+                lexeme = sys.intern(lexeme)
+                bm = self.readme[lexeme] = BitMap()
                 i = bisect.bisect_left(self._readme_vocabulary, lexeme)
                 self._readme_vocabulary.insert(i, lexeme)
                 self._readme_vocabulary_postings.insert(i, bm)
@@ -423,7 +425,7 @@ class SearchIndex:
             if view is self._names and self._laid:
                 self._name_ordinals.insert(i, ordinal)
                 self._name_offsets.append(len(self._name_offsets))
-        self._follow(entry, ordinal, add=True)
+        self._follow(entry, ordinal, add=True, readme=added)
 
     def _views(self, e: Entry, ordinal: int):
         yield self._names, (e.name, ordinal)
@@ -441,11 +443,12 @@ class SearchIndex:
             return (-e.downloads, e.slug)
         return (e.name, e.slug)
 
-    def _remove(self, ordinal: int) -> None:
+    def _remove(self, ordinal: int, readme: bool = True) -> None:
+        """``readme`` False: its README postings stay (the same lexemes are coming back)."""
         entry = self.entries[ordinal]
         if entry is None:
             return
-        self._follow(entry, ordinal, add=False)
+        self._follow(entry, ordinal, add=False, readme=self._drop_readme(ordinal) if readme and entry.readme else ())
         self._changed.add(ordinal)
         self.listed.discard(ordinal)
         for key in entry.keys:
@@ -457,8 +460,6 @@ class SearchIndex:
             bm = self.heavy.get(lexeme)
             if bm is not None:
                 bm.discard(ordinal)
-        for k in entry.readme:
-            self._readme_postings[k].discard(ordinal)
         for view, item in self._views(entry, ordinal):
             i = bisect.bisect_left(view, item)
             if i < len(view) and view[i] == item:
@@ -469,6 +470,17 @@ class SearchIndex:
         self.entries[ordinal] = None
         self.name_of[ordinal] = ""
         del self.by_slug[entry.slug]
+
+    def _drop_readme(self, ordinal: int) -> list[str]:
+        """Take the mod out of every README posting; the lexemes it was in. A pass over the
+        README vocabulary (~10 ms at 100,000 mods' READMEs), made only when a README changed or
+        its mod left: what the index saves by keeping no README lexemes per mod (Entry.readme)."""
+        dropped = []
+        for lexeme, bm in self.readme.items():
+            if ordinal in bm:
+                bm.discard(ordinal)
+                dropped.append(lexeme)
+        return dropped
 
     def __len__(self) -> int:
         return len(self.listed)
@@ -729,13 +741,12 @@ class Builder:
                 self._heavy[lexeme].append(ordinal)
             for key in entry.keys[n:]:
                 self._filters[key].append(ordinal)
-            # README postings straight into bitmaps (no lists of 25 million ordinals meanwhile).
-            entry.readme = ids = index.readme_ids(row["readme"] if "readme" in row.keys() else None)
-            postings = index._readme_postings
-            for k in ids:
-                bm = postings[k]
+            # README postings straight into bitmaps (no lists of 30 million ordinals meanwhile).
+            readme = index.readme
+            for lexeme in readme_lexemes(row):
+                bm = readme.get(lexeme)
                 if bm is None:
-                    bm = postings[k] = BitMap()
+                    bm = readme[sys.intern(lexeme)] = BitMap()
                 bm.add(ordinal)
             for view, item in index._views(entry, ordinal):
                 view.append(item)
@@ -746,7 +757,6 @@ class Builder:
         index.postings = {k: BitMap(v) for k, v in self._postings.items()}
         index.heavy = {k: BitMap(v) for k, v in self._heavy.items()}
         index.filters = {k: BitMap(v) for k, v in self._filters.items()}
-        index.readme = {x: bm for x, bm in zip(index.readme_lexemes, index._readme_postings) if bm is not None}
         index._readme_vocabulary = sorted(index.readme)
         index._readme_vocabulary_postings = [index.readme[x] for x in index._readme_vocabulary]
         index._vocabulary = sorted(index.postings)
