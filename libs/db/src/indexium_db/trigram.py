@@ -133,14 +133,17 @@ def edits(word: str) -> list[str]:
     return list(dict.fromkeys(w for w in out if w and w != word))
 
 
-def edit_cost(a: str, b: str) -> int:
+def edit_cost(a: str, b: str, limit: int | None = None) -> int:
     """How far the typed word ``a`` is from the catalogue word ``b``: a letter dropped or added
     costs 1, two neighbours swapped 1, a letter replaced 2 (a drop and an add: the edit distance
     without substitutions, with transpositions). A replaced letter counts double because short
     catalogue words are dense in single replacements ("shars" is one replacement from "share",
     "stars", "chars", "shark"), while a query missing a letter ("shars" for "shears" or "shards")
-    is the commoner typo; the trigram measures alone chose "share" (the most shared trigrams)."""
+    is the commoner typo; the trigram measures alone chose "share" (the most shared trigrams).
+    ``limit``: any cost over it may be answered as limit + 1 (the rows stop once every cell is over)."""
     n, m = len(a), len(b)
+    if limit is not None and abs(n - m) > limit:
+        return limit + 1
     prev2, prev = None, list(range(m + 1))
     for i in range(1, n + 1):
         row = [i] + [0] * m
@@ -149,8 +152,10 @@ def edit_cost(a: str, b: str) -> int:
             if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1] and a[i - 1] != b[j - 1]:
                 best = min(best, prev2[j - 2] + 1)
             row[j] = best
+        if limit is not None and min(row) > limit + 1:  # (a swap reaches back two rows: one to spare)
+            return limit + 1
         prev2, prev = prev, row
-    return prev[m]
+    return prev[m] if limit is None else min(prev[m], limit + 1)
 
 
 def best_correction(word: str, candidates) -> str | None:
@@ -159,8 +164,19 @@ def best_correction(word: str, candidates) -> str | None:
     the same in both paths: the smallest edit_cost, then the most similar (pg_trgm's
     similarity), then the smaller word (code point order)."""
     trg = trigram_set(word)
-    return min(candidates, key=lambda w: (edit_cost(word, w), distance(similarity(trg, trigram_set(w))), w),
-               default=None)
+    best, best_key = None, None
+    # (the nearest lengths first: a cost is at least the difference in length, and a cost over
+    # the best found so far is not computed to the end)
+    for w in sorted(candidates, key=lambda w: abs(len(w) - len(word))):
+        if best_key is not None and abs(len(w) - len(word)) > best_key[0]:
+            break
+        cost = edit_cost(word, w, None if best_key is None else best_key[0])
+        if best_key is not None and cost > best_key[0]:
+            continue
+        key = (cost, distance(similarity(trg, trigram_set(w))), w)
+        if best_key is None or key < best_key:
+            best, best_key = w, key
+    return best
 
 
 def nearest_edit(word: str, known) -> str | None:
@@ -316,9 +332,17 @@ class Words:
         ``similarity_threshold``, word_similarity(word, w) >= ``word_similarity_threshold`` or
         one edit away (``edits``), best_correction's choice, else None. ``word`` must be ASCII
         (see the module doc)."""
+        if word in self._ids:
+            return word  # (its own nearest word: cost 0)
+        one_edit = [w for w in edits(word) if w in self._ids]
+        # A word at cost 1 (a letter dropped or added, two swapped) is one edit away: when there
+        # is one, no candidate of the trigram measures can do better or tie outside them.
+        cheapest = [w for w in one_edit if edit_cost(word, w, 1) == 1]
+        if cheapest:
+            return best_correction(word, cheapest)
         found = set(self.similar(word, similarity_threshold, word_similarity_threshold))
-        found.update(w for w in edits(word) if w in self._ids)
-        return best_correction(word, sorted(found))
+        found.update(one_edit)
+        return best_correction(word, found)
 
     def similar(self, word: str, similarity_threshold: float, word_similarity_threshold: float) -> list[str]:
         """The words at least ``similarity_threshold`` similar to ``word`` or at least
