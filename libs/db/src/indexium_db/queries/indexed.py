@@ -403,14 +403,16 @@ async def _text(conn, sq, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
     parts = searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS)
     if parts is None:
         return None
-    matches = index.found(parts) & allowed if parts else BitMap()
+    # (the search_vector half once: the matches and the README penalty both need it)
+    strong = index.matches(parts) & allowed if parts else BitMap()
+    matches = strong | (index.matches(parts, readme=True) & allowed) if parts else BitMap()
     if not matches:
         return [], 0
     sort = sq.effective_sort
     tsq = tsquery_of(index, parts)
     query = _in_process_rank(sq, parts, tsq)
     if query is not None:
-        found = await _ranked_in_process(conn, sq, index, matches, parts, query, rank_all, per_source)
+        found = await _ranked_in_process(conn, sq, index, matches, parts, query, rank_all, per_source, strong)
         if found is not None:
             return found
     if len(matches) <= rank_all:
@@ -443,21 +445,22 @@ def _in_process_rank(sq: catalog.SearchQuery, parts: list[searchindex.Part], tsq
 
 
 async def _ranked_in_process(conn, sq: catalog.SearchQuery, index: SearchIndex, matches: BitMap, parts,
-                             query: tsrank.Query, rank_all: int, per_source: int) -> tuple[list, int] | None:
+                             query: tsrank.Query, rank_all: int, per_source: int,
+                             strong: BitMap | None = None) -> tuple[list, int] | None:
     """A first relevance page ranked by the index (every match, or a broad query's bounded
     candidates: see the module doc), its rows read by id with the filters re-checked; None
     when so many of them are gone that the page would be short (the caller's query then)."""
-    order = _ranked_order(sq, index, matches, parts, query, rank_all, per_source)
+    order = _ranked_order(sq, index, matches, parts, query, rank_all, per_source, strong)
     page = await _page_of(conn, sq, index, order)
     return None if page is None else (page, len(matches))
 
 
 def _ranked_order(sq: catalog.SearchQuery, index: SearchIndex, matches: BitMap, parts, query: tsrank.Query,
-                  rank_all: int, per_source: int) -> list[int]:
+                  rank_all: int, per_source: int, strong: BitMap | None = None) -> list[int]:
     """_ranked_in_process's order: every match, or a broad query's bounded candidates, ranked."""
     ql = normalized(sq.q)
     pool = matches if len(matches) <= rank_all else candidates(index, matches, parts, ql, sq.limit, per_source)
-    return index.ranked(pool, query, ql, strong=index.matches(parts))
+    return index.ranked(pool, query, ql, strong=index.matches(parts) if strong is None else strong)
 
 
 async def _page_of(conn, sq: catalog.SearchQuery, index: SearchIndex, order: list[int]) -> list | None:
