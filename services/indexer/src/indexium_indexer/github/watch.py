@@ -98,6 +98,10 @@ class ReleaseWatch:
         async with self._pool.acquire() as conn, conn.transaction():
             row = await github_q.get_repository(conn, hook.repository.id)
             if row is None:
+                if not jars_short(rel, []):
+                    # Its jars are here: nothing to read again, whether or not the App's
+                    # installation event (another consumer's) has been applied yet.
+                    return "complete"
                 outcome = "no_installation"
             elif row["removed"] or row["deleted"] or row["private"]:
                 outcome = "hidden"
