@@ -130,7 +130,7 @@ async def read_jar(jar: RemoteJar, table: VersionTable | None, *, max_requests: 
         # Icon-like files only ever ride along on a request sent for the manifests, so they
         # are looked for only when there is one, and only among the entries it can reach
         # (within the byte allowance of the manifests' bytes): in a 20,000-entry directory
-        # searching every name cost 0.8 ms, more than the owner's plan's extra requests.
+        # searching every name cost 0.8 ms, more than the extra Range request it would save.
         optional += iconish_entries(names, reach)
     files = await jar.read(required, also=optional) if required else {}
     result = parse_jar(files, names, table)

@@ -26,7 +26,7 @@ from .state import API
 from .views import BASE
 
 RANGES = {"7d": 7, "30d": 30, "90d": 90}
-TTL_S = 300.0  # the owner's "cached 5 min"; stats change at most hourly
+TTL_S = 300.0  # stats change at most hourly (the aggregator's run): 5 min keeps a chart at most one run late
 ANALYTICS_CACHE_CONTROL = "public, max-age=300"
 BADGE_CACHE_CONTROL = "public, max-age=1800"  # the count changes once a day; READMEs refetch it
 BADGE_LABEL = "servers"

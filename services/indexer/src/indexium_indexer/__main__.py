@@ -1,4 +1,5 @@
-# `python -m indexium_indexer` runs the release role, as it did before the roles were peers.
+# `python -m indexium_indexer` runs the release role, the default one; the other roles are
+# `python -m indexium_indexer.scan`, `.github` and `.notify` (docs/architecture.md, Processes).
 from .release.app import main
 
 main()

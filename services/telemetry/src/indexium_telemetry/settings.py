@@ -25,7 +25,8 @@ class Settings(Common, frozen=True, kw_only=True):
     # Writer: pings per INSERT, and how long a partial batch may wait for more.
     writer_batch: int = msgspec.field(default=500, name="INDEXIUM_TELEMETRY_WRITER_BATCH")
     writer_wait_s: float = msgspec.field(default=1.0, name="INDEXIUM_TELEMETRY_WRITER_WAIT_SECONDS")
-    # Aggregator: how often a run starts (the owner's "hourly"), retention, partitions ahead.
+    # Aggregator: how often a run starts (hourly: counts are served per day, so a day's figure is at
+    # most an hour behind for 24 short runs a day), retention, partitions ahead.
     aggregate_every_s: float = msgspec.field(
         default=3600.0, name="INDEXIUM_TELEMETRY_AGGREGATE_INTERVAL_SECONDS")
     retention_days: int = msgspec.field(default=30, name="INDEXIUM_TELEMETRY_RETENTION_DAYS")

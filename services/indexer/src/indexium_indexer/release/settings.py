@@ -15,8 +15,9 @@ class Settings(Common, frozen=True, kw_only=True):
     github_api_url: str = msgspec.field(default="https://api.github.com", name="INDEXIUM_GITHUB_API_URL")
     # Jobs handled at once by one process; each is mostly waiting on the CDN.
     concurrency: int = msgspec.field(default=16, name="INDEXIUM_INDEXER_CONCURRENCY")
-    # Retries after a first failed try (network, 5xx, 429), the owner's "retry, 3 attempts";
-    # then the job is dead-lettered. Outages of PostgreSQL/NATS do not count.
+    # Retries after a first failed try (network, 5xx, 429): 3, with the backoff below 2 + 8 + 32 s,
+    # enough to outlast a CDN or GitHub blip, and a jar that is truly broken reaches the dead
+    # letters (an operator's view) within a minute; then the job is dead-lettered. Outages of PostgreSQL/NATS do not count.
     max_retries: int = msgspec.field(default=3, name="INDEXIUM_INDEXER_MAX_RETRIES")
     # Delay before attempt n+1 is retry_base * 4**(n-1): 2 s, 8 s, 32 s ...
     retry_base_s: float = msgspec.field(default=2.0, name="INDEXIUM_INDEXER_RETRY_BASE_SECONDS")
