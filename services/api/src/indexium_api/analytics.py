@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from datetime import UTC, date, datetime, timedelta
 from xml.sax.saxutils import escape
 
@@ -20,6 +19,7 @@ from indexium_contracts.telemetry import utc_day
 from indexium_db.queries import telemetry as telemetry_q
 from indexium_platform.web import ApiError
 
+from indexium_contracts.slugs import SLUG_PATTERN, is_slug
 from . import openapi, params
 from .respond import Cached, cached, mod_tag, no_mod
 from .state import API
@@ -31,8 +31,6 @@ ANALYTICS_CACHE_CONTROL = "public, max-age=300"
 BADGE_CACHE_CONTROL = "public, max-age=1800"  # the count changes once a day; READMEs refetch it
 BADGE_LABEL = "servers"
 SVG = "image/svg+xml"
-_SLUG_PATTERN = "^[a-z0-9][a-z0-9_-]{1,63}$"
-_SLUG = re.compile(r"[a-z0-9][a-z0-9_-]{1,63}")
 
 
 def now() -> datetime:
@@ -40,7 +38,7 @@ def now() -> datetime:
 
 
 def _valid_slug(slug: str) -> bool:
-    return _SLUG.fullmatch(slug) is not None
+    return is_slug(slug)
 
 
 async def _analytics(conn, slug: str, days: int, today: date) -> tuple[int, dict]:
@@ -161,7 +159,7 @@ async def get_badge(request: web.Request) -> web.Response:
 
 def _openapi() -> dict:
     slug = {"name": "slug", "in": "path", "required": True, "example": "sodium",
-            "schema": {"type": "string", "pattern": _SLUG_PATTERN}}
+            "schema": {"type": "string", "pattern": SLUG_PATTERN}}
     err = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
     retry = {"headers": {"Retry-After": {"schema": {"type": "integer"}, "required": True}}}
     common = {"304": {"description": "Not modified (If-None-Match matched the ETag)."},

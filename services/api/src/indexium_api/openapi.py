@@ -20,6 +20,7 @@ from aiohttp import web
 from indexium_content import categories as vocabulary
 from indexium_db.queries import catalog as catalog_q
 
+from indexium_contracts.slugs import SLUG_PATTERN
 from . import shapes
 from .respond import Cached, make
 from .settings import Settings
@@ -86,7 +87,7 @@ def _query(name: str, schema: dict, description: str, *, explode: bool = False) 
 
 def _slug() -> dict:
     return {"name": "slug", "in": "path", "required": True, "example": "sodium",
-            "schema": {"type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{1,63}$"}}
+            "schema": {"type": "string", "pattern": SLUG_PATTERN}}
 
 
 def _facets(max_values: int = 20) -> list[dict]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import typing
 
 from aiohttp import web
@@ -12,20 +11,20 @@ from indexium_jar import gameversions
 from indexium_jar.model import Loader
 from indexium_platform.web import error_response
 
+from indexium_contracts.slugs import is_slug
 from . import params, search_index, views
 from .cache import Key
 from .respond import GLOBAL, Cached, browse_total, cached, hit, mod_tag, no_mod, not_found, parsed_once
 from .state import API
 
 BASE = views.BASE
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{1,63}$")
 TAGS_TTL_S = 3600.0  # static tables: the shipped loader list and Minecraft version table
 ICON_CACHE_CONTROL = "public, max-age=3600"
 
 
 def _slug(request: web.Request) -> str | None:
     slug = request.match_info["slug"]
-    return slug if _SLUG.match(slug) else None  # cannot exist: 404 without a query
+    return slug if is_slug(slug) else None  # cannot exist: 404 without a query
 
 
 def _search_query(request: web.Request) -> catalog_q.SearchQuery:

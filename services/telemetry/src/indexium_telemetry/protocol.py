@@ -15,11 +15,12 @@ import uuid
 from typing import Annotated, Literal
 
 import msgspec
+from indexium_contracts.slugs import SLUG_RE
 
 MAX_MODS = 1000  # the largest public modpacks run ~600 mods; 64 KiB of JSON fits ~1000 entries
 OTHER = "other"
 
-SLUG_PATTERN = r"^[a-z0-9][a-z0-9_-]{1,63}\Z"
+SLUG_PATTERN = SLUG_RE.pattern
 Slug = Annotated[str, msgspec.Meta(pattern=SLUG_PATTERN)]
 # A loader's own mod id (fabric.mod.json "id", mods.toml modId, mcmod.info modid): Fabric allows
 # [a-z][a-z0-9-_]{1,63}, Forge [a-z][a-z0-9_]{1,63}; legacy mcmod.info ids have capitals and dots.
@@ -75,7 +76,6 @@ class _LoosePingV1(PingV1, frozen=True, forbid_unknown_fields=True):
 
 _strict_decoder = msgspec.json.Decoder(PingV1)
 _decoder = msgspec.json.Decoder(_LoosePingV1)
-_SLUG = re.compile(SLUG_PATTERN)
 # The same few thousand mods and their versions recur in every ping: whether a slug is valid
 # and how a version is shown are remembered (functools.lru_cache), bounded so that made-up
 # values cannot grow the caches; a made-up value only evicts the least recently seen one.
@@ -132,7 +132,7 @@ def clean_version(value: str | None) -> str | None:
 
 @functools.lru_cache(maxsize=_SEEN_VALUES_MAX)
 def _slug_valid(slug: str) -> bool:
-    return _SLUG.match(slug) is not None
+    return SLUG_RE.match(slug) is not None
 
 
 _shown_version = functools.lru_cache(maxsize=_SEEN_VALUES_MAX)(clean_version)

@@ -19,10 +19,10 @@ from indexium_jar import gameversions
 from indexium_jar.model import Loader
 from indexium_platform.web import ApiError
 
+from indexium_contracts.slugs import is_slug
 from .. import params, search_index
 from ..analytics import now
 from ..respond import GLOBAL, cached, mod_tag
-from ..routes import _SLUG
 from ..state import API
 from . import charts, security
 from .render import cached_page
@@ -122,7 +122,7 @@ async def mod_page(request: web.Request) -> web.Response:
     api = request.app[API]
     slug = request.match_info["slug"]
     range_key = params.choice(request, "range", tuple(RANGES), default="30d")
-    if not _SLUG.match(slug):
+    if not is_slug(slug):
         raise web.HTTPNotFound()
     app = request.app
     today = utc_day(now())

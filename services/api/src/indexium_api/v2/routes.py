@@ -8,7 +8,6 @@ until the query ran) and listings are tagged ``global``, which every version eve
 
 from __future__ import annotations
 
-import re
 import typing
 
 from aiohttp import web
@@ -19,6 +18,7 @@ from indexium_db.queries.facets import PLUGIN_LOADERS
 from indexium_jar.model import Loader
 from indexium_platform.web import error_response
 
+from indexium_contracts.slugs import is_slug
 from .. import params, search_index
 from ..cache import Key
 from ..respond import GLOBAL, browse_total, cached, hit, mod_tag, not_found, parsed_once
@@ -28,7 +28,6 @@ from . import params as v2params
 from .shapes import CategoryTag, DependencyList, LoaderTag, ProjectIdentifier, SearchResults
 
 TAGS_TTL_S = 3600.0
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{1,63}$")
 # Modrinth's sort names -> ours. Nobody follows anything here, so "follows" is by downloads.
 INDEXES = {"relevance": "relevance", "downloads": "downloads", "follows": "downloads", "newest": "newest",
            "updated": "updated"}
@@ -50,7 +49,7 @@ def key_of(request: web.Request, name: str = "id") -> str | None:
 
 
 def tags_for(key: str) -> tuple[str, ...]:
-    return (mod_tag(key),) if _SLUG.match(key) else (GLOBAL,)
+    return (mod_tag(key),) if is_slug(key) else (GLOBAL,)
 
 
 def no_project(key: str) -> tuple[int, dict]:
