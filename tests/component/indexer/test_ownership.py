@@ -24,7 +24,7 @@ from indexium_indexer.scan.metrics import ScanMetrics
 from indexium_indexer.scan.pipeline import ScanContext
 from indexium_jar.http.remote import DownloadPolicy
 from indexium_jar.model import ModRecord
-from indexium_ops import review
+from indexium_db import review
 from indexium_platform.metrics import ServiceMetrics
 
 T0 = 1_700_000_000.0  # the original's upload; an impostor's copy is always later (GitHub's clock)

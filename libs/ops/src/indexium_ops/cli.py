@@ -22,6 +22,7 @@ from nats import errors as nats_errors
 
 from indexium_contracts import ingest
 from indexium_db import migrate
+from indexium_db import review
 from indexium_db.queries import deadletters as deadletters_q
 from indexium_db.queries import ownership as ownership_q
 from indexium_db.queries import scan as scan_q
@@ -31,7 +32,7 @@ from indexium_db.queries import github as github_q
 from indexium_platform import natsutil
 from indexium_platform.settings import Common, SettingsError, load
 
-from . import localstack, review
+from . import localstack
 
 
 class Settings(Common, frozen=True, kw_only=True):

@@ -1,5 +1,5 @@
 """The operators' review queue: quarantined versions oldest first, approve or reject with a
-note. Decisions go through ``indexium_ops.review`` (the code ``indexium_ops quarantine``
+note. Decisions go through ``indexium_db.review`` (the code ``indexium_ops quarantine``
 uses), so the site records exactly what the CLI records, and publishes the same event."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from nats import errors as nats_errors
 
 from indexium_db.queries import ownership as ownership_q
 from indexium_db.queries import site as site_q
-from indexium_ops import review as ops_review
+from indexium_db import review as ops_review
 from indexium_platform import logs
 
 from . import security, sessions

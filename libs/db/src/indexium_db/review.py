@@ -1,5 +1,6 @@
 """An operator's decision on a held-back version: one code path for ``indexium_ops quarantine
-approve|reject`` and the web site's review queue.
+approve|reject`` and the web site's review queue (here, in the library both use, so the API
+does not import the operator CLI).
 
 ``decide`` records the decision and the version's new status in one transaction (the
 approval binds to the files' sha256, so a rescan of the same bytes keeps it public);
