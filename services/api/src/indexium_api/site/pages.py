@@ -22,10 +22,10 @@ from indexium_platform.web import ApiError
 from indexium_contracts.slugs import is_slug
 from .. import params, search_index
 from ..analytics import now
-from ..respond import GLOBAL, cached, mod_tag
+from ..respond import GLOBAL, mod_tag
 from ..state import API
-from . import charts, security
-from .render import cached_page
+from . import charts
+from .render import cached_page, for_visitor
 
 PAGE_SIZE = 20
 MAX_PAGE = 500  # 10,000 hits: the API's own deepest offset
@@ -78,7 +78,7 @@ async def home(request: web.Request) -> web.Response:
             game_versions=_game_versions(), searched=searched,
         )
 
-    return security.public(await cached(request, ("site-search", sq, base, searched), (GLOBAL,), compute))
+    return await for_visitor(request, ("site-search", sq, base, searched), (GLOBAL,), compute)
 
 
 async def _mod_page_data(conn, slug: str, days: int, today):
@@ -136,7 +136,7 @@ async def mod_page(request: web.Request) -> web.Response:
         return cached_page(app, "mod.html", **mod_context(app, *data, range_key=range_key))
 
     # Today's date in the key, as the JSON analytics: the chart moves on at midnight, not at the TTL.
-    return security.public(await cached(request, ("site-mod", slug, range_key, today), (mod_tag(slug),), compute))
+    return await for_visitor(request, ("site-mod", slug, range_key, today), (mod_tag(slug),), compute)
 
 
 def setup(app: web.Application) -> None:

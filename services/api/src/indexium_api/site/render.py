@@ -11,8 +11,8 @@ from aiohttp import web
 
 from indexium_content import urls
 
-from ..respond import Cached
-from . import security
+from ..respond import Cached, cached, entry
+from . import security, sessions
 from .state import SITE
 
 HTML = "text/html"
@@ -65,8 +65,12 @@ def text(app: web.Application, template: str, **context) -> str:
 
 def page(request: web.Request, template: str, status: int = 200, headers: dict | None = None, **context) -> web.Response:
     """A page for this request (it may show who is signed in): never cached anywhere, its
-    Content-Security-Policy with this response's own nonce (security.py)."""
+    Content-Security-Policy with this response's own nonce (security.py). Without a ``user``
+    in ``context``, the header shows the session this request has read already, if any (an
+    error page answered by a handler that read it: the same header as the page it refused)."""
     nonce = security.new_nonce(request)
+    if "user" not in context:
+        context.update(sessions.context(request, sessions.known(request)))
     body = text(request.app, template, csp_nonce=nonce, **context)
     return web.Response(status=status, text=body, content_type=HTML, charset="utf-8",
                         headers={**PRIVATE, **security.private_headers(nonce), **(headers or {})})
@@ -78,6 +82,50 @@ def cached_page(app: web.Application, template: str, status: int = 200, **contex
     body = text(app, template, **context).encode()
     return Cached(status, body, '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"',
                   HTML)  # (utf-8: every page declares <meta charset> first)
+
+
+# What a public page carries in its header and <head> for everyone (signed out, no nonce); a
+# signed-in visitor gets the same body with these two swapped (for_visitor).
+SCRIPT_TAG = b'<script src="/static/site/site.js" defer></script>'
+
+
+def _nonced_script(nonce: str) -> bytes:
+    return f'<script src="/static/site/site.js" defer nonce="{nonce}"></script>'.encode()
+
+
+def nav(app: web.Application, **context) -> bytes:
+    env = aiohttp_jinja2.get_env(app)
+    return env.get_template("nav.html").render({**app[SITE].globals, **context}).encode()
+
+
+async def for_visitor(request: web.Request, key: tuple, tags: tuple[str, ...], compute) -> web.StreamResponse:
+    """A public page from the API's cache, as this visitor sees it.
+
+    Signed out (no session cookie, or a dead one): the cached answer itself, with ETag/304 and
+    the public headers. Signed in: the same cached body with the signed-in nav (Dashboard, Sign
+    out with the session's CSRF token) in place of the signed-out one, sent like a per-request
+    page (``no-store``, its own CSP nonce, no ETag), so every page's header says who is signed
+    in while the page itself is still computed once for everyone. A session cookie costs one
+    session read (sessions.current: an in-flight slot, as on the dashboard)."""
+    has_cookie = sessions.COOKIE in request.cookies
+    session = await sessions.current(request) if has_cookie else None
+    if session is None:
+        response = await cached(request, key, tags, compute)
+        response.headers["Vary"] = "Cookie"  # a browser that signs in does not reuse its signed-out copy
+        if has_cookie:  # a session that ended (idle, signed out elsewhere): its cookie costs no more reads
+            sessions.clear_cookie(request.app[SITE], response, sessions.COOKIE)
+            response.headers["Cache-Control"] = "no-store"
+        return security.public(response)
+    value = await entry(request, key, tags, compute)
+    site = request.app[SITE]
+    signed_out = site.signed_out_nav
+    if signed_out is None:
+        signed_out = site.signed_out_nav = nav(request.app)
+    nonce = security.new_nonce(request)
+    body = value.body.replace(signed_out, nav(request.app, **sessions.context(request, session)), 1)
+    body = body.replace(SCRIPT_TAG, _nonced_script(nonce), 1)
+    return web.Response(status=value.status, body=body, content_type=HTML, charset="utf-8",
+                        headers={**PRIVATE, **security.private_headers(nonce), "Vary": "Cookie"})
 
 
 def error_page(request: web.Request, status: int, title: str, message: str) -> web.Response:
