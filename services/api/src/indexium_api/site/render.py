@@ -10,9 +10,11 @@ import jinja2
 from aiohttp import web
 
 from indexium_content import urls
+from indexium_jar import gameversions
 
 from ..respond import Cached, cached, entry
 from . import security, sessions
+from .downloads import loader_name
 from .state import SITE
 
 HTML = "text/html"
@@ -44,6 +46,16 @@ def _size(n: int | None) -> str:
     return str(n)  # pragma: no cover
 
 
+def _mc_versions(versions, snapshots: bool = False, limit: int | None = None) -> str:
+    """Game versions as players read them: "1.20–1.20.6", snapshots and pre-releases left out
+    unless asked for or all there is (indexium_jar.gameversions.shown_versions); ``limit``: the
+    newest that many groups, then how many older ones were left out."""
+    groups, _ = gameversions.shown_versions(versions or (), snapshots=snapshots)
+    if limit is not None and len(groups) > limit:
+        return ", ".join(groups[-limit:]) + f" (+{len(groups) - limit} older)"
+    return ", ".join(groups)
+
+
 def setup(app: web.Application) -> jinja2.Environment:
     env = aiohttp_jinja2.setup(
         app, loader=jinja2.PackageLoader("indexium_api.site", "templates"),
@@ -52,6 +64,8 @@ def setup(app: web.Application) -> jinja2.Environment:
     )
     env.filters["ago"] = _ago
     env.filters["size"] = _size
+    env.filters["mc_versions"] = _mc_versions
+    env.filters["loader_name"] = loader_name  # "neoforge" -> "NeoForge"
     env.filters["day"] = lambda d: d.strftime("%Y-%m-%d") if d else ""
     # A URL we did not write, as an href: the one URL policy's answer, or None (then no link).
     env.filters["http_url"] = urls.allowed
