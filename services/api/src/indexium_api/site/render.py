@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from datetime import datetime
 
 import aiohttp_jinja2
 import jinja2
+import markupsafe
 from aiohttp import web
 
 from indexium_content import urls
@@ -56,6 +58,15 @@ def _mc_versions(versions, snapshots: bool = False, limit: int | None = None) ->
     return ", ".join(groups)
 
 
+_BREAK_AFTER = re.compile(r"([./$!])")
+
+
+def _wbr(value) -> markupsafe.Markup:
+    """A class name or path that may wrap after its dots, slashes and ``$`` (``<wbr>``), never
+    mid-word: ``com.example.lumen.Boot`` breaks between packages. Escaped first."""
+    return markupsafe.Markup(_BREAK_AFTER.sub(r"\1<wbr>", str(markupsafe.escape(value or ""))))
+
+
 def setup(app: web.Application) -> jinja2.Environment:
     env = aiohttp_jinja2.setup(
         app, loader=jinja2.PackageLoader("indexium_api.site", "templates"),
@@ -65,6 +76,7 @@ def setup(app: web.Application) -> jinja2.Environment:
     env.filters["ago"] = _ago
     env.filters["size"] = _size
     env.filters["mc_versions"] = _mc_versions
+    env.filters["wbr"] = _wbr
     env.filters["loader_name"] = loader_name  # "neoforge" -> "NeoForge"
     env.filters["day"] = lambda d: d.strftime("%Y-%m-%d") if d else ""
     # A URL we did not write, as an href: the one URL policy's answer, or None (then no link).
