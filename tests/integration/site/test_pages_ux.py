@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import shutil
 from datetime import UTC, datetime, timedelta
 
 from playwright.async_api import expect
@@ -14,7 +15,7 @@ from playwright.async_api import expect
 from indexium_db.pool import connect
 from indexium_db.queries import mods as mods_q, versions as versions_q
 
-from .conftest import ADMIN, AUTHOR
+from .conftest import ADMIN, AUTHOR, SHOTS
 
 LINE_1_20 = ["1.20.6", "1.20.5", "1.20.5-pre1", "24w14a", "1.20.4", "1.20.3", "1.20.2", "1.20.1", "1.20"]
 # (tag, version type, [(loaders, game versions)]) oldest first; each file is its own release asset.
@@ -159,6 +160,10 @@ async def test_screenshots_of_the_pages_at_1280_and_375(world, browse):
         await page.goto(f"{world.base}/mods/{slug}")
         await expect(page.locator("#download-button")).to_be_visible()
         await author.shot("mod")
+        # What a phone shows first, unscaled: the Download button must be on it.
+        await page.screenshot(path=str(author.shots_dir / f"{author.name}-mod-first-screen.png"))
+        shutil.copy(author.shots_dir / f"{author.name}-mod-first-screen.png", SHOTS)
+        assert (await page.locator("#download-button").bounding_box())["y"] < 900
         await page.goto(world.base + "/mods/" + world.slugs["lumenlanterns"])  # no servers: the one line
         await author.shot("mod-no-servers")
         await page.get_by_role("link", name="Sign in", exact=True).click()
