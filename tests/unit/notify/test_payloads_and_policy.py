@@ -26,11 +26,9 @@ def facts(**over) -> payloads.Facts:
     return payloads.Facts(**{**base, **over})
 
 
-def test_compact_ranges_follow_the_release_order_not_the_names():
-    assert payloads.compact_versions(["1.20.4", "1.20.3", "1.20.2", "1.20.1", "1.19.4"], RELEASES) == [
-        "1.19.4", "1.20.1–1.20.4"]  # 1.20 is missing: 1.19.4 and 1.20.1 are not consecutive
-    assert payloads.compact_versions(["1.21", "1.20.6", "1.20.1", "24w10a", "odd"], RELEASES) == [
-        "1.20.1", "1.20.6–1.21", "24w10a", "odd"]
+def test_versions_text_uses_the_shared_compact_ranges():
+    # compact_versions lives in indexium_jar.gameversions (tests/unit/jar/test_compact_versions.py)
+    assert payloads.versions_text(["1.20.4", "1.20.3", "1.20.2", "1.20.1", "1.19.4"], RELEASES) == "1.19.4, 1.20.1–1.20.4"
     assert payloads.versions_text([], RELEASES) == "any"
 
 

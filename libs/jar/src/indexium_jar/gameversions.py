@@ -272,3 +272,55 @@ def _evaluate_maven(raw: str, table: VersionTable) -> Expansion:
         return Expansion(hit, (f"versionRange {raw!r} is a soft requirement (Maven admits any version); "
                                "recorded as that version only",))
     return Expansion(tuple(v.id for v in table.releases if rng.contains(v.id)))
+
+
+# --- game versions as players read them ----------------------------------------------
+
+
+def compact_versions(versions: Iterable[str], releases: Iterable[str]) -> list[str]:
+    """``["1.20.4", "1.20.3", "1.20.2", "1.20.1", "1.19.2"]`` -> ``["1.19.2", "1.20.1–1.20.4"]``:
+    runs of consecutive Minecraft releases (``releases``: every release, newest first, e.g.
+    ``[v.id for v in table.releases]``) as one range, oldest first; snapshots and versions
+    the table does not know are listed as they are, after the ranges. Used by the web site's
+    pages and by the notify payloads (one function: both say the same thing)."""
+    versions = list(versions)
+    index = {v: i for i, v in enumerate(releases)}
+    known = sorted({v for v in versions if v in index}, key=lambda v: -index[v])  # oldest first
+    groups: list[list[str]] = []
+    for v in known:
+        if groups and index[groups[-1][-1]] - index[v] == 1:
+            groups[-1].append(v)
+        else:
+            groups.append([v])
+    out = [g[0] if len(g) == 1 else f"{g[0]}–{g[-1]}" for g in groups]
+    seen = set(known)
+    for v in versions:  # snapshots and unknown versions, as given (newest first)
+        if v not in seen:
+            seen.add(v)
+            out.append(v)
+    return out
+
+
+def is_release(version_id: str, table: VersionTable | None = None) -> bool:
+    """A full release (not a snapshot, pre-release or release candidate): the table's word
+    when it knows the id, else its name (``1.21.11`` is one, ``1.22-pre1`` and ``25w03a`` not)."""
+    table = table or default_table()
+    known = table.by_id.get(version_id)
+    if known is not None:
+        return known.type == "release"
+    return _RELEASE.fullmatch(version_id) is not None
+
+
+def shown_versions(versions: Iterable[str], table: VersionTable | None = None, *,
+                   snapshots: bool = False) -> tuple[list[str], int]:
+    """What a page shows of a file's or mod's game versions: (compact ranges, how many
+    snapshots/pre-releases were left out). Snapshots and pre-releases are left out unless
+    ``snapshots`` (the visitor asked) or they are all there is (a snapshot-only mod)."""
+    table = table or default_table()
+    versions = list(versions)
+    releases = [v for v in versions if is_release(v, table)]
+    hidden = 0
+    if releases and not snapshots:
+        hidden = len(versions) - len(releases)
+        versions = releases
+    return compact_versions(versions, [v.id for v in table.releases]), hidden

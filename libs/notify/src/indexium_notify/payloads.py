@@ -20,6 +20,8 @@ from urllib.parse import quote
 import msgspec
 from markdown_it import MarkdownIt
 
+from indexium_jar.gameversions import compact_versions  # one function for the site and these payloads
+
 EVENT = "version.published"
 CHANGELOG_CHARS = 8000  # the JSON body's raw changelog (Markdown, the author's text)
 EXCERPT_CHARS = 1000  # the plain-text excerpt in both bodies
@@ -150,27 +152,6 @@ def discord_escaped(text: str) -> str:
 
 
 # ---- game versions as ranges --------------------------------------------------------------------
-
-def compact_versions(versions: tuple[str, ...] | list[str], releases: tuple[str, ...] | list[str]) -> list[str]:
-    """``["1.20.4", "1.20.3", "1.20.2", "1.20.1", "1.19.2"]`` -> ``["1.19.2", "1.20.1–1.20.4"]``:
-    runs of consecutive Minecraft releases (``releases``: every release, newest first) as one
-    range, oldest first; snapshots and versions the table does not know are listed as they are."""
-    index = {v: i for i, v in enumerate(releases)}
-    known = sorted({v for v in versions if v in index}, key=lambda v: -index[v])  # oldest first
-    groups: list[list[str]] = []
-    for v in known:
-        if groups and index[groups[-1][-1]] - index[v] == 1:
-            groups[-1].append(v)
-        else:
-            groups.append([v])
-    out = [g[0] if len(g) == 1 else f"{g[0]}–{g[-1]}" for g in groups]
-    seen = set(known)
-    for v in versions:  # snapshots and unknown versions, as given (newest first)
-        if v not in seen:
-            seen.add(v)
-            out.append(v)
-    return out
-
 
 def versions_text(versions, releases, limit: int = VERSION_GROUPS) -> str:
     groups = compact_versions(versions, releases)

@@ -43,8 +43,10 @@ PREFLIGHT = web.AppKey("preflight", Callable[[web.Request, web.HTTPMethodNotAllo
 # Optional: offered every exception a handler (or the router) raises, before the edge
 # answers it, as a middleware inside the edge would see it: a response to send
 # instead, or None to leave the exception to the edge (the API's web site answers errors on
-# its pages with pages). A hook rather than a middleware, which would cost every request.
-ERROR_PAGE = web.AppKey("error_page", Callable[[web.Request, Exception], "web.StreamResponse | None"])
+# its pages with pages), or an awaitable of either (the site reads who is signed in for its
+# 403 and 404 pages). A hook rather than a middleware, which would cost every request.
+ERROR_PAGE = web.AppKey("error_page", Callable[[web.Request, Exception],
+                                               "web.StreamResponse | Awaitable[web.StreamResponse | None] | None"])
 # Optional: called with every request before its handler, once its request id is bound; it
 # raises (an ApiError, say) to answer instead of the handler (the API's rate limit), or returns
 # an awaitable that the edge awaits first, which may raise likewise (the API answers a refusal
@@ -334,6 +336,9 @@ def _edge(app: web.Application):
                         error_page = hooks.error_page
                         if error_page is None or (response := error_page(request, exc)) is None:
                             raise
+                        if not isinstance(response, web.StreamResponse):  # an awaitable: the hook reads first
+                            if (response := await response) is None:
+                                raise
                 except ApiError as exc:
                     response = error_response(exc.status, exc.code, exc.description, exc.headers)
                     if exc.close_connection:

@@ -141,6 +141,29 @@ async def cached(
     return _answer(request, api, value, result, cache_control)
 
 
+async def entry(request: web.Request, key: tuple, tags: tuple[str, ...],
+                compute: Callable[[], Awaitable[tuple[int, object] | Cached]], ttl: float | None = None) -> Cached:
+    """The cache entry :func:`cached` would answer with, for a handler that sends its body its own
+    way (the site's pages for a signed-in visitor: the shared body with their own header, no ETag)."""
+    api = request.app[API]
+    value = api.cache.fresh(key, tags)
+    if value is not None:
+        api.metrics.cache_result(request.match_info.route.resource, HIT).value += 1
+        return value
+
+    async def build() -> Cached:
+        result = await compute()
+        return result if isinstance(result, Cached) else make(*result)
+
+    try:
+        async with contextlib.nullcontext() if api.cache.computing(key) else uncached(request, api):
+            value, result = await api.cache.get(key, tags, api.settings.cache_ttl_s if ttl is None else ttl, build)
+    except Unavailable:
+        raise unavailable(request) from None
+    api.metrics.cache_result(request.match_info.route.resource, result).value += 1
+    return value
+
+
 @contextlib.asynccontextmanager
 async def uncached(request: web.Request, api: Api | None = None) -> AsyncIterator[None]:
     """Around a request's uncached work (a cache miss, a lookup, a session read): one of its

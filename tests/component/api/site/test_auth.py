@@ -394,3 +394,59 @@ async def test_expired_sign_ins_are_purged_by_time_not_only_at_a_sign_in(site, d
             break
         await asyncio.sleep(0.02)
     assert await db.fetchval("SELECT state_hash FROM site_oauth_states") == b"\x02"  # the live one stays
+
+
+# ---- the header: a Sign in control on every page, Dashboard and Sign out once signed in ----------
+
+_SIGN_IN = '<a class="button signin" href="/auth/github/login">Sign in</a>'
+
+
+def _nav(body: str) -> str:
+    return body.split('<nav aria-label="Site">', 1)[1].split("</nav>", 1)[0]
+
+
+async def test_every_page_has_a_sign_in_control_and_signed_in_the_same_pages_say_who(site, db):
+    client = await site()
+    anonymous = await client.get("/")
+    assert anonymous.status == 200 and _SIGN_IN in _nav(await anonymous.text())
+    assert anonymous.headers["Vary"] == "Cookie" and "ETag" in anonymous.headers
+    etag = anonymous.headers["ETag"]
+    for path, status in (("/mods/no-such-mod", 404), ("/nowhere", 404), ("/review", 403)):
+        r = await client.get(path, headers={"Accept": "text/html"})
+        assert r.status == status and _SIGN_IN in _nav(await r.text()), path
+
+    await _sign_in(client)
+    token = await _csrf(client)
+    # The cached home page, its signed-out ETag offered: a full page with this visitor's header.
+    for path, status in (("/", 200), ("/mods/no-such-mod", 404), ("/nowhere", 404), ("/review", 403)):
+        r = await client.get(path, headers={"Accept": "text/html", "If-None-Match": etag})
+        body = await r.text()
+        nav = _nav(body)
+        assert r.status == status, path
+        assert "Sign in" not in nav and '<a href="/dashboard">Dashboard</a>' in nav, path
+        assert f'name="csrf_token" value="{token}"' in nav and "Sign out" in nav and "alice" in nav, path
+        assert r.headers["Cache-Control"] == "no-store" and "ETag" not in r.headers, path
+        nonce = r.headers["Content-Security-Policy"].split("'nonce-", 1)[1].split("'", 1)[0]
+        assert f'<script src="/static/site/site.js" defer nonce="{nonce}"></script>' in body, path
+    # Another visitor still gets the shared page, signed out, from the cache.
+    other = TestClient(client.server)
+    try:
+        r = await other.get("/")
+        assert r.headers["X-Cache"] == "HIT" and _SIGN_IN in _nav(await r.text())
+    finally:
+        await other.session.close()
+    # Sign out from the header's form on the home page: signed out everywhere after.
+    home = await (await client.get("/")).text()
+    form_token = _nav(home).split('name="csrf_token" value="', 1)[1].split('"', 1)[0]
+    r = await client.post("/auth/sign-out", data={"csrf_token": form_token}, allow_redirects=False)
+    assert r.status == 303 and await db.fetchval("SELECT count(*) FROM site_sessions") == 0
+    assert _SIGN_IN in _nav(await (await client.get("/")).text())
+
+
+async def test_a_dead_session_cookie_gets_the_shared_page_and_is_cleared(site, db):
+    client = await site()
+    await _sign_in(client)
+    await db.execute("DELETE FROM site_sessions")  # (ended elsewhere: idle, or signed out on another device)
+    r = await client.get("/")
+    assert _SIGN_IN in _nav(await r.text()) and r.headers["Cache-Control"] == "no-store"
+    assert r.cookies["indexium_session"].value == ""  # cleared: no session read on the next page

@@ -98,3 +98,32 @@ async def test_the_author_sees_why_and_the_operator_cannot_approve_a_reupload(si
                               allow_redirects=False)
     assert refused.status == 409 and "can only be rejected" in await refused.text()
     assert await db.fetchval("SELECT status FROM mod_versions WHERE id = $1", copy) == "quarantined"
+
+
+async def test_the_review_queue_says_severity_in_words_and_wraps_class_names_at_dots(site, gh, db):
+    mod = await project(db, 901, 9001, "fieldnotes", "lanterns")
+    vid = await release(db, mod, "1.0", b"held bytes", T0, 11)
+    await db.execute("UPDATE mod_versions SET status = 'quarantined' WHERE id = $1", vid)
+    file_id = await db.fetchval("SELECT id FROM version_files WHERE version_id = $1", vid)
+    for rule, severity, cls in (("process_builder", 9, "com.example.lumen.internal.BootstrapHelper"),
+                                ("dynamic_class_load", 4, "com/example/lumen/Loader$Inner"),
+                                ("network", 1, "com.example.lumen.UpdateCheck")):
+        await db.execute(
+            """INSERT INTO scan_findings (file_id, version_id, rule, severity, location, entry_path, class_name,
+                                          method, detail)
+               VALUES ($1, $2, $3, $4, 'static_init', 'META-INF/jars/helper.jar!/x.class', $5, 'run()V', 'd')""",
+            file_id, vid, rule, severity, cls)
+    await sign_in(site, gh, "root")
+    page = await (await site.get("/review")).text()
+    legend = page.split('<dl class="legend"', 1)[1].split("</dl>", 1)[0]
+    assert [w for w in ("high", "medium", "low") if f'<span class="sev sev-{w}">{w}</span>' in legend] == [
+        "high", "medium", "low"]
+    assert "6 or more" in legend
+    rows = page.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    assert '<span class="sev sev-high">high</span> <span class="muted score">(9)</span>' in rows
+    assert '<span class="sev sev-medium">medium</span>' in rows and '<span class="sev sev-low">low</span>' in rows
+    assert '<code class="name">com.<wbr>example.<wbr>lumen.<wbr>internal.<wbr>BootstrapHelper</code>' in rows
+    assert "com/<wbr>example/<wbr>lumen/<wbr>Loader$<wbr>Inner" in rows
+    assert "META-INF/<wbr>jars/<wbr>helper.<wbr>jar!<wbr>/<wbr>x.<wbr>class" in rows
+    css = await (await site.get("/static/site/site.css")).text()
+    assert "td code.name { word-break: normal;" in css  # only at the <wbr>s, never mid-word

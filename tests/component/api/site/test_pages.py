@@ -56,7 +56,8 @@ async def test_mod_page(client, seed):
     assert 'href="https://github.com/o/r/releases/download/1.0.0/f0.jar"' in body  # the asset itself
     assert f'data-copy="{1:040x}"' in body and f'data-copy="{1:0128x}"' in body
     assert f"/api/v1/badges/{mod['slug']}/servers.svg" in body
-    assert "<svg class=\"chart\"" in body
+    # No server has reported it: one honest line, not an empty axis (test_mod_page_ux.py: the chart).
+    assert "<svg class=\"chart\"" not in body and "No server has reported this mod yet" in body
 
 
 async def test_unknown_and_hidden_mods_are_html_404(client, seed):
@@ -112,12 +113,13 @@ async def test_a_cached_results_page_carries_only_its_own_search_in_its_links(cl
     assert 'href="/?q=lantern&amp;sort=downloads&amp;page=2"' in other
 
 
-async def test_the_mod_page_chart_moves_on_at_midnight(client, seed, monkeypatch):
-    from datetime import datetime, timezone
+async def test_the_mod_page_chart_moves_on_at_midnight(client, seed, db, monkeypatch):
+    from datetime import date, datetime, timezone
 
     from indexium_api.site import pages
 
     mod = await _listed(seed)
+    await db.execute("INSERT INTO mod_daily_stats (mod_id, day, servers) VALUES ($1, $2, 2)", mod["id"], date(2026, 11, 29))
     monkeypatch.setattr(pages, "now", lambda: datetime(2026, 11, 30, 23, 59, tzinfo=timezone.utc))
     assert (await client.get(f"/mods/{mod['slug']}")).headers["X-Cache"] == "MISS"
     assert (await client.get(f"/mods/{mod['slug']}")).headers["X-Cache"] == "HIT"

@@ -119,9 +119,11 @@ PLATFORM_IDS = ("minecraft", "java", "fabricloader", "fabric-loader", "forge", "
 
 
 async def dependencies(conn: asyncpg.Connection, mod_id: uuid.UUID) -> list[asyncpg.Record]:
-    """Dependencies declared by the newest public version's manifests, each with the slug of the
-    listed project that holds the mod id it names (``indexium_project_for``: the original, never
-    another owner's fork or re-upload while the original is listed; None when it is not indexed)."""
+    """Dependencies declared by the newest public version's manifests, each with the loader whose
+    manifest declared it (its range's dialect), whether the loader only warns, and the slug and
+    name of the listed project that holds the mod id it names (``indexium_project_for``: the
+    original, never another owner's fork or re-upload while the original is listed; None when it
+    is not indexed). Required ones first."""
     return await conn.fetch(
         f"""WITH latest AS (
                 SELECT v.id FROM mod_versions v
@@ -129,17 +131,18 @@ async def dependencies(conn: asyncpg.Connection, mod_id: uuid.UUID) -> list[asyn
                 ORDER BY {VERSION_ORDER} LIMIT 1),
             deps AS (
                 SELECT DISTINCT d->>'mod_id' AS mod_id, COALESCE(d->>'kind', 'required') AS kind,
-                       d->>'version_range' AS version_range, r->>'loader' AS loader
+                       d->>'version_range' AS version_range, r->>'loader' AS loader,
+                       COALESCE((d->>'warn_only')::boolean, false) AS warn_only
                 FROM version_files f
                 CROSS JOIN LATERAL jsonb_array_elements(f.manifests) AS r
                 CROSS JOIN LATERAL jsonb_array_elements(COALESCE(r->'dependencies', '[]'::jsonb)) AS d
                 WHERE f.version_id = (SELECT id FROM latest))
             SELECT DISTINCT ON (deps.kind = 'required', deps.mod_id, deps.kind, deps.version_range)
-                   deps.mod_id, deps.kind, deps.version_range,
-                   (SELECT x.slug FROM mods x WHERE x.id = indexium_project_for(deps.mod_id, deps.loader)
-                    AND x.id <> $1) AS slug
-            FROM deps WHERE deps.mod_id <> ALL($2::text[]) AND deps.kind <> 'breaks'
-            ORDER BY deps.kind = 'required' DESC, deps.mod_id, deps.kind, deps.version_range, slug NULLS LAST""",
+                   deps.mod_id, deps.kind, deps.version_range, deps.loader, deps.warn_only, x.slug, x.name
+            FROM deps
+            LEFT JOIN mods x ON x.id = indexium_project_for(deps.mod_id, deps.loader) AND x.id <> $1
+            WHERE deps.mod_id <> ALL($2::text[])
+            ORDER BY deps.kind = 'required' DESC, deps.mod_id, deps.kind, deps.version_range, x.slug NULLS LAST""",
         mod_id, list(PLATFORM_IDS),
     )
 

@@ -9,6 +9,7 @@ queue (review.py). docs/web.md describes the pages, the sessions and the setting
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from importlib import resources
 
 import asyncpg
@@ -20,7 +21,7 @@ from indexium_db.pool import create_pool
 from indexium_platform import logs
 from indexium_platform.web import ERROR_PAGE, ApiError
 
-from . import cspreport, dashboard, oauth, pages, render, review
+from . import cspreport, dashboard, oauth, pages, render, review, sessions
 from .state import SITE, Site
 
 log = logs.get(__name__)
@@ -42,7 +43,22 @@ def _is_site(request: web.Request) -> bool:
     return "text/html" in request.headers.get("Accept", "")
 
 
-def error_page(request: web.Request, exc: Exception) -> web.StreamResponse | None:
+# Error pages that show the visitor's signed-in header like every other page (docs/web.md); a
+# 429 or 503 does not read the session: the read is what is refused or unavailable then.
+_WITH_HEADER = (403, 404)
+
+
+async def _signed_in_error(request: web.Request, status: int, text: str) -> web.Response:
+    """The error page with the visitor's own header, the session read first (a request the
+    router refused never reached a handler that would have read it)."""
+    try:
+        await sessions.current(request)
+    except (ApiError, OSError, asyncio.TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError):
+        pass  # (too many in flight, the database away: the signed-out header, the error page still)
+    return render.error_page(request, status, _TITLES.get(status, "Something went wrong"), text)
+
+
+def error_page(request: web.Request, exc: Exception) -> web.StreamResponse | Awaitable[web.Response] | None:
     """Errors on the site's pages are pages, not the API's JSON envelope (never a bare 500):
     the platform's edge offers it every exception (ERROR_PAGE); None leaves the
     exception to the edge (redirects, every error of a non-site path, unexpected errors)."""
@@ -61,6 +77,8 @@ def error_page(request: web.Request, exc: Exception) -> web.StreamResponse | Non
             return None
         text = {404: "There is nothing at this address. It may have moved, or the link may be wrong.",
                 405: "This page cannot be used that way."}.get(exc.status, exc.reason)
+        if exc.status in _WITH_HEADER and sessions.COOKIE in request.cookies and sessions.known(request) is None:
+            return _signed_in_error(request, exc.status, text)
         return render.error_page(request, exc.status, _TITLES.get(exc.status, "Something went wrong"), text)
     if isinstance(exc, (OSError, asyncio.TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)):
         log.warning("site_database_unavailable", error=type(exc).__name__)

@@ -16,16 +16,17 @@ from indexium_content import categories as vocabulary, urls
 from indexium_contracts.telemetry import utc_day
 from indexium_db.queries import catalog as catalog_q, site as site_q, telemetry as telemetry_q
 from indexium_jar import gameversions
-from indexium_jar.model import Loader
+from indexium_jar.deps import describe, parse_dependency
+from indexium_jar.model import Dependency, Loader
 from indexium_platform.web import ApiError
 
 from indexium_contracts.slugs import is_slug
 from .. import params, search_index
 from ..analytics import now
-from ..respond import GLOBAL, cached, mod_tag
+from ..respond import GLOBAL, mod_tag
 from ..state import API
-from . import charts, security
-from .render import cached_page
+from . import charts, downloads
+from .render import cached_page, for_visitor
 
 PAGE_SIZE = 20
 MAX_PAGE = 500  # 10,000 hits: the API's own deepest offset
@@ -35,11 +36,12 @@ SORT_LABELS = {"relevance": "Relevance", "downloads": "Downloads", "active_serve
 ENVIRONMENT_LABELS = {"client": "Client", "server": "Server"}
 LOADERS = typing.get_args(Loader)
 BADGE_PATH = "/api/v1/badges/{slug}/servers.svg"
-SEARCH_PARAMS = frozenset({"q", "loader", "game_version", "environment", "category", "sort"})
+SEARCH_PARAMS = frozenset({"q", "loader", "game_version", "environment", "category", "sort", "snapshots"})
 
 
-def _game_versions() -> list[str]:
-    return [v.id for v in gameversions.default_table().versions if v.type == "release"][:60]
+def _game_versions(snapshots: bool = False) -> list[str]:
+    """The game version filter's options: the newest 60 releases (and snapshots, when asked)."""
+    return [v.id for v in gameversions.default_table().versions if snapshots or v.type == "release"][:60]
 
 
 def search_query(request: web.Request) -> tuple[catalog_q.SearchQuery, int]:
@@ -62,6 +64,8 @@ def search_query(request: web.Request) -> tuple[catalog_q.SearchQuery, int]:
 async def home(request: web.Request) -> web.Response:
     api = request.app[API]
     sq, page = search_query(request)
+    # Only how the cards show game versions (snapshots and pre-releases too): not a filter.
+    snapshots = params.choice(request, "snapshots", ("1",)) == "1"
 
     # What the page's own links carry: the search's parameters as given, nothing else. They are
     # part of the key, so a page cached for one request never shows another's links.
@@ -75,10 +79,10 @@ async def home(request: web.Request) -> web.Response:
             request.app, "home.html", sq=sq, hits=rows, total=total, page=page, pages=min(pages, MAX_PAGE),
             query=base, sorts=SORT_LABELS, environments=ENVIRONMENT_LABELS, loaders=LOADERS,
             categories=vocabulary.CATEGORIES,
-            game_versions=_game_versions(), searched=searched,
+            game_versions=_game_versions(snapshots), searched=searched, snapshots=snapshots,
         )
 
-    return security.public(await cached(request, ("site-search", sq, base, searched), (GLOBAL,), compute))
+    return await for_visitor(request, ("site-search", sq, base, searched), (GLOBAL,), compute)
 
 
 async def _mod_page_data(conn, slug: str, days: int, today):
@@ -93,15 +97,53 @@ async def _mod_page_data(conn, slug: str, days: int, today):
     return mod, versions, deps, series, latest
 
 
-def mod_context(app: web.Application, mod, versions, deps, series, latest, *, range_key: str) -> dict:
+def download_choice(request: web.Request) -> downloads.Choice:
+    """The Download box's choice from the query string (the form's empty "any" is no choice). A
+    game version must be one the versions table knows or a release by its name: the choice is
+    part of the page's cache key, so it takes no arbitrary text."""
+    loader = params.text(request, "loader", max_len=32)
+    if loader is not None and loader not in LOADERS:
+        raise ApiError(400, "invalid_parameter", f"loader must be one of: {', '.join(LOADERS)}.")
+    game_version = params.text(request, "game_version", max_len=32)
+    table = gameversions.default_table()
+    if game_version is not None and game_version not in table.by_id and not gameversions.is_release(game_version, table):
+        raise ApiError(400, "invalid_parameter", "game_version is not a Minecraft version.")
+    snapshots = params.choice(request, "snapshots", ("1",)) == "1"
+    return downloads.Choice(loader, game_version, snapshots)
+
+
+def dependency_words(deps) -> list[dict]:
+    """Each dependency as a sentence ("needs Fabric API 0.92 or newer", "breaks Optifabric"), its
+    range read in the dialect of the loader whose manifest declared it (indexium_jar.deps)."""
+    out = []
+    for d in deps:
+        parsed = parse_dependency(Dependency(mod_id=d["mod_id"], kind=d["kind"], version_range=d["version_range"],
+                                             warn_only=d["warn_only"]), d["loader"] or "fabric")
+        name = d["name"] or d["mod_id"]
+        words = describe(parsed, name)
+        # The name becomes the link when the mod is indexed: the sentence around it stays text.
+        before, _, after = words.partition(name)
+        out.append({"before": before, "name": name, "after": after, "slug": d["slug"], "kind": d["kind"],
+                    "indexed": d["slug"] is not None})
+    return out
+
+
+def mod_context(app: web.Application, mod, versions, deps, series, latest, *, range_key: str,
+                choice: downloads.Choice = downloads.Choice()) -> dict:
     """What mod.html is rendered with, from the rows _mod_page_data read."""
     slug = mod["slug"]
     days = [(r["day"].isoformat(), r["servers"]) for r in series]
+    offered_loaders, offered_versions = downloads.options(versions, choice)
+    # What the page's own links keep of the visitor's choice (the range links, the form's range).
+    kept = tuple((k, v) for k, v in (("loader", choice.loader), ("game_version", choice.game_version),
+                                     ("snapshots", "1" if choice.snapshots else None)) if v)
     breakdown = (latest["breakdown"] if latest else None) or {}
     public = app[API].settings.public_url.rstrip("/")
     badge = BADGE_PATH.format(slug=slug)
     return dict(
-        mod=mod, versions=versions, deps=deps, range_key=range_key, ranges=RANGES,
+        mod=mod, versions=versions, deps=dependency_words(deps), range_key=range_key, ranges=RANGES,
+        choice=choice, offer=downloads.pick(versions, choice), offered_loaders=offered_loaders,
+        offered_versions=offered_versions, kept=kept,
         # The stored card through the one URL policy and the vocabulary again: a row written
         # before them shows only what would be written now.
         links=urls.safe_links(mod["links"]), categories=vocabulary.only_categories(mod["categories"]),
@@ -109,7 +151,9 @@ def mod_context(app: web.Application, mod, versions, deps, series, latest, *, ra
         # The repository's page as GitHub named it (catalog.REPO_URL), as /v2's source_url.
         repo_url=urls.allowed(mod["repo_url"]) or (f"https://github.com/{mod['repo_full_name']}"
                                                     if mod["repo_full_name"] else None),
-        chart=charts.servers_chart(days, title=f"Active servers per day, last {RANGES[range_key]} days"),
+        # No server has ever reported in the range: one honest line, not an empty 0-1 axis.
+        chart=charts.servers_chart(days, title=f"Active servers per day, last {RANGES[range_key]} days")
+        if any(n for _, n in days) else None,
         days=days, by_game_version=charts.bars(list(breakdown.get("game_version", {}).items())),
         by_loader=charts.bars(list(breakdown.get("loader", {}).items())),
         badge_url=f"{public}{badge}", badge_path=badge,
@@ -124,6 +168,7 @@ async def mod_page(request: web.Request) -> web.Response:
     range_key = params.choice(request, "range", tuple(RANGES), default="30d")
     if not is_slug(slug):
         raise web.HTTPNotFound()
+    choice = download_choice(request)
     app = request.app
     today = utc_day(now())
 
@@ -133,10 +178,10 @@ async def mod_page(request: web.Request) -> web.Response:
             return cached_page(app, "error.html", 404, status_code=404, title="Mod not found",
                                message=f"No mod called “{slug}” is listed here. It may have been removed, "
                                        "or not indexed yet.")
-        return cached_page(app, "mod.html", **mod_context(app, *data, range_key=range_key))
+        return cached_page(app, "mod.html", **mod_context(app, *data, range_key=range_key, choice=choice))
 
     # Today's date in the key, as the JSON analytics: the chart moves on at midnight, not at the TTL.
-    return security.public(await cached(request, ("site-mod", slug, range_key, today), (mod_tag(slug),), compute))
+    return await for_visitor(request, ("site-mod", slug, range_key, today, choice), (mod_tag(slug),), compute)
 
 
 def setup(app: web.Application) -> None:

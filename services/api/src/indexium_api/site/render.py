@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from datetime import datetime
 
 import aiohttp_jinja2
 import jinja2
+import markupsafe
 from aiohttp import web
 
 from indexium_content import urls
+from indexium_jar import gameversions
 
-from ..respond import Cached
-from . import security
+from ..respond import Cached, cached, entry
+from . import security, sessions
+from .downloads import loader_name
 from .state import SITE
 
 HTML = "text/html"
@@ -44,6 +48,25 @@ def _size(n: int | None) -> str:
     return str(n)  # pragma: no cover
 
 
+def _mc_versions(versions, snapshots: bool = False, limit: int | None = None) -> str:
+    """Game versions as players read them: "1.20–1.20.6", snapshots and pre-releases left out
+    unless asked for or all there is (indexium_jar.gameversions.shown_versions); ``limit``: the
+    newest that many groups, then how many older ones were left out."""
+    groups, _ = gameversions.shown_versions(versions or (), snapshots=snapshots)
+    if limit is not None and len(groups) > limit:
+        return ", ".join(groups[-limit:]) + f" (+{len(groups) - limit} older)"
+    return ", ".join(groups)
+
+
+_BREAK_AFTER = re.compile(r"([./$!])")
+
+
+def _wbr(value) -> markupsafe.Markup:
+    """A class name or path that may wrap after its dots, slashes and ``$`` (``<wbr>``), never
+    mid-word: ``com.example.lumen.Boot`` breaks between packages. Escaped first."""
+    return markupsafe.Markup(_BREAK_AFTER.sub(r"\1<wbr>", str(markupsafe.escape(value or ""))))
+
+
 def setup(app: web.Application) -> jinja2.Environment:
     env = aiohttp_jinja2.setup(
         app, loader=jinja2.PackageLoader("indexium_api.site", "templates"),
@@ -52,6 +75,9 @@ def setup(app: web.Application) -> jinja2.Environment:
     )
     env.filters["ago"] = _ago
     env.filters["size"] = _size
+    env.filters["mc_versions"] = _mc_versions
+    env.filters["wbr"] = _wbr
+    env.filters["loader_name"] = loader_name  # "neoforge" -> "NeoForge"
     env.filters["day"] = lambda d: d.strftime("%Y-%m-%d") if d else ""
     # A URL we did not write, as an href: the one URL policy's answer, or None (then no link).
     env.filters["http_url"] = urls.allowed
@@ -65,8 +91,12 @@ def text(app: web.Application, template: str, **context) -> str:
 
 def page(request: web.Request, template: str, status: int = 200, headers: dict | None = None, **context) -> web.Response:
     """A page for this request (it may show who is signed in): never cached anywhere, its
-    Content-Security-Policy with this response's own nonce (security.py)."""
+    Content-Security-Policy with this response's own nonce (security.py). Without a ``user``
+    in ``context``, the header shows the session this request has read already, if any (an
+    error page answered by a handler that read it: the same header as the page it refused)."""
     nonce = security.new_nonce(request)
+    if "user" not in context:
+        context.update(sessions.context(request, sessions.known(request)))
     body = text(request.app, template, csp_nonce=nonce, **context)
     return web.Response(status=status, text=body, content_type=HTML, charset="utf-8",
                         headers={**PRIVATE, **security.private_headers(nonce), **(headers or {})})
@@ -78,6 +108,50 @@ def cached_page(app: web.Application, template: str, status: int = 200, **contex
     body = text(app, template, **context).encode()
     return Cached(status, body, '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"',
                   HTML)  # (utf-8: every page declares <meta charset> first)
+
+
+# What a public page carries in its header and <head> for everyone (signed out, no nonce); a
+# signed-in visitor gets the same body with these two swapped (for_visitor).
+SCRIPT_TAG = b'<script src="/static/site/site.js" defer></script>'
+
+
+def _nonced_script(nonce: str) -> bytes:
+    return f'<script src="/static/site/site.js" defer nonce="{nonce}"></script>'.encode()
+
+
+def nav(app: web.Application, **context) -> bytes:
+    env = aiohttp_jinja2.get_env(app)
+    return env.get_template("nav.html").render({**app[SITE].globals, **context}).encode()
+
+
+async def for_visitor(request: web.Request, key: tuple, tags: tuple[str, ...], compute) -> web.StreamResponse:
+    """A public page from the API's cache, as this visitor sees it.
+
+    Signed out (no session cookie, or a dead one): the cached answer itself, with ETag/304 and
+    the public headers. Signed in: the same cached body with the signed-in nav (Dashboard, Sign
+    out with the session's CSRF token) in place of the signed-out one, sent like a per-request
+    page (``no-store``, its own CSP nonce, no ETag), so every page's header says who is signed
+    in while the page itself is still computed once for everyone. A session cookie costs one
+    session read (sessions.current: an in-flight slot, as on the dashboard)."""
+    has_cookie = sessions.COOKIE in request.cookies
+    session = await sessions.current(request) if has_cookie else None
+    if session is None:
+        response = await cached(request, key, tags, compute)
+        response.headers["Vary"] = "Cookie"  # a browser that signs in does not reuse its signed-out copy
+        if has_cookie:  # a session that ended (idle, signed out elsewhere): its cookie costs no more reads
+            sessions.clear_cookie(request.app[SITE], response, sessions.COOKIE)
+            response.headers["Cache-Control"] = "no-store"
+        return security.public(response)
+    value = await entry(request, key, tags, compute)
+    site = request.app[SITE]
+    signed_out = site.signed_out_nav
+    if signed_out is None:
+        signed_out = site.signed_out_nav = nav(request.app)
+    nonce = security.new_nonce(request)
+    body = value.body.replace(signed_out, nav(request.app, **sessions.context(request, session)), 1)
+    body = body.replace(SCRIPT_TAG, _nonced_script(nonce), 1)
+    return web.Response(status=value.status, body=body, content_type=HTML, charset="utf-8",
+                        headers={**PRIVATE, **security.private_headers(nonce), "Vary": "Cookie"})
 
 
 def error_page(request: web.Request, status: int, title: str, message: str) -> web.Response:

@@ -22,6 +22,19 @@ from .state import SITE
 
 log = logs.get(__name__)
 NOTE_MAX = 1000  # quarantine_decisions.reason keeps this much
+# A finding's severity (rule weight x location factor, docs/scan.md) in words, with the legend the
+# page shows. The scan holds a file when one finding reaches INDEXIUM_SCAN_SUSPICIOUS_SCORE (6 by
+# default): "high" is a finding that alone would; ProcessBuilder anywhere is 3, in an initialiser 9.
+SEVERITIES = (("high", 6, "6 or more: enough on its own for the scan to hold a version (its default threshold)"),
+              ("medium", 3, "3 to 5: worth a look, short of holding a version on its own"),
+              ("low", 1, "1 or 2: recorded, usually harmless (a URL opened in an ordinary method)"))
+
+
+def severity_word(score: int | None) -> str:
+    for word, floor, _ in SEVERITIES:
+        if (score or 0) >= floor:
+            return word
+    return "low"
 
 
 async def _admin(request: web.Request):
@@ -42,10 +55,11 @@ async def queue(request: web.Request) -> web.Response:
         rows = await site_q.review_queue(conn)
         # Re-uploads and disputed mod ids (ownership): a re-upload can only be rejected.
         held = await ownership_q.reasons(conn, [r["id"] for r in rows])
-    items = [{"row": r, "findings": [{**f, "text": describe_finding(f)} for f in r["findings"]],
+    items = [{"row": r, "findings": [{**f, "text": describe_finding(f), "level": severity_word(f["severity"])}
+                                     for f in r["findings"]],
               "ownership": [text for _, text in held.get(r["id"], [])],
               "reupload": any(kind == "reupload" for kind, _ in held.get(r["id"], []))} for r in rows]
-    return page(request, "review.html", items=items, done=request.query.get("done"),
+    return page(request, "review.html", items=items, done=request.query.get("done"), severities=SEVERITIES,
                 **sessions.context(request, session))
 
 

@@ -88,6 +88,11 @@ async def current(request: web.Request) -> Session | None:
     return session
 
 
+def known(request: web.Request) -> Session | None:
+    """The session :func:`current` read for this request already, else None (never a read)."""
+    return request.get(_CURRENT)
+
+
 async def start(request: web.Request, response: web.StreamResponse, *, user: dict, installations: list,
                 repositories: list) -> None:
     """A new session for this GitHub user, its cookie set on ``response``."""

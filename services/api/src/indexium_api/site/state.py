@@ -27,6 +27,8 @@ class Site:
     globals: dict = field(default_factory=dict)
     # Sign-ins started per client (oauth.py: what bounds one client's rows in site_oauth_states).
     sign_ins: RateLimiter | None = None
+    # The signed-out nav as every cached public page carries it (render.for_visitor swaps it).
+    signed_out_nav: bytes | None = None
 
     @property
     def secure_cookies(self) -> bool:

@@ -26,6 +26,15 @@
     }
   });
 
+  // The Download box's choice: a GET form that works with its button; with script, a changed
+  // loader, game version or snapshots box loads the page for it at once.
+  document.addEventListener("change", function (ev) {
+    var form = ev.target.closest("form[data-auto-submit]");
+    if (form && (ev.target.tagName === "SELECT" || ev.target.type === "checkbox")) {
+      if (form.requestSubmit) { form.requestSubmit(); } else { form.submit(); }
+    }
+  });
+
   // As-you-type search: fetch the same page the form would load and swap in its results.
   var form = document.querySelector("form[data-live-search]");
   if (!form || !window.fetch || !window.DOMParser) return;
