@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from indexium_contracts.github import ReleaseAsset
+from indexium_jar import formats
 
 # Where a release asset's download URL leads: github.com redirects to one of the CDN hosts.
 DOWNLOAD_HOSTS = (
@@ -14,12 +15,13 @@ DOWNLOAD_HOSTS = (
     "objects.githubusercontent.com",
     "release-assets.githubusercontent.com",
 )
-# What a mod is shipped as: a jar, or LiteLoader's .litemod (a jar by another name, read for
-# its litemod.json).
-MOD_SUFFIXES = (".jar", ".litemod")
+# What a mod is shipped as: the jar formats' suffixes in the format registry (a jar, or
+# LiteLoader's .litemod, a jar by another name read for its litemod.json).
+MOD_SUFFIXES = formats.JAR_SUFFIXES
+_SUFFIX_WORDS = "|".join(re.escape(s.lstrip(".")) for s in MOD_SUFFIXES)
 # Build by-products that are not the mod itself.
 _SKIP = re.compile(r"-(sources|javadoc|dev|dev-shadow|api-sources)\.jar$", re.IGNORECASE)
-_SIDECAR = re.compile(r"\.(jar|litemod)\.sha256$", re.IGNORECASE)
+_SIDECAR = re.compile(rf"\.({_SUFFIX_WORDS})\.sha256$", re.IGNORECASE)
 
 
 def is_mod_file(name: str) -> bool:
@@ -41,7 +43,7 @@ def left_out(assets: list[ReleaseAsset]) -> list[tuple[ReleaseAsset, str, str]]:
         if _SIDECAR.search(a.name):
             continue
         if not is_mod_file(a.name):
-            out.append((a, "not_a_mod_file", "not a .jar or .litemod file"))
+            out.append((a, "not_a_mod_file", f"not a {' or '.join(MOD_SUFFIXES)} file"))
         elif _SKIP.search(a.name):
             out.append((a, "build_by_product", "a build by-product (sources, javadoc or dev jar), not the mod"))
         elif a.state not in (None, "uploaded"):

@@ -7,7 +7,6 @@ mod's page the moment it invalidates its card.
 
 from __future__ import annotations
 
-import typing
 from datetime import timedelta
 
 from aiohttp import web
@@ -16,7 +15,7 @@ from indexium_content import categories as vocabulary, urls
 from indexium_contracts.telemetry import utc_day
 from indexium_db.queries import catalog as catalog_q, site as site_q, telemetry as telemetry_q
 from indexium_jar import gameversions
-from indexium_jar.model import Loader
+from indexium_jar import formats
 from indexium_platform.web import ApiError
 
 from .. import params, search_index
@@ -33,7 +32,7 @@ RANGES = {"30d": 30, "90d": 90}
 SORT_LABELS = {"relevance": "Relevance", "downloads": "Downloads", "active_servers": "Active servers",
                "updated": "Recently updated"}
 ENVIRONMENT_LABELS = {"client": "Client", "server": "Server"}
-LOADERS = typing.get_args(Loader)
+LOADERS = formats.LOADERS
 BADGE_PATH = "/api/v1/badges/{slug}/servers.svg"
 SEARCH_PARAMS = frozenset({"q", "loader", "game_version", "environment", "category", "sort"})
 

@@ -13,13 +13,12 @@ import asyncpg
 from indexium_contracts import github
 from indexium_db.queries import skips as skips_q
 from indexium_github import assets
+from indexium_jar import formats
 from indexium_jar.errors import JarReadError
 
 from .recorded import recorded
 
-NO_MANIFEST = ("no mod manifest: none of fabric.mod.json, quilt.mod.json, META-INF/mods.toml, "
-               "META-INF/neoforge.mods.toml, mcmod.info, litemod.json, a plugin descriptor, nor a "
-               "coremod's FMLCorePlugin")
+NO_MANIFEST = formats.no_manifest_reason()
 
 
 def reasons(release_assets: list[github.ReleaseAsset], read: list) -> list[skips_q.Skip]:
