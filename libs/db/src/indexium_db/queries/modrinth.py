@@ -58,7 +58,7 @@ _VERSIONS_FROM = "FROM mod_versions v JOIN mods m ON m.id = v.mod_id"
 
 # A project: the card's columns plus ids, the owner and the public versions' ids.
 _PROJECT_COLUMNS = """m.id, m.public_id, m.team_id, m.slug, m.name, m.summary, m.description, m.authors,
-       m.licenses, m.links, m.categories, m.environment, m.loaders, m.game_versions, m.downloads,
+       m.licenses, m.links, m.categories, m.environment, m.loaders, m.game_versions, m.downloads, m.project_type,
        m.repo_full_name, {repo_url}, m.created_at, m.last_published_at AS updated_at, m.author_github_id,
        (SELECT login FROM authors a WHERE a.github_id = m.author_github_id) AS owner,
        EXISTS (SELECT 1 FROM mod_icons i WHERE i.mod_id = m.id) AS has_icon,
