@@ -103,7 +103,7 @@ def _hashes(h: dict) -> Hashes:
 
 
 def version(row, *, changelog: bool = True) -> Version:
-    deps = [Dependency(version_id=None, project_id=d["project_id"], file_name=d["file_name"],
+    deps = [Dependency(version_id=d.get("version_id"), project_id=d["project_id"], file_name=d["file_name"],
                        dependency_type=d["kind"] if d["kind"] in ("required", "optional", "incompatible",
                                                                   "embedded") else "optional")
             for d in row["dependencies"]]

@@ -141,7 +141,7 @@ class Prober:
         release = await self.latest_release(repo, installation_id)
         if release is None:
             return Evaluation(False, f"no mod manifest on branch {branch} and no published release")
-        jars = assets.mod_jars(release.assets)
+        jars = [a for a in assets.mod_jars(release.assets) if assets.is_jar(a.name)]
         if not jars:
             return Evaluation(False, f"no mod manifest on branch {branch}; latest release "
                                      f"{release.tag_name} has no jar")

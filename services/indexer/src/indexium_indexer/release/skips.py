@@ -27,7 +27,9 @@ def reasons(release_assets: list[github.ReleaseAsset], read: list) -> list[skips
     for asset, md in read:
         if isinstance(md, JarReadError):
             out.append(skips_q.Skip(asset.id, asset.name, md.code, str(md) or md.code))
-        elif not md.records:
+        elif md.skip is not None:  # an archive that is no pack Indexium lists (packs/notpacks.py)
+            out.append(skips_q.Skip(asset.id, asset.name, md.skip.code, md.skip.reason))
+        elif not md.readable:
             problems = list(md.problems)
             code = problems[0].code if problems else "no_manifest"
             reason = "; ".join(f"{p.manifest_path}: {p.message}" for p in problems) or NO_MANIFEST
