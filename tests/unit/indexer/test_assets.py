@@ -18,9 +18,11 @@ def asset(name: str, state: str | None = "uploaded") -> ReleaseAsset:
 
 def test_only_mod_jars_are_read():
     names = ["mod-1.0.jar", "mod-1.0-sources.jar", "mod-1.0-javadoc.jar", "mod-1.0-dev.jar", "mod-1.0-dev-shadow.jar",
-             "mod-1.0.jar.sha256", "README.md", "mod-1.0.zip", "mod-forge-1.0.JAR", "mod-api-sources.jar"]
+             "mod-1.0.jar.sha256", "README.md", "pack-1.0.zip", "mod-forge-1.0.JAR", "mod-api-sources.jar",
+             "Pack 2.mrpack", "notes.txt"]
     got = [a.name for a in assets.mod_jars([asset(n) for n in names])]
-    assert got == ["mod-1.0.jar", "mod-forge-1.0.JAR"]
+    assert got == ["mod-1.0.jar", "pack-1.0.zip", "mod-forge-1.0.JAR", "Pack 2.mrpack"]  # packs are read too
+    assert [n for n in got if assets.is_jar(n)] == ["mod-1.0.jar", "mod-forge-1.0.JAR"]
     assert assets.mod_jars([asset("x.jar", state="starter")]) == []  # upload not finished
 
 

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from indexium_content import urls
+from indexium_jar import formats
 
 
 class Account(msgspec.Struct, frozen=True):
@@ -143,9 +144,10 @@ class PushWebhook(msgspec.Struct, frozen=True):
     sender: Account | None = None
 
 
-# A loader manifest in any module's resources (a build may name its modules anything).
+# A loader manifest in any module's resources (a build may name its modules anything): the
+# source-tree files the format registry's jar formats name.
 _MANIFEST_PATH = re.compile(
-    r"(^|/)src/main/resources/(fabric\.mod\.json|quilt\.mod\.json|META-INF/(neoforge\.)?mods\.toml)$"
+    r"(^|/)src/main/resources/(" + "|".join(re.escape(p) for p in formats.SOURCE_MANIFESTS) + r")$"
 )
 
 

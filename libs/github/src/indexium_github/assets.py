@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from indexium_contracts.github import ReleaseAsset
+from indexium_jar import formats
 
 # Where a release asset's download URL leads: github.com redirects to one of the CDN hosts.
 DOWNLOAD_HOSTS = (
@@ -14,19 +15,29 @@ DOWNLOAD_HOSTS = (
     "objects.githubusercontent.com",
     "release-assets.githubusercontent.com",
 )
-# What a mod is shipped as: a jar, or LiteLoader's .litemod (a jar by another name, read for
-# its litemod.json).
-MOD_SUFFIXES = (".jar", ".litemod")
+# What a mod is shipped as: the jar formats' suffixes in the format registry (a jar, or
+# LiteLoader's .litemod, a jar by another name read for its litemod.json).
+MOD_SUFFIXES = formats.JAR_SUFFIXES
+# Every asset the release job reads: the jars and the packs (zips, .mrpack).
+READ_SUFFIXES = formats.SUFFIXES
+_SUFFIX_WORDS = "|".join(re.escape(s.lstrip(".")) for s in READ_SUFFIXES)
 # Build by-products that are not the mod itself.
 _SKIP = re.compile(r"-(sources|javadoc|dev|dev-shadow|api-sources)\.jar$", re.IGNORECASE)
-_SIDECAR = re.compile(r"\.(jar|litemod)\.sha256$", re.IGNORECASE)
+_SIDECAR = re.compile(rf"\.({_SUFFIX_WORDS})\.sha256$", re.IGNORECASE)
 
 
 def is_mod_file(name: str) -> bool:
+    """A file the release job reads: a jar or a pack (the format registry's suffixes)."""
+    return name.lower().endswith(READ_SUFFIXES)
+
+
+def is_jar(name: str) -> bool:
+    """Read by the jar reader (a pack suffix goes to indexium_jar.packread)."""
     return name.lower().endswith(MOD_SUFFIXES)
 
 
 def mod_jars(assets: list[ReleaseAsset]) -> list[ReleaseAsset]:
+    """The assets the release job reads: jars and packs, by-products and unfinished uploads left out."""
     return [
         a for a in assets
         if is_mod_file(a.name) and not _SKIP.search(a.name) and a.state in (None, "uploaded")
@@ -41,7 +52,7 @@ def left_out(assets: list[ReleaseAsset]) -> list[tuple[ReleaseAsset, str, str]]:
         if _SIDECAR.search(a.name):
             continue
         if not is_mod_file(a.name):
-            out.append((a, "not_a_mod_file", "not a .jar or .litemod file"))
+            out.append((a, "not_a_mod_file", f"not a {', '.join(READ_SUFFIXES)} file"))
         elif _SKIP.search(a.name):
             out.append((a, "build_by_product", "a build by-product (sources, javadoc or dev jar), not the mod"))
         elif a.state not in (None, "uploaded"):

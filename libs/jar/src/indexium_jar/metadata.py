@@ -23,7 +23,7 @@ from indexium_jar.zip import entrysizes
 from indexium_jar.errors import JarReadError
 from indexium_jar.gameversions import VersionTable
 from indexium_jar.manifests import LOADER_MANIFESTS, entries_to_read, jarjar, parse_jar
-from indexium_jar.model import ManifestProblem, ModRecord
+from indexium_jar.model import ManifestProblem, ModRecord, PackRecord, PackSkip
 from indexium_jar.http.remote import DownloadPolicy, RangeSource, RemoteJar
 from indexium_jar.zip.zipfmt import CentralDirectory, ZipEntry, check_entry
 
@@ -63,6 +63,14 @@ class JarMetadata:
     # Packed only when asked for (``with_entry_sizes``): the indexer publishes them, a probe
     # that only looks at the manifests does not.
     entry_sizes: bytes = b""
+    # A pack asset (indexium_jar.packread): its record, or why it is not a pack Indexium lists.
+    pack: PackRecord | None = None
+    skip: PackSkip | None = None
+
+    @property
+    def readable(self) -> bool:
+        """Something to index: a mod's records or a pack's record."""
+        return bool(self.records) or self.pack is not None
 
 
 def icon_type(data: bytes) -> str | None:

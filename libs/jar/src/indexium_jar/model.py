@@ -12,15 +12,11 @@ from typing import Literal
 
 import msgspec
 
-Loader = Literal[
-    "fabric", "quilt", "forge", "neoforge", "bukkit", "paper", "bungeecord", "velocity", "liteloader", "sponge"
-]
-# Modrinth's project types (``/v2/tag/project_type`` plus ``datapack`` and ``plugin``, which
-# its v2 answers as ``mod`` but its facets still tell apart).
-ProjectType = Literal["mod", "plugin", "resourcepack", "datapack", "shader", "modpack"]
-# Modrinth's loader names for packs: ``minecraft`` (resource packs), ``datapack``, the shader
-# loaders, and a modpack's own loader.
-PackLoader = Literal["minecraft", "datapack", "iris", "optifine", "canvas", "fabric", "quilt", "forge", "neoforge"]
+# Loader and project-type names are the format registry's (``indexium_jar.formats``: LOADERS,
+# PROJECT_TYPES), declared there once beside each parser; here they are plain strings.
+Loader = str  # one of indexium_jar.formats.LOADERS (Modrinth's loader names)
+ProjectType = str  # one of indexium_jar.formats.PROJECT_TYPES (Modrinth's project types)
+PackLoader = str  # a pack format's loader: minecraft (resource packs), datapack, a shader loader, a modpack's
 FileEnv = Literal["required", "optional", "unsupported"]
 Environment = Literal["client", "server", "both"]
 DependencyKind = Literal["required", "optional", "incompatible", "embedded"]

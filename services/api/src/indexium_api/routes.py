@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import typing
-
 from aiohttp import web
 
 from indexium_db.queries import catalog as catalog_q
 from indexium_jar import gameversions
-from indexium_jar.model import Loader
+from indexium_jar import formats
 from indexium_platform.web import error_response
 
 from indexium_contracts.slugs import is_slug
@@ -146,7 +144,7 @@ def _missing_mod(request: web.Request) -> web.Response:
 
 async def tag_loaders(request: web.Request) -> web.Response:
     async def compute():
-        return 200, [views.loader_tag(name) for name in typing.get_args(Loader)]
+        return 200, [views.loader_tag(name) for name in formats.LOADERS]
 
     return await cached(request, ("tags", "loaders"), (), compute, ttl=TAGS_TTL_S)
 

@@ -11,7 +11,6 @@ the creation's answer and never again (indexium_notify.signing: it is derived, n
 
 from __future__ import annotations
 
-import typing
 import uuid
 from datetime import UTC, datetime
 
@@ -19,7 +18,7 @@ import msgspec
 from aiohttp import web
 
 from indexium_db.queries import catalog as catalog_q, notify as notify_q
-from indexium_jar.model import Loader
+from indexium_jar import formats
 from indexium_notify import signing
 from indexium_notify.targets import TargetRefused
 from indexium_platform.web import ApiError, json_response, read_request_body
@@ -30,7 +29,7 @@ from .views import BASE
 
 BODY_LIMIT = 16 * 1024
 LOG_ROWS_SHOWN = 100
-LOADERS = frozenset(typing.get_args(Loader))
+LOADERS = frozenset(formats.LOADERS)
 _NO_STORE = {"Cache-Control": "no-store"}
 
 

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from indexium_content import urls
 from indexium_contracts import github
 from indexium_db.queries import mods as mods_q
-from indexium_jar.model import ModRecord
+from indexium_jar import formats
+from indexium_jar.model import ModRecord, PackRecord
 from indexium_platform import logs
 
 log = logs.get(__name__)
@@ -109,4 +110,25 @@ def release_card(record: ModRecord, repo: github.Repository) -> mods_q.Card:
         licenses=list(record.licenses),
         links=fields.links,
         environment=record.environment,
+    )
+
+
+# Where a pack's project runs (Modrinth's sides): resource and shader packs on the client,
+# data packs in the world (the server), a modpack on both.
+_PACK_ENVIRONMENT = {formats.RESOURCEPACK: "client", formats.SHADER: "client", formats.DATAPACK: "server"}
+
+
+def pack_card(record: PackRecord, repo: github.Repository) -> mods_q.Card:
+    """The card of a project whose primary file is a pack: a modpack names itself; other packs
+    carry no name, so the repository's name stands in (the release's name is a version's)."""
+    description = usable(record.description) or usable(repo.description)
+    name = usable(record.name) or repo.name
+    return mods_q.Card(
+        name=name[:NAME_MAX].rstrip(),
+        summary=summary_of(description) if description else "",
+        description=description or "",
+        authors=[shown(repo.owner.login)],
+        licenses=[],
+        links=card_links(repo, None),
+        environment=_PACK_ENVIRONMENT.get(record.project_type, "both"),
     )

@@ -19,7 +19,7 @@ def test_wanted_names():
     assert WANTED_NAMES == {
         "fabric.mod.json", "quilt.mod.json", "quilt.mod.json5", "META-INF/mods.toml", "META-INF/neoforge.mods.toml",
         "mcmod.info", "META-INF/MANIFEST.MF", "plugin.yml", "paper-plugin.yml", "bungee.yml",
-        "velocity-plugin.json", "litemod.json", "META-INF/jarjar/metadata.json", "neimod.info", "cccmod.info",
+        "velocity-plugin.json", "META-INF/sponge_plugins.json", "litemod.json", "META-INF/jarjar/metadata.json", "neimod.info", "cccmod.info",
     }
 
 

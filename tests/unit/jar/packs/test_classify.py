@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from indexium_jar.packs import FORMATS, Archive, classify, entries_to_read, parse_pack
+from indexium_jar.formats import PACK_FORMATS as FORMATS
+from indexium_jar.packs import Archive, classify, entries_to_read, parse_pack
 
 from .packkit import build, read
 

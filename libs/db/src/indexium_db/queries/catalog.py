@@ -173,7 +173,7 @@ def _filters(sq: SearchQuery, s: _Sql) -> list[str]:
 HAS_ICON = "EXISTS (SELECT 1 FROM mod_icons i WHERE i.mod_id = m.id)"
 ACTIVE_SERVERS = f"""COALESCE((SELECT ds.servers FROM mod_daily_stats ds
                  WHERE ds.mod_id = m.id AND ds.day = {ACTIVE_SERVERS_DAY}), 0)"""
-_HIT_COLUMNS = f"""m.slug, m.name, m.summary, m.authors, m.categories, m.environment, m.loaders,
+_HIT_COLUMNS = f"""m.slug, m.name, m.summary, m.authors, m.categories, m.environment, m.loaders, m.project_type,
        m.game_versions, m.latest_version, m.downloads, m.last_published_at AS updated_at,
        m.created_at, {HAS_ICON} AS has_icon,
        {ACTIVE_SERVERS} AS active_servers"""

@@ -8,16 +8,15 @@ Values always travel as parameters: ``p(value, cast)`` appends one and returns i
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from indexium_content import categories as vocabulary
-from indexium_jar.model import Loader
+from indexium_jar import formats
 
-LOADERS = frozenset(typing.get_args(Loader))
+LOADERS = frozenset(formats.LOADERS)
 # Loaders whose jars are server plugins: Modrinth lists such projects as "plugin".
-PLUGIN_LOADERS = ("bukkit", "paper", "bungeecord", "velocity")
+PLUGIN_LOADERS = formats.loaders_of(formats.PLUGIN)
 EQUALITY = (":", "=", "!=")
 ORDERED = (":", "=", "!=", ">=", ">", "<=", "<")
 # field -> the operators that mean something for it (a set membership has no order).
@@ -58,9 +57,9 @@ def _positive(f: Facet, p: Param) -> str:
     if f.field == "versions":
         return f"m.game_versions && ARRAY[{p(v, '::text')}]"
     if f.field == "project_type":
-        if v == "mod":
+        if v == formats.MOD:
             return "true"  # every project is a mod on v2, plugins included (as Modrinth rewrites them)
-        if v == "plugin":
+        if v == formats.PLUGIN:
             return f"m.loaders && {p(list(PLUGIN_LOADERS), '::text[]')}"
         return "false"
     if f.field in SIDES:

@@ -33,6 +33,7 @@ from dataclasses import replace
 import asyncpg
 
 from indexium_content import categories as vocabulary
+from indexium_jar import formats
 
 from .. import searchindex, trigram, tsrank
 from ..querytext import MAX_QUERY_WORDS, PREFIX_MIN_CHARS, WORDS, normalized
@@ -206,7 +207,7 @@ def _facet_keys(f: Facet) -> tuple[str, ...] | None:
     if f.field == "versions":
         return (f"gv:{v}",)
     if f.field == "project_type":
-        return ("*",) if v == "mod" else tuple(f"lo:{x}" for x in PLUGIN_LOADERS) if v == "plugin" else ()
+        return ("*",) if v == formats.MOD else tuple(f"lo:{x}" for x in PLUGIN_LOADERS) if v == formats.PLUGIN else ()
     if f.field in SIDES:
         return tuple(f"env:{e}" for e in SIDES[f.field].get(v, ()))
     return None

@@ -29,16 +29,20 @@ PLATFORM_IDS = ("minecraft", "java", "fabricloader", "fabric-loader", "quilt_loa
 # A version as v2 shows it: the v1 columns plus ids and its dependencies. Dependencies are the
 # files' declared ones (manifest mod ids) resolved to the listed project that holds the id
 # (``indexium_project_for``, migration 0015: the holder wins over any fork or re-upload of
-# another owner), and the jar-in-jar files of the version (embedded).
+# another owner), the jar-in-jar files of the version (embedded), and a modpack's files
+# (pack_files, 0023) resolved by sha512 to a public version of another listed project whose
+# owner published those bytes (embedded, with the version's id): resolved when read, so a mod
+# indexed after the pack resolves too.
 V2_VERSION_COLUMNS = VERSION_COLUMNS + f""",
        v.public_id, m.public_id AS project_public_id, m.author_github_id, m.environment,
        COALESCE(v.published_at, v.created_at) AS date_published,
        COALESCE((
            SELECT json_agg(json_build_object('project_id', d.project_id, 'file_name', d.file_name,
-                                             'kind', d.kind) ORDER BY d.kind, d.project_id, d.file_name)
+                                             'kind', d.kind, 'version_id', d.version_id)
+                           ORDER BY d.kind, d.project_id, d.file_name)
            FROM ((
                SELECT DISTINCT ON (dm.public_id) dm.public_id AS project_id, NULL::text AS file_name,
-                      dep ->> 'kind' AS kind
+                      dep ->> 'kind' AS kind, NULL::text AS version_id
                FROM version_files df
                CROSS JOIN jsonb_array_elements(df.manifests) rec
                CROSS JOIN jsonb_array_elements(COALESCE(rec -> 'dependencies', '[]')) dep
@@ -47,18 +51,28 @@ V2_VERSION_COLUMNS = VERSION_COLUMNS + f""",
                ORDER BY dm.public_id, CASE dep ->> 'kind' WHEN 'required' THEN 0 WHEN 'embedded' THEN 1
                                                          WHEN 'optional' THEN 2 ELSE 3 END)
                UNION ALL
-               (SELECT DISTINCT NULL, regexp_replace(nested, '^.*/', ''), 'embedded'
+               (SELECT DISTINCT NULL, regexp_replace(nested, '^.*/', ''), 'embedded', NULL::text
                FROM version_files df
                CROSS JOIN jsonb_array_elements(df.manifests) rec
                CROSS JOIN jsonb_array_elements_text(COALESCE(rec -> 'nested_jars', '[]')) nested
                WHERE df.version_id = v.id)
+               UNION ALL
+               (SELECT DISTINCT ON (rv.id) rm.public_id, NULL::text, 'embedded', rv.public_id
+               FROM version_files df
+               JOIN pack_files pf ON pf.file_id = df.id
+               JOIN version_files rf ON rf.sha512 = pf.sha512
+               JOIN mod_versions rv ON rv.id = rf.version_id AND rv.status = 'public' AND NOT rv.hidden
+               JOIN mods rm ON rm.id = rv.mod_id AND rm.listed AND NOT rm.hidden AND rm.id <> m.id
+               WHERE df.version_id = v.id AND EXISTS (SELECT 1 FROM content_owners own
+                                                     WHERE own.sha256 = rf.sha256 AND own.mod_id = rv.mod_id)
+               ORDER BY rv.id)
            ) d), '[]') AS dependencies"""
 
 _VERSIONS_FROM = "FROM mod_versions v JOIN mods m ON m.id = v.mod_id"
 
 # A project: the card's columns plus ids, the owner and the public versions' ids.
 _PROJECT_COLUMNS = """m.id, m.public_id, m.team_id, m.slug, m.name, m.summary, m.description, m.authors,
-       m.licenses, m.links, m.categories, m.environment, m.loaders, m.game_versions, m.downloads,
+       m.licenses, m.links, m.categories, m.environment, m.loaders, m.game_versions, m.downloads, m.project_type,
        m.repo_full_name, {repo_url}, m.created_at, m.last_published_at AS updated_at, m.author_github_id,
        (SELECT login FROM authors a WHERE a.github_id = m.author_github_id) AS owner,
        EXISTS (SELECT 1 FROM mod_icons i WHERE i.mod_id = m.id) AS has_icon,
@@ -189,6 +203,7 @@ async def forge_versions(conn: asyncpg.Connection, mod_id, loaders: list[str]) -
         f"""SELECT v.version_number, v.version_type, v.changelog, f.game_versions, f.manifest_version
             FROM mod_versions v JOIN version_files f ON f.version_id = v.id
             WHERE v.mod_id = $1 AND {PUBLIC_VERSION} AND f.loaders && $2::text[]
+              AND f.pack IS NULL  -- mods only: a modpack's loader is no update for the mod (0023)
               AND NOT EXISTS (SELECT 1 FROM content_owners own
                               WHERE own.sha256 = f.content_sha256 AND own.mod_id <> v.mod_id)
             ORDER BY {VERSION_ORDER}, f.is_primary DESC, f.filename""",

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import asyncpg
 
 from indexium_content import categories as vocabulary
+from indexium_jar import formats
 
 _SLUG_BAD = re.compile(r"[^a-z0-9_-]+")
 
@@ -80,6 +81,7 @@ async def create(
     card: Card,
     repo_url: str | None = None,
     fork: bool = False,
+    project_type: str = formats.DEFAULT_PROJECT_TYPE,
 ) -> asyncpg.Record:
     """Insert a new mod with the first free slug candidate (slugs never change afterwards).
     ``categories``: the repository's topics (module docstring); ``repo_url``: the repository's
@@ -89,13 +91,13 @@ async def create(
         row = await conn.fetchrow(
             """INSERT INTO mods (github_repo_id, repo_full_name, slug, manifest_id, name, summary,
                    description, author_github_id, authors, licenses, links, environment,
-                   default_branch, categories, tags, repo_url, fork)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+                   default_branch, categories, tags, repo_url, fork, project_type)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
                ON CONFLICT DO NOTHING
                RETURNING id, slug, last_published_at""",
             github_repo_id, repo_full_name, slug, manifest_id, card.name[:128], card.summary,
             card.description, owner_id, card.authors, card.licenses, card.links, card.environment,
-            default_branch, topics.categories, topics.tags, repo_url, fork,
+            default_branch, topics.categories, topics.tags, repo_url, fork, project_type,
         )
         if row is not None:
             return row
@@ -103,6 +105,11 @@ async def create(
         if existing is not None:  # a concurrent writer created it first
             return existing
     raise RuntimeError(f"no free slug for repository {github_repo_id}")  # unreachable: repo id is unique
+
+
+async def set_project_type(conn: asyncpg.Connection, mod_id, project_type: str) -> None:
+    """The project's type (indexium_jar.formats.PROJECT_TYPES), from its newest release's primary file."""
+    await conn.execute("UPDATE mods SET project_type = $2 WHERE id = $1 AND project_type <> $2", mod_id, project_type)
 
 
 async def update_repository(

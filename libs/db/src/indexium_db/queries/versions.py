@@ -3,8 +3,9 @@ Minecraft version table those versions' game versions are expanded against and s
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import asyncpg
@@ -26,6 +27,25 @@ class FileRow:
     download_count: int
     # GitHub's created_at of the asset: orders who published the bytes first (``ownership``)
     asset_created_at: datetime | None = None
+    # 0023: the file's project type (indexium_jar.formats), a pack's record (None for a jar),
+    # game versions read from the release's name rather than the file, a modpack's files.
+    project_type: str | None = None
+    pack: dict | None = None
+    game_versions_inferred: bool = False
+    pack_files: list[PackFileRow] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PackFileRow:
+    """One entry of a modpack's modrinth.index.json ``files`` (``pack_files``)."""
+
+    path: str
+    sha1: str
+    sha512: str
+    downloads: list[str]
+    file_size: int | None = None
+    env_client: str | None = None
+    env_server: str | None = None
 
 
 async def upsert_version(conn: asyncpg.Connection, **fields) -> uuid.UUID:
@@ -54,6 +74,7 @@ async def save_version(
     game_versions: list[str],
     loaders: list[str],
     suspicious: bool = False,
+    game_versions_inferred: bool = False,
 ) -> tuple[uuid.UUID, bool, bool]:
     """:func:`upsert_version` -> ``(id, created, visible)``: whether the row was created by
     this statement (``xmax = 0``: no earlier row version was updated or locked by it), and
@@ -62,8 +83,9 @@ async def save_version(
     looking for them."""
     row = await conn.fetchrow(
         """INSERT INTO mod_versions (mod_id, version_number, github_release_id, tag_name, name,
-               changelog, version_type, published_at, status, game_versions, loaders, suspicious)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+               changelog, version_type, published_at, status, game_versions, loaders, suspicious,
+               game_versions_inferred)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
            ON CONFLICT (mod_id, version_number) DO UPDATE SET
                github_release_id = EXCLUDED.github_release_id,
                tag_name = EXCLUDED.tag_name,
@@ -73,6 +95,7 @@ async def save_version(
                published_at = EXCLUDED.published_at,
                game_versions = EXCLUDED.game_versions,
                loaders = EXCLUDED.loaders,
+               game_versions_inferred = EXCLUDED.game_versions_inferred,
                -- An operator's or the scan's hold stays, and so does a public version: a
                -- release sent again must not take it off the site until a scan re-runs
                -- (hold_for_scan sends it back only when its files carry bytes not scanned).
@@ -84,7 +107,7 @@ async def save_version(
                updated_at = now()
            RETURNING id, xmax = 0 AS created, status = 'public' AND NOT hidden AS visible""",
         mod_id, version_number, github_release_id, tag_name, name, changelog, version_type,
-        published_at, status, game_versions, loaders, suspicious,
+        published_at, status, game_versions, loaders, suspicious, game_versions_inferred,
     )
     return row["id"], row["created"], row["visible"]
 
@@ -99,8 +122,8 @@ async def replace_files(conn: asyncpg.Connection, version_id: uuid.UUID, files: 
         ids.append(await conn.fetchval(
             """INSERT INTO version_files (version_id, github_asset_id, filename, url, size, content_type,
                    github_digest, sidecar_url, loaders, game_versions, manifests, is_primary, download_count,
-                   asset_created_at)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+                   asset_created_at, project_type, pack, game_versions_inferred)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
                ON CONFLICT (version_id, github_asset_id) DO UPDATE SET
                    filename = EXCLUDED.filename, url = EXCLUDED.url, size = EXCLUDED.size,
                    content_type = EXCLUDED.content_type, github_digest = EXCLUDED.github_digest,
@@ -108,18 +131,42 @@ async def replace_files(conn: asyncpg.Connection, version_id: uuid.UUID, files: 
                    game_versions = EXCLUDED.game_versions, manifests = EXCLUDED.manifests,
                    is_primary = EXCLUDED.is_primary, download_count = EXCLUDED.download_count,
                    asset_created_at = COALESCE(EXCLUDED.asset_created_at, version_files.asset_created_at),
+                   project_type = EXCLUDED.project_type, pack = EXCLUDED.pack,
+                   game_versions_inferred = EXCLUDED.game_versions_inferred,
                    updated_at = now()
                RETURNING id""",
             version_id, f.github_asset_id, f.filename, f.url, f.size, f.content_type, f.github_digest,
             f.sidecar_url, f.loaders, f.game_versions, f.manifests, f.is_primary, f.download_count,
-            f.asset_created_at,
+            f.asset_created_at, f.project_type, f.pack, f.game_versions_inferred,
         ))
+        if f.pack is not None:  # (an asset id is one upload's: a jar's never becomes a pack's)
+            await _replace_pack_files(conn, ids[-1], f.pack_files)
     if not new_version:
         await conn.execute(
             "DELETE FROM version_files WHERE version_id = $1 AND NOT (github_asset_id = ANY($2::bigint[]))",
             version_id, [f.github_asset_id for f in files],
         )
     return ids
+
+
+async def _replace_pack_files(conn: asyncpg.Connection, file_id: uuid.UUID, rows: list[PackFileRow]) -> None:
+    """A modpack file's ``files`` list, replaced whole (one statement each way)."""
+    await conn.execute("DELETE FROM pack_files WHERE file_id = $1", file_id)
+    if not rows:
+        return
+    await conn.execute(
+        """INSERT INTO pack_files (file_id, path, sha1, sha512, file_size, downloads, env_client, env_server)
+           SELECT $1, r.path, r.sha1, r.sha512, r.file_size, ARRAY(SELECT jsonb_array_elements_text(r.downloads)),
+                  r.env_client, r.env_server
+           FROM jsonb_to_recordset($2::jsonb) AS r(path text, sha1 text, sha512 text, file_size bigint,
+                                                    downloads jsonb, env_client text, env_server text)
+           ON CONFLICT (file_id, path) DO NOTHING""",
+        file_id, [dataclasses.asdict(r) for r in rows],
+    )
+
+
+async def pack_files(conn: asyncpg.Connection, file_id: uuid.UUID) -> list[asyncpg.Record]:
+    return await conn.fetch("SELECT * FROM pack_files WHERE file_id = $1 ORDER BY path", file_id)
 
 
 async def hold_for_scan(conn: asyncpg.Connection, version_id: uuid.UUID) -> bool:

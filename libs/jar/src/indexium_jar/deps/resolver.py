@@ -32,20 +32,17 @@ from functools import cmp_to_key
 
 import resolvelib
 
+from indexium_jar import formats
 from indexium_jar.deps.candidates import CandidateFile, CandidateSource, CandidateVersion
 from indexium_jar.deps.parsed import GAME_IDS, PLATFORM_IDS, ParsedDependency, scheme_for
 from indexium_jar.deps.words import PLATFORM_NAMES, describe, name_with_range, range_words
 from indexium_jar.manifests.version_order import comparator
 from indexium_jar.manifests.version_syntax import VersionSet
 
-# Which files a loader runs: Quilt loads Fabric mods, Paper loads Bukkit plugins.
-LOADS: dict[str, tuple[str, ...]] = {
-    "fabric": ("fabric",), "quilt": ("quilt", "fabric"), "forge": ("forge",), "neoforge": ("neoforge",),
-    "bukkit": ("bukkit",), "paper": ("paper", "bukkit"), "bungeecord": ("bungeecord",),
-    "velocity": ("velocity",), "liteloader": ("liteloader",),
-}
-LOADER_NAMES = {"fabric": "Fabric", "quilt": "Quilt", "forge": "Forge", "neoforge": "NeoForge", "bukkit": "Bukkit",
-                "paper": "Paper", "bungeecord": "BungeeCord", "velocity": "Velocity", "liteloader": "LiteLoader"}
+# Which files a loader runs (Quilt loads Fabric mods, Paper loads Bukkit plugins) and its
+# display name: the format registry's.
+LOADS: dict[str, tuple[str, ...]] = formats.LOADER_RUNS
+LOADER_NAMES = formats.LOADER_TITLES
 MAX_ROUNDS = 5000  # resolvelib rounds before giving up (ResolutionTooDeep)
 MAX_OPTIONAL_TRIES = 32  # optional dependencies tried one by one when all at once fails
 MAX_REQUESTED = 500

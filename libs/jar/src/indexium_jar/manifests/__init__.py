@@ -35,6 +35,7 @@ _PARSERS: tuple[tuple[str, Callable[[bytes, Jar], Output]], ...] = (
     (plugins.PAPER_PATH, lambda d, j: plugins.parse_bukkit(d, j, plugins.PAPER_PATH)),
     (plugins.BUNGEE_PATH, plugins.parse_bungee),
     (plugins.VELOCITY_PATH, plugins.parse_velocity),
+    (plugins.SPONGE_PATH, plugins.parse_sponge),
     (litemod.PATH, litemod.parse),
 )
 

@@ -23,7 +23,6 @@ PAPER_PATH = "paper-plugin.yml"
 BUNGEE_PATH = "bungee.yml"
 VELOCITY_PATH = "velocity-plugin.json"
 # SpongeAPI 8+ (SpongePowered/plugin-meta, written by SpongeGradle's ``sponge { plugin(...) }``).
-# Not in manifests._PARSERS yet: the format registry (issue 34) registers it with its loader.
 SPONGE_PATH = "META-INF/sponge_plugins.json"
 _SPONGE_ID = re.compile(r"[a-z][a-z0-9_-]{1,63}")
 _BaseLoader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)

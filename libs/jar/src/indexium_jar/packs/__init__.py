@@ -6,63 +6,29 @@ format (:func:`classify`, no entry read, so a pack costs the same Range requests
 turns their bytes into a :class:`~indexium_jar.model.PackRecord` (or a problem, or a skip
 with its reason). Nothing here raises on bad input.
 
-:data:`FORMATS` declares each format once (suffixes, identifying entries, parser, loaders,
-project type, the source-tree paths that reveal it on a default branch, a one-line
-description) for the format registry to take over; the indexer does not read packs yet.
+:mod:`indexium_jar.formats` declares each format once (suffixes, identifying entries, the
+parser here, loaders, project type, source-tree paths, a one-line description); the names
+:func:`classify` returns are its format names.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from indexium_jar import formats as _formats  # the registry; read only inside functions (it imports these parsers)
 from indexium_jar.manifests import LOADER_MANIFESTS
 from indexium_jar.manifests._common import problem
-from indexium_jar.model import PackParseResult, ProjectType
-from indexium_jar.packs import _mcmeta, datapack, mrpack, notpacks, resourcepack, shaderpack
+from indexium_jar.model import PackParseResult
+from indexium_jar.packs import _mcmeta, mrpack, notpacks, shaderpack
 from indexium_jar.packs._common import Archive
-
-Parser = Callable[[Mapping[str, bytes], Archive], PackParseResult]
-
-
-@dataclass(frozen=True)
-class PackFormat:
-    """One format, declared once: what the registry will derive every list from."""
-
-    name: str  # "resourcepack", "datapack", "shader-iris", "shader-canvas", "modpack"
-    suffixes: tuple[str, ...]
-    identified_by: str  # the entries that identify it, as docs say it
-    project_type: ProjectType
-    loaders: tuple[str, ...]  # every loader it can yield
-    source_paths: tuple[str, ...]  # files the GitHub role can probe on a default branch
-    description: str
-    parser: Parser
-
-
-FORMATS: tuple[PackFormat, ...] = (
-    PackFormat("modpack", (".mrpack", ".zip"), "modrinth.index.json at the root", "modpack",
-               tuple(mrpack.LOADER_DEPENDENCIES.values()), ("modrinth.index.json",),
-               "Modrinth modpack (.mrpack): modrinth.index.json lists the files a launcher downloads", mrpack.parse),
-    PackFormat("shader-canvas", (".zip",), "pack.mcmeta with assets/<namespace>/pipelines/", "shader", ("canvas",),
-               ("pack.mcmeta",), "Canvas shader pipeline: a resource pack with assets/*/pipelines/",
-               shaderpack.parse_canvas),
-    PackFormat("datapack", (".zip",), "pack.mcmeta with data/", "datapack", ("datapack",),
-               ("pack.mcmeta", "data"), "data pack: pack.mcmeta with data/", datapack.parse),
-    PackFormat("resourcepack", (".zip",), "pack.mcmeta with assets/ (or without data/)", "resourcepack",
-               ("minecraft",), ("pack.mcmeta", "assets"), "resource pack: pack.mcmeta with assets/",
-               resourcepack.parse),
-    PackFormat("shader", (".zip",), "shaders/ at the root (or one folder down)", "shader", ("iris", "optifine"),
-               ("shaders/shaders.properties",), "Iris/OptiFine shader pack: shaders/ with its programs",
-               shaderpack.parse),
-)
-BY_NAME = {f.name: f for f in FORMATS}
 
 
 @dataclass(frozen=True)
 class Classification:
     """What the central directory says an archive is: a pack format, a mod jar, or a skip."""
 
-    format: str | None = None  # a FORMATS name
+    format: str | None = None  # an indexium_jar.formats name (a pack format)
     mod: bool = False  # a loader manifest is present: read it with indexium_jar.manifests
     skip: str | None = None  # a notpacks code
 
@@ -109,9 +75,9 @@ def parse_pack(files: Mapping[str, bytes], archive: Archive) -> PackParseResult:
     if missing:
         return PackParseResult(problems=(problem(missing[0], "entry_not_read", f"{missing[0]} was not given"),))
     try:
-        return BY_NAME[kind.format].parser(files, archive)
+        return _formats.BY_NAME[kind.format].parser(files, archive)
     except Exception as exc:  # a bug of ours must not lose the archive
         return PackParseResult(problems=(problem(kind.format, "parser_error", f"{type(exc).__name__}: {exc}"),))
 
 
-__all__ = ["FORMATS", "Archive", "Classification", "PackFormat", "classify", "entries_to_read", "parse_pack"]
+__all__ = ["Archive", "Classification", "classify", "entries_to_read", "parse_pack"]

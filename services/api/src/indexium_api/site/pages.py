@@ -7,7 +7,6 @@ mod's page the moment it invalidates its card.
 
 from __future__ import annotations
 
-import typing
 from datetime import timedelta
 
 from aiohttp import web
@@ -16,8 +15,9 @@ from indexium_content import categories as vocabulary, urls
 from indexium_contracts.telemetry import utc_day
 from indexium_db.queries import catalog as catalog_q, site as site_q, telemetry as telemetry_q
 from indexium_jar import gameversions
+from indexium_jar import formats
 from indexium_jar.deps import describe, parse_dependency
-from indexium_jar.model import Dependency, Loader
+from indexium_jar.model import Dependency
 from indexium_platform.web import ApiError
 
 from indexium_contracts.slugs import is_slug
@@ -34,7 +34,7 @@ RANGES = {"30d": 30, "90d": 90}
 SORT_LABELS = {"relevance": "Relevance", "downloads": "Downloads", "active_servers": "Active servers",
                "updated": "Recently updated"}
 ENVIRONMENT_LABELS = {"client": "Client", "server": "Server"}
-LOADERS = typing.get_args(Loader)
+LOADERS = formats.LOADERS
 BADGE_PATH = "/api/v1/badges/{slug}/servers.svg"
 SEARCH_PARAMS = frozenset({"q", "loader", "game_version", "environment", "category", "sort", "snapshots"})
 
@@ -118,7 +118,7 @@ def dependency_words(deps) -> list[dict]:
     out = []
     for d in deps:
         parsed = parse_dependency(Dependency(mod_id=d["mod_id"], kind=d["kind"], version_range=d["version_range"],
-                                             warn_only=d["warn_only"]), d["loader"] or "fabric")
+                                             warn_only=d["warn_only"]), d["loader"] or formats.FALLBACK_RANGE_DIALECT)
         name = d["name"] or d["mod_id"]
         words = describe(parsed, name)
         # The name becomes the link when the mod is indexed: the sentence around it stays text.

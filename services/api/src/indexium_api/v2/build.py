@@ -5,8 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from indexium_content import categories as vocabulary, urls
-from indexium_db.queries.facets import PLUGIN_LOADERS
-from indexium_jar import gameversions
+from indexium_jar import formats, gameversions
 
 from ..views import BASE
 from . import licenses
@@ -44,8 +43,13 @@ def _author_id(row) -> str | None:
     return base62(row["author_github_id"]) if row["author_github_id"] is not None else None
 
 
-def _project_types(loaders) -> list[str]:
-    return ["mod", "plugin"] if set(loaders) & set(PLUGIN_LOADERS) else ["mod"]
+def _project_type(row) -> str | None:
+    """The stored project type (None for rows read without it: a mod)."""
+    return row["project_type"] if "project_type" in row.keys() else None
+
+
+def _project_types(row) -> list[str]:
+    return formats.all_project_types(_project_type(row), row["loaders"])
 
 
 def hit(origin: str, row, extra) -> SearchHit:
@@ -55,7 +59,8 @@ def hit(origin: str, row, extra) -> SearchHit:
     # the stored categories are the vocabulary's only (rows stored before 0020 may hold topics).
     categories = [*vocabulary.only_categories(row["categories"]), *dict.fromkeys(row["loaders"])]
     return SearchHit(
-        project_id=extra["public_id"], project_type="mod", all_project_types=_project_types(row["loaders"]),
+        project_id=extra["public_id"], project_type=formats.v2_project_type(_project_type(row)),
+        all_project_types=_project_types(row),
         slug=row["slug"], author=extra["owner"] or "", author_id=_author_id(extra), organization=None,
         organization_id=None, title=row["name"], description=row["summary"], categories=categories,
         display_categories=categories, versions=list(row["game_versions"]), downloads=row["downloads"],
@@ -76,7 +81,8 @@ def project(origin: str, row) -> Project:
     icon = icon_url(origin, row)
     published = iso(row["created_at"])
     return Project(
-        id=row["public_id"], slug=row["slug"], project_type="mod", team=row["team_id"], title=row["name"],
+        id=row["public_id"], slug=row["slug"], project_type=formats.v2_project_type(_project_type(row)),
+        team=row["team_id"], title=row["name"],
         description=row["summary"], body=row["description"], body_url=None, status="approved",
         moderator_message=None, published=published,
         updated=iso(row["updated_at"] or row["created_at"]), approved=published, queued=None,
@@ -97,7 +103,7 @@ def _hashes(h: dict) -> Hashes:
 
 
 def version(row, *, changelog: bool = True) -> Version:
-    deps = [Dependency(version_id=None, project_id=d["project_id"], file_name=d["file_name"],
+    deps = [Dependency(version_id=d.get("version_id"), project_id=d["project_id"], file_name=d["file_name"],
                        dependency_type=d["kind"] if d["kind"] in ("required", "optional", "incompatible",
                                                                   "embedded") else "optional")
             for d in row["dependencies"]]

@@ -8,14 +8,11 @@ until the query ran) and listings are tagged ``global``, which every version eve
 
 from __future__ import annotations
 
-import typing
-
 from aiohttp import web
 
 from indexium_content import categories as vocabulary
 from indexium_db.queries import catalog as catalog_q, modrinth as modrinth_q
-from indexium_db.queries.facets import PLUGIN_LOADERS
-from indexium_jar.model import Loader
+from indexium_jar import formats
 from indexium_platform.web import error_response
 
 from indexium_contracts.slugs import is_slug
@@ -261,9 +258,8 @@ async def tag_game_version(request: web.Request) -> web.Response:
 
 async def tag_loader(request: web.Request) -> web.Response:
     async def compute():
-        return 200, [LoaderTag(icon="", name=name,
-                               supported_project_types=["mod", "plugin"] if name in PLUGIN_LOADERS else ["mod"])
-                     for name in typing.get_args(Loader)]
+        return 200, [LoaderTag(icon="", name=name, supported_project_types=formats.supported_project_types(name))
+                     for name in formats.LOADERS]
 
     return await cached(request, ("v2-tags", "loader"), (), compute, ttl=TAGS_TTL_S)
 
@@ -272,7 +268,7 @@ async def tag_category(request: web.Request) -> web.Response:
     """The vocabulary every mod's categories come from (indexium_content.categories): a fixed
     list, as Modrinth's is, never the topics authors typed."""
     async def compute():
-        return 200, [CategoryTag(icon="", name=n, project_type="mod", header="categories")
+        return 200, [CategoryTag(icon="", name=n, project_type=formats.MOD, header="categories")
                      for n in vocabulary.CATEGORIES]
 
     return await cached(request, ("v2-tags", "category"), (), compute, ttl=TAGS_TTL_S)
@@ -316,7 +312,7 @@ async def tag_report_type(request: web.Request) -> web.Response:
 
 async def tag_project_type(request: web.Request) -> web.Response:
     async def compute():
-        return 200, ["mod", "plugin"]
+        return 200, list(formats.PROJECT_TYPES)
 
     return await cached(request, ("v2-tags", "project_type"), (), compute, ttl=TAGS_TTL_S)
 

@@ -12,9 +12,17 @@ from typing import Literal
 
 import msgspec
 
+from indexium_jar import formats
+
 Side = Literal["required", "optional", "unsupported", "unknown"]
 EnvironmentName = Literal["client_and_server", "client_only", "server_only", "unknown"]
 DependencyType = Literal["required", "optional", "incompatible", "embedded"]
+
+
+# The format registry's project types, as v2 answers them (data packs and plugins are "mod")
+# and as all_project_types and the facets tell them apart.
+V2ProjectType = Literal[formats.v2_project_types()]  # type: ignore[valid-type]
+ProjectType = Literal[formats.PROJECT_TYPES]  # type: ignore[valid-type]
 
 
 class License(msgspec.Struct, frozen=True):
@@ -69,7 +77,7 @@ class Version(msgspec.Struct, frozen=True):
 class Project(msgspec.Struct, frozen=True):
     id: str
     slug: str
-    project_type: Literal["mod"]
+    project_type: V2ProjectType
     team: str
     title: str
     description: str
@@ -108,8 +116,8 @@ class Project(msgspec.Struct, frozen=True):
 
 class SearchHit(msgspec.Struct, frozen=True):
     project_id: str
-    project_type: Literal["mod"]
-    all_project_types: list[Literal["mod", "plugin"]]
+    project_type: V2ProjectType
+    all_project_types: list[ProjectType]
     slug: str
     author: str
     author_id: str | None

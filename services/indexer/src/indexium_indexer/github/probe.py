@@ -20,6 +20,7 @@ import msgspec
 from indexium_contracts import github
 from indexium_contracts.github import is_manifest_path
 from indexium_github import GitHubClient, GitHubError, NotFound, assets
+from indexium_jar import formats
 from indexium_jar.errors import JarReadError
 from indexium_jar.manifests import parse_jar
 from indexium_jar.metadata import read_metadata
@@ -27,8 +28,9 @@ from indexium_jar.model import ModRecord
 from indexium_jar.http.remote import DownloadPolicy
 
 
-MANIFEST_FILES = ("fabric.mod.json", "quilt.mod.json", "META-INF/neoforge.mods.toml", "META-INF/mods.toml")
-MODULE_DIRS = ("", "fabric", "neoforge", "forge", "quilt", "common")
+MANIFEST_FILES = formats.SOURCE_MANIFESTS  # the format registry's jar formats' source-tree files
+# The single-module layout, then modules named after a loader (fabric/, neoforge/ ...), then common/.
+MODULE_DIRS = ("", *formats.MODULE_LOADERS, "common")
 RESOURCES = "src/main/resources"
 CANDIDATE_PATHS = tuple(
     f"{module + '/' if module else ''}{RESOURCES}/{name}" for module in MODULE_DIRS for name in MANIFEST_FILES
@@ -139,7 +141,7 @@ class Prober:
         release = await self.latest_release(repo, installation_id)
         if release is None:
             return Evaluation(False, f"no mod manifest on branch {branch} and no published release")
-        jars = assets.mod_jars(release.assets)
+        jars = [a for a in assets.mod_jars(release.assets) if assets.is_jar(a.name)]
         if not jars:
             return Evaluation(False, f"no mod manifest on branch {branch}; latest release "
                                      f"{release.tag_name} has no jar")

@@ -30,13 +30,16 @@ from indexium_github.times import parse_time
 from indexium_jar.zip import entrysizes
 from indexium_jar.errors import JarReadError
 from indexium_jar.gameversions import VersionTable, default_table
+from indexium_jar import formats
 from indexium_jar.metadata import JarMetadata, read_metadata
+from indexium_jar.model import PackRecord
+from indexium_jar.packread import read_pack_metadata
 from indexium_jar.http.remote import DownloadPolicy
 
 from . import release_checks, skips
 from .recorded import recorded, repository_as_recorded
 from .. import ownership
-from ..modcard import release_card, shown
+from ..modcard import pack_card, release_card, shown
 
 __all__ = ["JobResult", "PermanentJobError", "ReleaseIndexer", "repository_as_recorded"]
 
@@ -44,7 +47,8 @@ INDEX_ACTIONS = {"published", "released", "prereleased", "edited"}
 HIDE_ACTIONS = {"unpublished", "deleted"}
 # Jar failures that mean the bytes are damaged or doctored, or an asset that redirects off the
 # allowed hosts (never fetched, never scanned): the version is held as suspicious.
-CORRUPT_CODES = {"corrupt_zip", "crc_mismatch", "download_host_not_allowed"}
+OFF_HOST = "download_host_not_allowed"
+CORRUPT_CODES = {"corrupt_zip", "crc_mismatch", OFF_HOST}
 INDEXER_ACTOR = "indexer"  # quarantine_decisions.actor for the indexer's own holds
 
 
@@ -77,12 +81,34 @@ async def _hold(conn: asyncpg.Connection, version_id, reason: str) -> None:
     if last == (INDEXER_ACTOR, "quarantined") or (last is not None and last[1] in ("approved", "rejected")):
         return  # held already, or an operator has decided on this version: theirs to change
     await versions_q.hold(conn, version_id)
-    await scan_q.add_decision(conn, version_id, "quarantined", INDEXER_ACTOR, f"unreadable jar: {reason}", [])
+    await scan_q.add_decision(conn, version_id, "quarantined", INDEXER_ACTOR, reason, [])
+
+
+def _pack_file_rows(pack: PackRecord | None) -> list[versions_q.PackFileRow]:
+    return [versions_q.PackFileRow(path=f.path, sha1=f.hashes["sha1"], sha512=f.hashes["sha512"],
+                                   downloads=list(f.downloads), file_size=f.file_size, env_client=f.env_client,
+                                   env_server=f.env_server) for f in pack.files] if pack is not None else []
+
+
+def _pack_review(good: list) -> str | None:
+    """Why a modpack of the release must be reviewed before it is listed (off-host downloads)."""
+    reasons = [f"{a.name}: {r}" for a, md in good if md.pack is not None for r in md.pack.held_for_review]
+    return "; ".join(reasons) if reasons else None
 
 
 def _file_row(asset: github.ReleaseAsset, md: JarMetadata | None, sidecar: str | None, primary: bool,
               table: VersionTable) -> versions_q.FileRow:
     records = md.records if md is not None else []
+    pack = md.pack if md is not None else None
+    if pack is not None:
+        return versions_q.FileRow(
+            github_asset_id=asset.id, filename=asset.name, url=asset.browser_download_url, size=asset.size,
+            content_type=asset.content_type, github_digest=asset.digest, sidecar_url=sidecar,
+            loaders=sorted(set(pack.loaders)), game_versions=table.newest_first(pack.game_versions.versions),
+            manifests=[], is_primary=primary, download_count=asset.download_count,
+            asset_created_at=parse_time(asset.created_at) if asset.created_at else None,
+            project_type=pack.project_type, pack=msgspec.to_builtins(msgspec.structs.replace(pack, files=())),
+            game_versions_inferred=pack.game_versions.inferred, pack_files=_pack_file_rows(pack))
     return versions_q.FileRow(
         github_asset_id=asset.id,
         filename=asset.name,
@@ -97,6 +123,7 @@ def _file_row(asset: github.ReleaseAsset, md: JarMetadata | None, sidecar: str |
         is_primary=primary,
         download_count=asset.download_count,
         asset_created_at=parse_time(asset.created_at) if asset.created_at else None,
+        project_type=formats.project_type_of(r.loader for r in records) if records else None,
     )
 
 
@@ -140,7 +167,8 @@ class ReleaseIndexer:
             await skips.store_alone(self._pool, hook, [skips_q.Skip(a.id, a.name, "bad_tag", problem) for a in jars])
             raise PermanentJobError("bad_tag", problem)
         # A retryable failure of one jar fails the job at once; the other reads are cancelled.
-        read = await _all_or_nothing([self._read(a) for a in jars])
+        release_text = f"{hook.release.name or ''} {hook.release.tag_name}"  # where a shader pack states its game
+        read = await _all_or_nothing([self._read(a, release_text) for a in jars])
         try:
             return await self._write(event, list(zip(jars, read)))
         except asyncpg.DataError as exc:
@@ -149,13 +177,18 @@ class ReleaseIndexer:
             raise PermanentJobError("unstorable_release",
                                     f"A field of the release cannot be stored: {exc}.") from exc
 
-    async def _read(self, asset: github.ReleaseAsset) -> JarMetadata | JarReadError:
+    async def _read(self, asset: github.ReleaseAsset, release_text: str = "") -> JarMetadata | JarReadError:
         if (bad := release_checks.url_problem(asset)) is not None:
             return bad
         async with self._jar_slots:
             try:
-                md = await read_metadata(self._session, asset.browser_download_url, self._policy, self._table,
-                                         with_entry_sizes=True)
+                if assets.is_jar(asset.name):
+                    md = await read_metadata(self._session, asset.browser_download_url, self._policy, self._table,
+                                             with_entry_sizes=True)
+                else:  # a pack: resource, data or shader pack, .mrpack (a zip with a mod manifest reads as a jar)
+                    md = await read_pack_metadata(self._session, asset.browser_download_url, self._policy,
+                                                  self._table, file_name=asset.name, release_text=release_text,
+                                                  with_entry_sizes=True)
                 md.records = release_checks.records_without_nul(md.records)
                 return md
             except JarReadError as exc:
@@ -166,12 +199,17 @@ class ReleaseIndexer:
     async def _write(self, event: ReleaseReceived, read: list) -> JobResult:
         hook = event.webhook
         release, repo_id = hook.release, hook.repository.id
-        good = [(a, md) for a, md in read if isinstance(md, JarMetadata) and md.records]
+        good = [(a, md) for a, md in read if isinstance(md, JarMetadata) and md.readable]
+        # A mod's jar is the primary file when the release has one; else the first pack.
+        good.sort(key=lambda item: not item[1].records)
         failed = [(a, md) for a, md in read if isinstance(md, JarReadError)]
         # A corrupt jar marks the version suspicious: with good jars beside it, what can be read
         # is indexed and the version held for review; alone, the version is recorded held
         # (when the mod exists) and the job still goes to the dead letters.
-        suspicious = any(exc.code in CORRUPT_CODES for _, exc in failed)
+        # (A pack-suffix asset that is no zip is a file of another kind named .zip, not doctored
+        # bytes of the release: skipped with its code, no hold, unless it redirected off-host.)
+        suspicious = any(exc.code in CORRUPT_CODES and (assets.is_jar(a.name) or exc.code == OFF_HOST)
+                         for a, exc in failed)
         left_out = skips.reasons(release.assets, read)
         if not good:
             if suspicious:
@@ -181,21 +219,32 @@ class ReleaseIndexer:
             if failed:
                 asset, exc = next(((a, e) for a, e in failed if e.code in CORRUPT_CODES), failed[0])
                 raise PermanentJobError(exc.code, f"{asset.name}: {exc}")
+            if all(md.skip is not None for _, md in read):
+                # Only archives that are no pack we list (a sources zip, a CurseForge pack, a zip of
+                # other files), as a release with no mod file at all: ignored, each with its reason.
+                await self._record(event, "ignored")
+                return JobResult("ignored", [], skipped=[(a.name, md.skip.code) for a, md in read])
             problems = [p for _, md in read for p in md.problems]
             detail = "; ".join(f"{p.manifest_path}: {p.code}" for p in problems[:5]) or "no manifest found"
             raise PermanentJobError("no_manifest", f"no mod manifest in any jar ({detail})")
         sidecars = assets.sidecars(release.assets)
         rows = [_file_row(a, md, sidecars.get(a.name), i == 0, self._table) for i, (a, md) in enumerate(good)]
-        primary = good[0][1].records[0]
+        primary = good[0][1].records[0] if good[0][1].records else None
+        primary_pack = good[0][1].pack
+        project_type = rows[0].project_type or formats.DEFAULT_PROJECT_TYPE
+        review = _pack_review(good)
         icon = next((md.icon for _, md in good if md.icon), None)
         published_at = parse_time(release.published_at) or parse_time(release.created_at)
-        status = "quarantined" if suspicious else ("public" if self._publish_before_scan else "pending_scan")
+        held = suspicious or review is not None
+        status = "quarantined" if held else ("public" if self._publish_before_scan else "pending_scan")
+        with_versions = [r for r in rows if r.game_versions]
+        inferred = bool(with_versions) and all(r.game_versions_inferred for r in with_versions)
         version_number = release.tag_name.strip()
         declared = ownership_q.declared((r.manifests, r.asset_created_at) for r in rows)
 
         async def commit(conn: asyncpg.Connection):
             repo, app_row = await recorded(conn, hook.repository)  # read in the same transaction
-            card = release_card(primary, repo)
+            card = release_card(primary, repo) if primary is not None else pack_card(primary_pack, repo)
             await mods_q.upsert_author(conn, repo.owner.id, repo.owner.login)
             mod = await mods_q.get_by_repo(conn, repo.id)
             before = await versions_q.served_state(conn, mod["id"], version_number) if mod else None
@@ -203,9 +252,9 @@ class ReleaseIndexer:
             if mod is None:
                 mod = await mods_q.create(
                     conn, github_repo_id=repo.id, repo_full_name=repo.full_name, owner_id=repo.owner.id,
-                    owner_login=repo.owner.login, manifest_id=primary.mod_id,
+                    owner_login=repo.owner.login, manifest_id=primary.mod_id if primary is not None else repo.name,
                     default_branch=repo.default_branch or "main", categories=list(repo.topics), card=card,
-                    repo_url=repo.page_url, fork=repo.fork,
+                    repo_url=repo.page_url, fork=repo.fork, project_type=project_type,
                 )
             else:
                 await mods_q.update_repository(
@@ -222,14 +271,17 @@ class ReleaseIndexer:
                 published_at=published_at, status=status,
                 game_versions=self._table.newest_first(g for r in rows for g in r.game_versions),
                 loaders=sorted({l for r in rows for l in r.loaders}), suspicious=suspicious,
+                game_versions_inferred=inferred,
             )
             # A version created just now has no files to drop and no hold of ours to lift:
             # two round trips fewer for the common case, a new release.
             file_ids = await versions_q.replace_files(conn, version_id, rows, new_version=created)
             await skips.store(conn, hook, repo, left_out, release_indexed=True)
             if suspicious:
-                await _hold(conn, version_id, "; ".join(f"{a.name}: {e.code}" for a, e in failed
-                                                        if e.code in CORRUPT_CODES))
+                await _hold(conn, version_id, "unreadable jar: " + "; ".join(
+                    f"{a.name}: {e.code}" for a, e in failed if e.code in CORRUPT_CODES))
+            elif review is not None:
+                await _hold(conn, version_id, f"modpack downloads from outside the allowed hosts: {review}")
             elif not created:
                 await self._lift_own_hold(conn, version_id)
                 if not self._publish_before_scan:
@@ -243,6 +295,7 @@ class ReleaseIndexer:
                 mod = {**dict(mod), "slug": settled.slug}
             if newest_card and not settled.held(version_id):
                 await mods_q.update_card(conn, mod["id"], **dataclasses.asdict(card))
+                await mods_q.set_project_type(conn, mod["id"], project_type)
             if icon is not None and not settled.held(version_id):
                 await mods_q.upsert_icon(conn, mod["id"], icon[0], icon[1], _etag(icon[1]))
             if app_row is not None:
@@ -254,7 +307,7 @@ class ReleaseIndexer:
                     await github_q.set_evaluation(conn, repo.id, state="registered", skip_reason=None,
                                                   manifest_source=f"release:{release.tag_name}/{good[0][0].name}")
             await mods_q.refresh_rollup(conn, mod["id"])
-            if suspicious or not created or settled.touched(version_id):
+            if held or not created or settled.touched(version_id):
                 # Held or a hold lifted since the upsert: ask again. Nothing else in this
                 # transaction changes a version's status or hidden flag.
                 visible = await versions_q.is_visible(conn, version_id)
@@ -277,8 +330,8 @@ class ReleaseIndexer:
             version_number=version_number, visible=bool(visible), files=files, changed=changed,
         )
         skipped = [(a.name, md.code) for a, md in failed] + [
-            (a.name, md.problems[0].code if md.problems else "no_manifest")
-            for a, md in read if isinstance(md, JarMetadata) and not md.records]
+            (a.name, md.skip.code if md.skip else md.problems[0].code if md.problems else "no_manifest")
+            for a, md in read if isinstance(md, JarMetadata) and not md.readable]
         return JobResult(
             # Unchanged (GitHub redelivered, an `edited` repeating the release) and nothing left
             # to scan: nothing to announce, no cache to drop (docs/messaging.md). Other versions
@@ -322,8 +375,8 @@ class ReleaseIndexer:
                 status="quarantined", game_versions=[], loaders=[], suspicious=True,
             )
             await versions_q.replace_files(conn, version_id, rows)
-            await _hold(conn, version_id, "; ".join(f"{a.name}: {md.code}" for a, md in read
-                                                    if isinstance(md, JarReadError) and md.code in CORRUPT_CODES))
+            await _hold(conn, version_id, "unreadable jar: " + "; ".join(
+                f"{a.name}: {md.code}" for a, md in read if isinstance(md, JarReadError) and md.code in CORRUPT_CODES))
             await mods_q.refresh_rollup(conn, mod["id"])
 
     def _released_status(self) -> str:

@@ -13,13 +13,12 @@ import asyncpg
 from indexium_contracts import github
 from indexium_db.queries import skips as skips_q
 from indexium_github import assets
+from indexium_jar import formats
 from indexium_jar.errors import JarReadError
 
 from .recorded import recorded
 
-NO_MANIFEST = ("no mod manifest: none of fabric.mod.json, quilt.mod.json, META-INF/mods.toml, "
-               "META-INF/neoforge.mods.toml, mcmod.info, litemod.json, a plugin descriptor, nor a "
-               "coremod's FMLCorePlugin")
+NO_MANIFEST = formats.no_manifest_reason()
 
 
 def reasons(release_assets: list[github.ReleaseAsset], read: list) -> list[skips_q.Skip]:
@@ -28,7 +27,9 @@ def reasons(release_assets: list[github.ReleaseAsset], read: list) -> list[skips
     for asset, md in read:
         if isinstance(md, JarReadError):
             out.append(skips_q.Skip(asset.id, asset.name, md.code, str(md) or md.code))
-        elif not md.records:
+        elif md.skip is not None:  # an archive that is no pack Indexium lists (packs/notpacks.py)
+            out.append(skips_q.Skip(asset.id, asset.name, md.skip.code, md.skip.reason))
+        elif not md.readable:
             problems = list(md.problems)
             code = problems[0].code if problems else "no_manifest"
             reason = "; ".join(f"{p.manifest_path}: {p.message}" for p in problems) or NO_MANIFEST

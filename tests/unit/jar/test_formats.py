@@ -1,0 +1,138 @@
+"""The format registry (indexium_jar.formats) is the one place a format is declared.
+
+The scan below fails when a loader, suffix or project-type name is written as a literal in
+the services' and libraries' source anywhere but the registry and the parsers beside it
+(indexium_jar.manifests, indexium_jar.packs), except where the same word means something
+else: each exception names the words it may use and why.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+from indexium_contracts.github import is_manifest_path
+from indexium_db.queries import facets
+from indexium_github import assets
+from indexium_jar import formats
+from indexium_jar.manifests import LOADER_MANIFESTS
+
+pytestmark = pytest.mark.unit
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+# Where format names belong: the registry and the parsers it declares.
+HOME = ("libs/jar/src/indexium_jar/formats.py", "libs/jar/src/indexium_jar/manifests/",
+        "libs/jar/src/indexium_jar/packs/")
+# Files where a registry word means something else, and the words each may write.
+ELSEWHERE: dict[str, tuple[set[str], str]] = {
+    "libs/jar/src/indexium_jar/gameversions.py": ({"fabric", "quilt"}, "names of version-predicate syntaxes"),
+    "libs/jar/src/indexium_jar/deps/parsed.py": ({"minecraft", "forge", "neoforge", "fabric", "quilt"},
+                                                 "mod ids a dependency names, and predicate syntaxes"),
+    "libs/jar/src/indexium_jar/deps/words.py": ({"minecraft", "forge", "neoforge"}, "mod ids a dependency names"),
+    "libs/db/src/indexium_db/queries/modrinth.py": ({"minecraft", "forge", "neoforge", "liteloader"},
+                                                    "platform mod ids a dependency names"),
+    "libs/db/src/indexium_db/queries/site.py": ({"minecraft", "forge", "neoforge"}, "platform mod ids"),
+    "libs/content/src/indexium_content/categories.py": (
+        {"fabric", "forge", "neoforge", "quilt", "liteloader", "bukkit", "paper", "sponge", "bungeecord", "velocity",
+         "minecraft", "mod", "plugin", "datapack", "iris", "optifine", "canvas"},
+        "Modrinth's category vocabulary and the topics authors type"),
+    "services/telemetry/src/indexium_telemetry/protocol.py": ({"fabric", "quilt", "forge", "neoforge"},
+                                                              "the spellings a game client reports"),
+    "services/api/src/indexium_api/v2/forge.py": ({"forge", "neoforge"}, "Forge's update JSON is (Neo)Forge's own"),
+    "services/api/src/indexium_api/v2/openapi.py": ({"neoforge"}, "the Forge update JSON's query parameter"),
+    "libs/devstack/": ({*formats.LOADERS, *formats.SUFFIXES, *formats.PROJECT_TYPES}, "builders of test fixtures"),
+}
+# "mod" and "plugin" are also plain words (a subscription's kind, a cache key): as those they
+# are only flagged where they stand for a project type: compared, listed with another
+# project type, or given as a project_type.
+AMBIGUOUS = {formats.MOD, formats.PLUGIN}
+WORDS = {*formats.LOADERS, *formats.SUFFIXES, *formats.PROJECT_TYPES}
+
+
+def _sources():
+    for top in ("libs", "services"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            if "/src/" in rel:
+                yield rel, path
+
+
+def _flagged(tree: ast.AST) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    contexts: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            contexts.update(id(c) for c in [node.left, *node.comparators])
+            for c in [node.left, *node.comparators]:
+                if isinstance(c, (ast.Tuple, ast.List, ast.Set)):
+                    contexts.update(id(e) for e in c.elts)
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            words = [e for e in node.elts if isinstance(e, ast.Constant) and e.value in formats.PROJECT_TYPES]
+            if len(words) >= 2:
+                contexts.update(id(e) for e in words)
+        elif isinstance(node, ast.keyword) and node.arg and "project_type" in node.arg:
+            contexts.add(id(node.value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in WORDS:
+            if node.value not in AMBIGUOUS or id(node) in contexts:
+                out.append((node.lineno, node.value))
+    return out
+
+
+def test_no_format_literal_outside_the_registry():
+    found = []
+    for rel, path in _sources():
+        if rel.startswith(HOME):
+            continue
+        allowed = next((words for prefix, (words, _) in ELSEWHERE.items() if rel.startswith(prefix)), set())
+        found += [f"{rel}:{line}: {word!r}" for line, word in _flagged(ast.parse(path.read_text(), rel))
+                  if word not in allowed]
+    assert not found, "format names outside indexium_jar.formats:\n" + "\n".join(found)
+
+
+def test_the_scan_catches_a_literal():
+    code = 'X = ("bukkit", "paper")\nif t == "plugin":\n    pass\nf(project_type="mod")\nkind = "mod"\nY = ".mrpack"\n'
+    assert sorted(_flagged(ast.parse(code))) == [(1, "bukkit"), (1, "paper"), (2, "plugin"), (4, "mod"), (6, ".mrpack")]
+
+
+def test_every_exception_is_still_needed():
+    for prefix, (words, _) in ELSEWHERE.items():
+        used = {w for rel, path in _sources() if rel.startswith(prefix) for _, w in _flagged(ast.parse(path.read_text()))}
+        assert used, f"{prefix} no longer writes a registry word: drop its exception"
+
+
+def test_the_lists_are_derived():
+    assert assets.MOD_SUFFIXES == formats.JAR_SUFFIXES
+    assert set(facets.PLUGIN_LOADERS) == set(formats.loaders_of(formats.PLUGIN))
+    assert facets.LOADERS == frozenset(formats.LOADERS)
+    # The jar formats' identifying entries are exactly what the jar reader parses.
+    assert {p for f in formats.JAR_FORMATS for p in f.identified_by} == LOADER_MANIFESTS
+    for path in formats.SOURCE_MANIFESTS:
+        assert is_manifest_path(f"src/main/resources/{path}")
+        assert is_manifest_path(f"neoforge/src/main/resources/{path}")
+    assert not is_manifest_path("src/main/resources/plugin.yml.bak")
+
+
+def test_every_format_declares_everything():
+    for f in formats.FORMATS:
+        assert f.suffixes and f.identified_by and f.loaders and f.description and callable(f.parser), f.name
+        assert f.project_type in formats.PROJECT_TYPES
+        assert all(s.startswith(".") and s == s.lower() for s in f.suffixes)
+    assert len(formats.BY_NAME) == len(formats.FORMATS)
+
+
+def test_project_types_as_modrinth_v2_answers_them():
+    assert formats.v2_project_type(formats.DATAPACK) == formats.MOD
+    assert formats.v2_project_type(formats.PLUGIN) == formats.MOD
+    assert formats.v2_project_type(formats.MODPACK) == formats.MODPACK
+    assert formats.v2_project_type(None) == formats.MOD
+    assert formats.all_project_types(formats.MOD, ["fabric", "paper"]) == [formats.MOD, formats.PLUGIN]
+    assert formats.all_project_types(formats.MOD, ["fabric"]) == [formats.MOD]
+    assert formats.all_project_types(formats.DATAPACK, ["datapack"]) == [formats.MOD, formats.DATAPACK]
+    assert formats.supported_project_types("fabric") == [formats.MOD, formats.MODPACK]
+    assert formats.supported_project_types("iris") == [formats.SHADER]
+    assert formats.supported_project_types("paper") == [formats.MOD, formats.PLUGIN]
+    assert formats.project_type_of(["paper", "velocity"]) == formats.PLUGIN
+    assert formats.project_type_of(["paper", "fabric"]) == formats.MOD
