@@ -75,7 +75,7 @@ class Recorder:
 class Load:
     def __init__(self, *, urls: dict[str, str], secret: str, rates: dict[str, float], concurrency: int,
                  names: list[str], hashes: list[tuple[str, str]], slugs: list[str], releases,
-                 recorder: Recorder, seed: int = 38, redeliver_share: float = 0.05,
+                 recorder: Recorder, seed: int = 38, clients: int = 2000, redeliver_share: float = 0.05,
                  repeat_share: float = 0.02):
         self.urls, self.secret, self.rates = urls, secret, rates
         self.slots = concurrency
@@ -90,6 +90,11 @@ class Load:
         self.stop = asyncio.Event()
         self.http: aiohttp.ClientSession | None = None
         self._tasks: set[asyncio.Task] = set()
+        # Launchers and servers stand behind this one client, which plays their load balancer:
+        # each request names one of ``clients`` addresses in X-Forwarded-For (the roles trust
+        # 127.0.0.1 for it), so the per-client limits apply per launcher, as in production.
+        self.clients = [f"{self.rng.randint(1, 223)}.{self.rng.randint(0, 255)}.{self.rng.randint(0, 255)}."
+                        f"{self.rng.randint(1, 254)}" for _ in range(clients)]
         self.hot = [f"/api/v1/mods?q={n.split()[-1].lower()}" for n in self.rng.sample(names, min(20, len(names)))]
 
     # ---- pacing --------------------------------------------------------------------------
@@ -124,6 +129,8 @@ class Load:
 
     async def _request(self, route: str, method: str, url: str, **kw) -> tuple[object, bytes]:
         loop = asyncio.get_running_loop()
+        if not route.startswith("webhook"):
+            kw["headers"] = {**kw.get("headers", {}), "X-Forwarded-For": self.rng.choice(self.clients)}
         t0 = time.perf_counter()
         try:
             async with self.http.request(method, url, **kw) as resp:

@@ -71,6 +71,8 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--api", type=float, default=1000.0, help="API requests per second (1000)")
     p.add_argument("--pings", type=float, default=500.0, help="telemetry pings per second (500)")
     p.add_argument("--concurrency", type=int, default=256, help="requests in flight at most (256)")
+    p.add_argument("--clients", type=int, default=2000,
+                   help="launcher/server addresses the API and telemetry requests come from (2000)")
     p.add_argument("--kill-every", type=float, default=None,
                    help="minutes between two kill -9 (default: --minutes / 6, i.e. 5 of 30); 0: none")
     p.add_argument("--kill-roles", default=",".join(ROLES), help="roles a kill picks from (all of make run's)")
@@ -218,7 +220,8 @@ async def soak(args, stack: LocalStack, releases: Releases, seeded: dict) -> Non
     load = Load(urls=urls, secret=stack.env["INDEXIUM_WEBHOOK_SECRET"].split(",")[0],
                 rates={"webhook": args.webhooks, "api": args.api, "telemetry": args.pings},
                 concurrency=args.concurrency, names=seeded["names"], hashes=seeded["hashes"],
-                slugs=seeded["slugs"], releases=releases.next, recorder=rec, seed=args.seed)
+                slugs=seeded["slugs"], releases=releases.next, recorder=rec, seed=args.seed,
+                clients=args.clients)
     outages: list[tuple] = []
     rss_first: dict = {}
     first_taken = asyncio.Event()
@@ -362,11 +365,14 @@ def main(argv=None) -> None:
     args = parse(argv)
     root = Path(tempfile.mkdtemp(prefix="indexium-soak-"))
     # The roles' settings, as make run passes them (its environment reaches every service):
-    # free ports; the fake GitHub's hosts allowed; no API rate limit and no telemetry per-network
-    # cap (every request of this one client comes from 127.0.0.1).
+    # free ports; the fake GitHub's hosts allowed; this client trusted as the load balancer that
+    # names each launcher's address (X-Forwarded-For: the API's limits stay the shipped ones,
+    # per launcher). The telemetry's new-servers-per-network cap is raised: its addresses are
+    # drawn at random, and a real population's networks are not.
     os.environ.update(free_port_env())
     os.environ.update({
-        "INDEXIUM_API_RATE_LIMIT_PER_MINUTE": "0",
+        "INDEXIUM_API_TRUSTED_PROXIES": "127.0.0.1/32",
+        "INDEXIUM_TELEMETRY_TRUSTED_PROXIES": "127.0.0.1/32",
         "INDEXIUM_TELEMETRY_NEW_SERVERS_PER_PREFIX_HOUR": "100000000",
     })
     for name in ("NATS_URL", "DATABASE_URL"):  # its own servers, always
