@@ -259,8 +259,9 @@ async def soak(args, stack: LocalStack, releases: Releases, seeded: dict) -> Non
         feeder = asyncio.create_task(releases.feed(args.webhooks, load.stop))
         side = [asyncio.create_task(c) for c in (sample_cpu(), first_rss(), killer(http))]
         say(f"load for {args.minutes:g} min: {args.webhooks:g} webhooks/s, {args.api:g} API requests/s, "
-            f"{args.pings:g} pings/s; kill -9 every {args.kill_every:g} min among {', '.join(kill_roles)} "
-            f"(load average {os.getloadavg()[0]:.2f})")
+            f"{args.pings:g} pings/s; " + (f"kill -9 every {args.kill_every:g} min among {', '.join(kill_roles)}"
+                                          if args.kill_every > 0 and kill_roles else "no kill -9")
+            + f" (load average {os.getloadavg()[0]:.2f})")
         load_avg_start = os.getloadavg()
         await load.run(run_s, http)
         load_avg_end = os.getloadavg()
@@ -379,6 +380,8 @@ def main(argv=None) -> None:
         os.environ.pop(name, None)
     stack = LocalStack(root)
     signal.signal(signal.SIGTERM, _interrupt)
+    # Ctrl-C stops it even when started from a shell that had SIGINT ignored (a background job).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     ctx = multiprocessing.get_context("spawn")
     pipe, child = ctx.Pipe()
     gh = ctx.Process(target=fakegh.serve, args=(child, args.per_repo), daemon=True)
