@@ -75,6 +75,8 @@ test-integration: env chromium
 # Benchmarks print ratios against a baseline measured in the same run (see bench/README.md).
 # One at a time: make bench BENCH=api (indexer, scan, api, telemetry); all by default.
 # BENCH=relevance needs its catalogue built first (bench/relevance/catalogue.py), so it is not a default.
+# BENCH=soak (the whole stack under load, kill -9 every few minutes; 30 min unless BENCH_ARGS="--minutes N")
+# and BENCH=scale (1,000,000 mods) take tens of minutes: not defaults either.
 BENCH ?= indexer scan telemetry api
 bench: env
 	@for b in $(BENCH); do echo "== bench/$$b"; $(PY) bench/$$b/run.py $(BENCH_ARGS) || exit 1; done
