@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from indexium_db import snapshot
+from indexium_db import searchindex, snapshot
 from indexium_db.pool import connect
 from indexium_db.queries import catalog as catalog_q, facets as facets_q, indexed, mods as mods_q
 from indexium_db.queries import versions as versions_q
@@ -115,7 +115,12 @@ async def _answers(conn, index, lexicon, recheck: bool) -> list:
     return out
 
 
-def test_a_replica_from_a_snapshot_plus_changes_answers_as_one_built_from_postgresql(database_url, tmp_path):
+def test_a_replica_from_a_snapshot_plus_changes_answers_as_one_built_from_postgresql(database_url, tmp_path,
+                                                                                    monkeypatch):
+    # Every prefix union from the laid postings (the C union over the file's arrays), not only
+    # those of 8 lexemes or more: this catalogue is small.
+    monkeypatch.setattr(searchindex, "LAID_MIN_SETS", 1)
+
     async def run():
         conn = await connect(database_url)
         try:

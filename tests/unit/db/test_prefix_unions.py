@@ -108,6 +108,9 @@ def test_union_range_is_the_sorted_union_of_the_sets_and_refuses_bad_offsets():
         hi = rng.randint(lo, len(sets))
         got = fast.union_range(flat, offsets, lo, hi)
         assert got.typecode == "I" and list(got) == sorted({x for s in sets[lo:hi] for x in s})
+        # (a snapshot's laid postings are memoryviews over its mapping, cast from bytes)
+        views = memoryview(flat.tobytes()).cast("I"), memoryview(offsets.tobytes()).cast("Q")
+        assert list(fast.union_range(*views, lo, hi)) == list(got)
     flat, offsets = array("I", [1, 2, 3]), array("Q", [0, 2, 3])
     with pytest.raises(ValueError, match="lo and hi"):
         fast.union_range(flat, offsets, 1, 3)
