@@ -85,7 +85,8 @@ async def nats_server(tmp_path):
     if external:
         nc = await nats.connect(external)
         js = nc.jetstream()
-        names = [s.name for s in registry.STREAMS] + [f"KV_{b.name}" for b in registry.BUCKETS]
+        names = ([s.name for s in registry.STREAMS] + [f"KV_{b.name}" for b in registry.BUCKETS]
+                 + [f"OBJ_{b.name}" for b in registry.OBJECT_STORES])
         for name in names:
             try:
                 await js.delete_stream(name)

@@ -1,11 +1,14 @@
-"""An API replica's start and memory at catalogue scale (issue 38's first two rows), today.
+"""An API replica's start and memory at catalogue scale (issue 38's first two rows).
 
-    python bench/api/replica.py [--mods 100000] [--data /tmp/searchprofile] [--seconds 60] [--modes index,no-index]
-                                [--tracemalloc]
+    python bench/api/replica.py [--mods 100000] [--data /tmp/searchprofile] [--seconds 60]
+                                [--modes snapshot,postgresql,no-index] [--tracemalloc]
 
 The API as a real process (``python -m indexium_api``) on searchprofile.py's seeded catalogue,
-with NATS set up as the setup step does. Per mode (``index``: as deployed; ``no-index``:
-``INDEXIUM_API_SEARCH_INDEX=false``, what the rest of the process holds):
+with NATS set up as the setup step does. Per mode (``snapshot``: as deployed, the search
+snapshot written first by ``python -m indexium_ops search-snapshot`` (timed) and the replica started
+on a node without a copy, so its fetch is in its start, then a second replica on the same node,
+which maps the copy; ``postgresql``: ``INDEXIUM_API_SEARCH_SNAPSHOT=false``, the index built from
+PostgreSQL; ``no-index``: ``INDEXIUM_API_SEARCH_INDEX=false``, what the rest of the process holds):
 
 * process start -> ``/readyz`` 200 (the API serves only once its start-up index load is in, or
   its 30 s bound passed: the log's ``search_index_loaded`` line says which), and its RSS then;
@@ -136,6 +139,9 @@ async def one(mode: str, env: dict, tmp: Path, names, hashes, seconds: float, tr
               load_timeout: float | None = None) -> dict:
     log = tmp / f"api-{mode}.log"
     extra = {"INDEXIUM_API_SEARCH_INDEX": "false"} if mode == "no-index" else {}
+    if mode == "postgresql":
+        extra["INDEXIUM_API_SEARCH_SNAPSHOT"] = "false"
+    extra["INDEXIUM_API_SEARCH_SNAPSHOT_DIR"] = str(tmp / "node")
     if load_timeout is not None:  # ready means the index is in, however long its load takes
         extra["INDEXIUM_API_SEARCH_INDEX_LOAD_TIMEOUT_SECONDS"] = str(load_timeout)
     if trace:
@@ -167,7 +173,34 @@ async def one(mode: str, env: dict, tmp: Path, names, hashes, seconds: float, tr
                 await asyncio.sleep(0.2)
             traced = out.read_text() if out.exists() else "no snapshot written within 600 s"
         return {"ready_s": ready_s, "at_ready": at_ready, "after": after, "counts": counts,
-                "index_load_s": loaded[0].get("seconds") if loaded else None, "traced": traced}
+                "index_load_s": loaded[0].get("seconds") if loaded else None, "traced": traced,
+                "loaded": loaded[0] if loaded else None}
+    finally:
+        api.stop(30)
+
+
+def write_snapshot(env: dict) -> tuple[float, str]:
+    """The writer as deployed (one process, `python -m indexium_ops search-snapshot`): its wall time and line."""
+    import subprocess
+
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "indexium_ops", "search-snapshot"], env={**os.environ, **env},
+                          capture_output=True, text=True, check=True)
+    return time.monotonic() - started, done.stdout.strip().splitlines()[-1]
+
+
+async def ready_only(env: dict, tmp: Path) -> tuple[float, dict, dict | None]:
+    """A replica started on a node that already holds the snapshot: start -> /readyz, RSS, its load line."""
+    log = tmp / "api-snapshot-again.log"
+    api = ServiceProcess(BY_NAME["api"], port=free_port(), env={**env, "INDEXIUM_API_SEARCH_SNAPSHOT_DIR": str(tmp / "node")},
+                         log_path=log)
+    started = time.monotonic()
+    api.start()
+    try:
+        await asyncio.to_thread(api.wait_ready, 120)
+        ready_s = time.monotonic() - started
+        loaded = [json.loads(line) for line in log.read_text().splitlines() if "search_index_loaded" in line]
+        return ready_s, proc_status(api.proc.pid), loaded[0] if loaded else None
     finally:
         api.stop(30)
 
@@ -189,6 +222,10 @@ async def main(args) -> None:
         for mode in args.modes.split(","):
             print(f"API replica, {args.mods} mods, mode {mode} (load average before {os.getloadavg()[0]:.2f})",
                   flush=True)
+            if mode == "snapshot":
+                shutil.rmtree(tmp / "node", ignore_errors=True)  # (a node without a copy)
+                took, line = await asyncio.to_thread(write_snapshot, env)
+                print(f"  writer: {line} (process {took:.2f} s)", flush=True)
             r = await one(mode, env, tmp, names, hashes, args.seconds, args.tracemalloc, args.load_timeout)
             total = sum(r["counts"].values())
             bad = {f"{k} {s}": n for (k, s), n in sorted(r["counts"].items()) if s not in (200, 404)}
@@ -200,12 +237,21 @@ async def main(args) -> None:
                   + (f"; not 200/404: {bad}" if bad else "") + ")")
             print(f"  RSS after {r['after']['VmRSS']:.0f} MB (anonymous {r['after']['RssAnon']:.0f}, "
                   f"file-backed {r['after']['RssFile']:.0f}; peak {r['after']['VmHWM']:.0f})", flush=True)
-            if mode == "index" and not args.tracemalloc:
+            if r["loaded"]:
+                keep = ("source", "seconds", "fetched", "fetch_s", "caught_up", "snapshot_mb", "mods")
+                print("  its search_index_loaded: " + ", ".join(f"{k} {r['loaded'][k]}" for k in keep
+                                                              if k in r["loaded"]))
+            if mode == "snapshot":
+                again_s, again, again_line = await ready_only(env, tmp)
+                print(f"  a second replica on the same node (the file there): start -> /readyz {again_s:.2f} s "
+                      f"(its load {again_line.get('seconds') if again_line else 'none'} s, fetched "
+                      f"{again_line.get('fetched') if again_line else '-'}); RSS then {again['VmRSS']:.0f} MB "
+                      f"(anonymous {again['RssAnon']:.0f}, file-backed {again['RssFile']:.0f})", flush=True)
+            if mode == ("snapshot" if "snapshot" in args.modes else "postgresql") and not args.tracemalloc:
                 print(f"target: replica ready at {args.mods} mods = {r['ready_s']:.2f} s "
                       f"(goal <= {2 if args.mods <= 100_000 else 10} s)")
                 goal = "200 MB" if args.mods <= 100_000 else "1024 MB"
-                print(f"target: replica rss at {args.mods} mods after {args.seconds:.0f} s mixed load = "
-                      f"{r['after']['VmRSS']:.0f} MB (goal <= {goal})")
+                print(f"target: replica rss at {args.mods} mods = {r['after']['VmRSS']:.0f} MB (goal <= {goal})")
             if r["traced"]:
                 print("  tracemalloc (the replica's Python allocations after the load, top sites):")
                 print("\n".join("    " + line for line in r["traced"].splitlines()))
@@ -220,7 +266,7 @@ if __name__ == "__main__":
     parser.add_argument("--mods", type=int, default=100_000)
     parser.add_argument("--data", default="/tmp/searchprofile")
     parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--modes", default="index,no-index")
+    parser.add_argument("--modes", default="snapshot,no-index")
     parser.add_argument("--tracemalloc", action="store_true")
     parser.add_argument("--load-timeout", type=float, help="INDEXIUM_API_SEARCH_INDEX_LOAD_TIMEOUT_SECONDS (default: "
                         "the API's, 30 s, after which it serves without the index): at 1,000,000 mods, so that "

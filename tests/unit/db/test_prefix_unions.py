@@ -55,7 +55,7 @@ def _check(index: SearchIndex) -> int:
             if index._laid and len(index._changed) <= searchindex.LAID_CHANGED_MAX:
                 laid += index._laid_union(heavy, prefix) is not None
             assert index._prefixed(table, prefix) == expected, (prefix, heavy)
-        names = BitMap(o for name, o in index._names if name.startswith(prefix))
+        names = BitMap(o for o in index._names if index.name_of[o].startswith(prefix))
         assert index.name_prefixed(prefix) == names, prefix
         within = BitMap(range(0, len(index.entries), 2))
         assert index.first_name_prefixed(prefix, within, 7) == list(names & within)[:7], prefix
@@ -77,7 +77,7 @@ def test_prefix_unions_from_the_laid_postings_follow_rereads_drops_and_new_mods(
         index.upsert(_row(rng, f"m{i}"))
     assert 0 < len(index._changed) <= searchindex.LAID_CHANGED_MAX
     assert len(index._name_ordinals) == len(index._names) == len(index._name_offsets) - 1
-    assert list(index._name_ordinals) == [o for _, o in index._names]
+    assert list(index._names) == sorted(index.listed, key=index._name_key)  # every listed mod, by name
     assert _check(index) > 30
     # Past LAID_CHANGED_MAX re-read mods the unions are BitMap.union's of the postings held now.
     for i in range(430, 430 + searchindex.LAID_CHANGED_MAX):
@@ -90,7 +90,7 @@ def test_an_index_without_the_c_module_unions_with_bitmaps(monkeypatch):
     monkeypatch.setattr(searchindex, "_fastsearch", None)
     rng = random.Random(4)
     index = SearchIndex.build([_row(rng, f"m{i}") for i in range(150)])
-    assert not index._laid and len(index._name_ordinals) == 0
+    assert not index._laid and len(index._name_offsets) == 1  # (no laid name sets)
     index.upsert(_row(rng, "m3"))
     _check(index)
 
@@ -108,6 +108,9 @@ def test_union_range_is_the_sorted_union_of_the_sets_and_refuses_bad_offsets():
         hi = rng.randint(lo, len(sets))
         got = fast.union_range(flat, offsets, lo, hi)
         assert got.typecode == "I" and list(got) == sorted({x for s in sets[lo:hi] for x in s})
+        # (a snapshot's laid postings are memoryviews over its mapping, cast from bytes)
+        views = memoryview(flat.tobytes()).cast("I"), memoryview(offsets.tobytes()).cast("Q")
+        assert list(fast.union_range(*views, lo, hi)) == list(got)
     flat, offsets = array("I", [1, 2, 3]), array("Q", [0, 2, 3])
     with pytest.raises(ValueError, match="lo and hi"):
         fast.union_range(flat, offsets, 1, 3)

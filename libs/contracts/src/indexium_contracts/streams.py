@@ -75,3 +75,15 @@ class BucketSpec(msgspec.Struct, frozen=True):
             storage=api.StorageType.FILE,
             replicas=replicas,
         )
+
+
+class ObjectStoreSpec(msgspec.Struct, frozen=True):
+    """A JetStream object store bucket (a stream underneath) created by the setup step."""
+
+    name: str
+    description: str
+    max_bytes: int = -1
+
+    def config(self, *, replicas: int) -> api.ObjectStoreConfig:
+        return api.ObjectStoreConfig(bucket=self.name, description=self.description, max_bytes=self.max_bytes,
+                                     storage=api.StorageType.FILE, replicas=replicas)

@@ -548,8 +548,8 @@ static PyObject *union_range(PyObject *self, PyObject *args) {
     Py_ssize_t lo, hi;
     if (!PyArg_ParseTuple(args, "OOnn", &flat_obj, &offsets_obj, &lo, &hi)) return NULL;
     Py_buffer flat, offsets;
-    if (PyObject_GetBuffer(flat_obj, &flat, PyBUF_FORMAT) < 0) return NULL;
-    if (PyObject_GetBuffer(offsets_obj, &offsets, PyBUF_FORMAT) < 0) {
+    if (PyObject_GetBuffer(flat_obj, &flat, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (PyObject_GetBuffer(offsets_obj, &offsets, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
         PyBuffer_Release(&flat);
         return NULL;
     }

@@ -24,6 +24,7 @@ parser would (websearch operators, punctuation) is not for the index (``words`` 
 from __future__ import annotations
 
 import bisect
+import hashlib
 import math
 from array import array
 import re
@@ -33,7 +34,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import islice
-from operator import itemgetter
 
 from pyroaring import BitMap
 
@@ -57,7 +57,6 @@ PREFIX_UNIONS_MAX = 4096  # prefix unions remembered (SearchIndex._prefixed)
 LAID_CHANGED_MAX = 128
 LAID_MIN_SETS = 8  # a union of fewer sets (lexemes, names) is BitMap's, not union_range's
 NAME_WALK = 1024  # members walked for names with a common prefix (SearchIndex.first_name_prefixed)
-_ORDINAL = itemgetter(1)
 
 
 ODD_NAME = "name:non-ascii"  # filter key: names whose trigrams only PostgreSQL can say
@@ -217,6 +216,9 @@ def _micros(t: datetime | None) -> int | None:
     return None if t is None else int(t.timestamp() * 1_000_000)
 
 
+micros = _micros  # (a time in the entries' unit: also a position's, queries/indexed.load)
+
+
 @dataclass(slots=True)
 class Entry:
     id: object
@@ -276,9 +278,13 @@ def readme_lexemes(row: Mapping) -> list[str]:
 
 
 def readme_hash(row: Mapping) -> int:
-    """Entry.readme of the row: a hash of its README lexemes, 0 for none."""
+    """Entry.readme of the row: a hash of its README lexemes, 0 for none. The same in every
+    process (not ``hash``, which is salted per process): a snapshot's entries carry the writer's."""
     lexemes = readme_lexemes(row)
-    return (hash(tuple(lexemes)) or 1) if lexemes else 0
+    if not lexemes:
+        return 0
+    digest = hashlib.blake2b("\0".join(lexemes).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True) or 1
 
 
 def filter_keys(row: Mapping) -> list[str]:
@@ -322,13 +328,16 @@ class SearchIndex:
         self._laid_vocabulary: list[str] = []
         self._laid: dict[bool, tuple[array, array]] = {}
         self._changed = BitMap()
-        self._names: list[tuple[str, int]] = []  # sorted (lower name, ordinal), for name prefixes
-        # With _laid (the C module): their ordinals in that order, one set each for union_range.
-        self._name_ordinals = array("I")
+        # Ordinals sorted by (lower name, ordinal), for name prefixes: an array, its keys read
+        # from name_of (no (name, ordinal) tuple per mod: 4 bytes a mod, and a snapshot's
+        # array is used as it is). With _laid (the C module) each is one set for union_range.
+        self._names = array("I")
         self._name_offsets = array("Q", [0])
-        # Browse orders (catalog._ORDER) as sorted (key, ordinal) lists; True when the database
-        # sorts text as this process does (the C collation), else the SQL path pages browses.
-        self._orders: dict[str, list[tuple]] = {"updated": [], "newest": [], "downloads": [], "name": []}
+        # Browse orders (catalog._ORDER) as ordinals sorted by (_order_key, ordinal), the keys read
+        # from the entries; True when the database sorts text as this process does (the C
+        # collation), else the SQL path pages browses.
+        self._orders: dict[str, array] = {"updated": array("I"), "newest": array("I"), "downloads": array("I"),
+                                          "name": array("I")}
         self.ordered = True
         # Catalogue words for typo corrections (search_words, followed by re-reads); exact: the
         # database's ctype and collation are C, so trigram.Words answers as PostgreSQL would.
@@ -339,6 +348,9 @@ class SearchIndex:
         # cached answer is; queries/indexed.py's module doc). False only where every entry
         # holds its hit (loaded and re-read with the hit columns) and its owner keeps it fresh.
         self.recheck = True
+        # The catalogue position this index covers (queries/indexed.load: its transaction's start,
+        # microseconds since the epoch); a snapshot's, for one loaded from a snapshot.
+        self.position: int | None = None
 
     # --- building and following ---------------------------------------------------------
 
@@ -419,18 +431,29 @@ class SearchIndex:
                 self._readme_vocabulary.insert(i, lexeme)
                 self._readme_vocabulary_postings.insert(i, bm)
             bm.add(ordinal)
-        for view, item in self._views(entry, ordinal):
-            i = bisect.bisect_right(view, item)
-            view.insert(i, item)
+        for view, key in self._views():
+            view.insert(bisect.bisect_right(view, key(ordinal), key=key), ordinal)
             if view is self._names and self._laid:
-                self._name_ordinals.insert(i, ordinal)
                 self._name_offsets.append(len(self._name_offsets))
         self._follow(entry, ordinal, add=True, readme=added)
 
-    def _views(self, e: Entry, ordinal: int):
-        yield self._names, (e.name, ordinal)
+    @property
+    def _name_ordinals(self) -> array:
+        """The ordinals in name order: union_range's sets (one ordinal each) are _names itself."""
+        return self._names
+
+    def _name_key(self, ordinal: int) -> tuple[str, int]:
+        return self.name_of[ordinal], ordinal
+
+    def _order_keys(self, sort: str):
+        entries, order_key = self.entries, self._order_key
+        return lambda o: (order_key(sort, entries[o]), o)
+
+    def _views(self):
+        """Each sorted view of ordinals with its key (read from name_of and the entries as they are now)."""
+        yield self._names, self._name_key
         for sort, view in self._orders.items():
-            yield view, (self._order_key(sort, e), ordinal)
+            yield view, self._order_keys(sort)
 
     @staticmethod
     def _order_key(sort: str, e: Entry) -> tuple:
@@ -460,12 +483,11 @@ class SearchIndex:
             bm = self.heavy.get(lexeme)
             if bm is not None:
                 bm.discard(ordinal)
-        for view, item in self._views(entry, ordinal):
-            i = bisect.bisect_left(view, item)
-            if i < len(view) and view[i] == item:
+        for view, key in self._views():
+            i = bisect.bisect_left(view, key(ordinal), key=key)
+            if i < len(view) and view[i] == ordinal:
                 del view[i]
                 if view is self._names and self._laid:
-                    del self._name_ordinals[i]
                     self._name_offsets.pop()
         self.entries[ordinal] = None
         self.name_of[ordinal] = ""
@@ -475,6 +497,9 @@ class SearchIndex:
         """Take the mod out of every README posting; the lexemes it was in. A pass over the
         README vocabulary (~10 ms at 100,000 mods' READMEs), made only when a README changed or
         its mod left: what the index saves by keeping no README lexemes per mod (Entry.readme)."""
+        drop = getattr(self.readme, "drop", None)
+        if drop is not None:  # (a snapshot's table: its postings still in the file too)
+            return drop(ordinal)
         dropped = []
         for lexeme, bm in self.readme.items():
             if ordinal in bm:
@@ -591,16 +616,17 @@ class SearchIndex:
 
     def _name_span(self, text: str) -> slice:
         """Where the names starting with ``text`` are in the sorted names."""
-        lo = bisect.bisect_left(self._names, (text,))
-        return slice(lo, bisect.bisect_left(self._names, (text + _MAX_CHAR,), lo))
+        key = self._name_key
+        lo = bisect.bisect_left(self._names, (text,), key=key)
+        return slice(lo, bisect.bisect_left(self._names, (text + _MAX_CHAR,), lo, key=key))
 
     def name_prefixed(self, text: str, span: slice | None = None) -> BitMap:
         """Mods whose lower-cased name starts with ``text`` (``span``: its _name_span, if known)."""
         if span is None:
             span = self._name_span(text)
         if self._laid and span.stop - span.start > LAID_MIN_SETS:  # (gathered in C, as _laid_union's are)
-            return BitMap(_fastsearch.union_range(self._name_ordinals, self._name_offsets, span.start, span.stop))
-        return BitMap(map(_ORDINAL, self._names[span]))
+            return BitMap(_fastsearch.union_range(self._names, self._name_offsets, span.start, span.stop))
+        return BitMap(self._names[span])
 
     def first_name_prefixed(self, text: str, within: BitMap, n: int) -> list[int]:
         """first(name_prefixed(text) & within, n). A short prefix starts thousands of names
@@ -671,8 +697,13 @@ class SearchIndex:
         then downloads, then slug (the index's order only under the C collation: ``ordered``)."""
         entries = self.entries
         ordinals = list(ordinals)
-        scores = (_fastsearch.relevances(entries, ordinals, query.operands, query.size, ql)
-                  if _fastsearch is not None else [self.relevance(o, query, ql) for o in ordinals])
+        if _fastsearch is None:
+            scores = [self.relevance(o, query, ql) for o in ordinals]
+        elif type(entries) is list:
+            scores = _fastsearch.relevances(entries, ordinals, query.operands, query.size, ql)
+        else:  # (a snapshot's entries: the candidates' own, as the C loop takes a list)
+            picked = [entries[o] for o in ordinals]
+            scores = _fastsearch.relevances(picked, range(len(picked)), query.operands, query.size, ql)
         if _fastsearch is not None:  # (the C scores know no abbreviations: those few in Python)
             abbreviated = self.filters.get(f"ab:{ql}")
             if abbreviated:
@@ -703,9 +734,8 @@ class SearchIndex:
         if order is None or not self.ordered:
             return None
         if len(allowed) * 16 < len(order):  # few pass: sort those rather than walk every mod
-            keyed = sorted((self._order_key(sort, self.entries[o]), o) for o in allowed)
-            return [o for _, o in keyed[offset:offset + limit]]
-        return list(islice((o for _, o in order if o in allowed), offset, offset + limit))
+            return sorted(allowed, key=self._order_keys(sort))[offset:offset + limit]
+        return list(islice((o for o in order if o in allowed), offset, offset + limit))
 
 
 def _laid(postings: Mapping[str, list[int]], vocabulary: list[str]) -> tuple[array, array]:
@@ -748,8 +778,6 @@ class Builder:
                 if bm is None:
                     bm = readme[sys.intern(lexeme)] = BitMap()
                 bm.add(ordinal)
-            for view, item in index._views(entry, ordinal):
-                view.append(item)
 
     def finish(self) -> SearchIndex:
         index = self.index
@@ -766,10 +794,10 @@ class Builder:
             index._laid_vocabulary = list(index._vocabulary)
             index._laid = {False: _laid(self._postings, index._vocabulary),
                            True: _laid(self._heavy, index._vocabulary)}
-        index._names.sort()
+        everyone = range(len(index.entries))
+        index._names = array("I", sorted(everyone, key=index._name_key))
         if _fastsearch is not None:
-            index._name_ordinals = array("I", map(_ORDINAL, index._names))
             index._name_offsets = array("Q", range(len(index._names) + 1))
-        for order in index._orders.values():
-            order.sort()
+        for sort in index._orders:
+            index._orders[sort] = array("I", sorted(everyone, key=index._order_keys(sort)))
         return index

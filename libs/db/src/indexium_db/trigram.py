@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 import struct
 import sys
 
@@ -300,9 +301,9 @@ class Words:
     def __init__(self, words=()) -> None:
         self._words: list[str] = []
         self._ids: dict[str, int] = {}
-        # Per word its distinct trigrams, interned, as a tuple: ~140 bytes a word where a
-        # frozenset of its own strings took ~1 KB (search_words may hold 10^5 words).
-        self._trigrams: list[tuple[str, ...]] = []
+        # Per word how many distinct trigrams it has (all ``similar`` reads of them): 2 bytes a
+        # word (search_words may hold 10^5 words; a snapshot keeps the array as it is).
+        self._sizes = array("H")
         self._postings: dict[str, BitMap] = {}
         self.update(words)
 
@@ -314,12 +315,20 @@ class Words:
             self._ids[w] = i
             self._words.append(w)
             trigrams = tuple(map(sys.intern, trigram_set(w)))
-            self._trigrams.append(trigrams)
+            self._sizes.append(len(trigrams))
             for t in trigrams:
                 bm = self._postings.get(t)
                 if bm is None:
                     bm = self._postings[t] = BitMap()
                 bm.add(i)
+
+    @classmethod
+    def restore(cls, words: list[str], sizes: array, postings: dict[str, BitMap]) -> "Words":
+        """The words as a snapshot holds them (snapshot.py): the same fields, not rebuilt."""
+        self = cls()
+        self._words, self._sizes, self._postings = words, sizes, postings
+        self._ids = {w: i for i, w in enumerate(words)}
+        return self
 
     def __contains__(self, word: object) -> bool:
         return word in self._ids
@@ -360,7 +369,7 @@ class Words:
         words, out, rest = self._words, [], []
         for j in range(m, k - 1, -1):
             for i in exactly[j]:
-                if _sml(j, m, len(self._trigrams[i])) >= similarity_threshold:
+                if _sml(j, m, self._sizes[i]) >= similarity_threshold:
                     out.append(words[i])
                 elif _sml(j, m, j) >= word_similarity_threshold:  # (its word similarity may reach it)
                     rest.append(i)

@@ -32,7 +32,7 @@ from indexium_db.queries import github as github_q
 from indexium_platform import natsutil
 from indexium_platform.settings import Common, SettingsError, load
 
-from . import localstack
+from . import localstack, searchsnapshot
 
 
 class Settings(Common, frozen=True, kw_only=True):
@@ -324,6 +324,24 @@ async def _review(conn: asyncpg.Connection, settings: Settings, version_id, args
     return 0
 
 
+async def search_snapshot(settings: Settings, args: argparse.Namespace) -> None:
+    """Write the search snapshot and put it in the object store; with --every, again and again."""
+    while True:
+        conn = await _database(settings)
+        nc = await _nats(settings, "indexium-search-snapshot")
+        try:
+            done = await searchsnapshot.write_once(conn, nc.jetstream())
+            print(f"search snapshot put: {done['mods']} mods, {done['bytes'] / 2**20:.1f} MiB in {done['seconds']} s"
+                  f" (sha256 {done['digest'][:16]}, position {done['updated_at']}, stream seq {done['stream_seq']})",
+                  flush=True)
+        finally:
+            await conn.close()
+            await nc.drain()
+        if not args.every:
+            return
+        await asyncio.sleep(args.every)
+
+
 def _command(sub, name: str, text: str, **kwargs) -> argparse.ArgumentParser:
     """A (sub-)command whose ``--help`` says what it does, and whose parent's list says it too."""
     return sub.add_parser(name, help=text, description=text, **kwargs)
@@ -364,6 +382,9 @@ def build_parser() -> argparse.ArgumentParser:
     sk.add_argument("--repo", help="one repository (owner/name)")
     sk.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
     sk.add_argument("--all", action="store_true", help="also assets that are not mod files (zips, sources jars)")
+    ss = _command(sub, "search-snapshot", "write the search index's snapshot and put it in the object store, "
+                                          "where API replicas start from it (one writer; on a schedule)")
+    ss.add_argument("--every", type=float, default=0, help="keep running: write again every this many seconds")
     qr = _command(sub, "quarantine", "versions the scan stage held back: list, show, approve, reject")
     qr_sub = qr.add_subparsers(dest="action", required=True, metavar="ACTION")
     ql = _command(qr_sub, "list", "the held versions, newest first, with their findings")
@@ -399,6 +420,8 @@ def main(argv: list[str] | None = None) -> None:
             asyncio.run(github(settings, args))
         elif args.command == "skipped":
             asyncio.run(skipped(settings, args))
+        elif args.command == "search-snapshot":
+            asyncio.run(search_snapshot(settings, args))
         else:
             asyncio.run(dead_letters(settings, args))
     except Unreachable as exc:

@@ -9,7 +9,7 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.errors import NotFoundError
 
-from indexium_contracts.streams import BucketSpec, ConsumerSpec, StreamSpec
+from indexium_contracts.streams import BucketSpec, ConsumerSpec, ObjectStoreSpec, StreamSpec
 
 from . import logs
 
@@ -64,9 +64,13 @@ async def ensure_streams(
     buckets: tuple[BucketSpec, ...] = (),
     *,
     replicas: int = 1,
+    object_stores: tuple[ObjectStoreSpec, ...] = (),
 ) -> list[str]:
-    """Create or update every stream, durable consumer and KV bucket. Run by the setup step only."""
+    """Create or update every stream, durable consumer, KV bucket and object store. Run by the setup step only."""
     done = []
+    for spec in object_stores:
+        await js.create_object_store(spec.name, config=spec.config(replicas=replicas))
+        done.append(f"object store {spec.name} ensured")
     for spec in buckets:
         # create_key_value is create-or-update for an unchanged config; a changed TTL updates it.
         await js.create_key_value(spec.config(replicas=replicas))
@@ -91,7 +95,7 @@ async def ensure_all(js: JetStreamContext, *, replicas: int = 1) -> list[str]:
     from indexium_contracts import registry
 
     return await ensure_streams(js, registry.STREAMS, registry.CONSUMERS, registry.BUCKETS,
-                                replicas=replicas)
+                                replicas=replicas, object_stores=registry.OBJECT_STORES)
 
 
 MIN_SERVER = (2, 11)  # per-message TTL (ADR-43): telemetry's daily salts and rate-limit windows

@@ -9,6 +9,8 @@ so a database outage never takes every replica out of the load balancer at once.
 from __future__ import annotations
 
 import importlib.util
+import tempfile
+from pathlib import Path
 
 from aiohttp import web
 
@@ -17,7 +19,7 @@ from indexium_platform.lifecycle import Resources, cleanup_ctx
 from indexium_platform.metrics import ServiceMetrics
 from indexium_platform.web import base_app, serve
 
-from . import db, edge, lookups, openapi, respond, routes, site, subscriptions, v2
+from . import db, edge, lookups, openapi, respond, routes, site, snapshots, subscriptions, v2
 from .cache import Cache
 from .inflight import InFlight
 from .invalidation import Invalidator
@@ -69,7 +71,7 @@ def create_app(settings: Settings) -> web.Application:
         live = LiveIndex(api, refresh_s=settings.search_index_refresh_s,
                          load_timeout_s=settings.search_index_load_timeout_s,
                          catch_up_s=settings.search_index_catch_up_s,
-                         recheck=settings.search_index_recheck)
+                         recheck=settings.search_index_recheck, snapshot=_snapshot_fetcher(settings))
         api.search_index = live
         await live.start()
         res.on_close(live.stop)
@@ -95,6 +97,14 @@ def create_app(settings: Settings) -> web.Application:
     site.setup(app)  # the web site's pages at / (site/, docs/web.md)
     edge.setup(app)
     return app
+
+
+def _snapshot_fetcher(settings: Settings):
+    """The search snapshot's fetch on this node (snapshots.py), or None: off, or no NATS."""
+    if not settings.search_snapshot or not settings.nats_url:
+        return None
+    directory = Path(settings.search_snapshot_dir or Path(tempfile.gettempdir()) / "indexium-search-snapshot")
+    return lambda: snapshots.fetch(settings.nats_url, directory)
 
 
 def _setup_analytics(app: web.Application) -> None:

@@ -18,6 +18,14 @@ page from memory"; a change no event announced is caught up below).
   from the index's copy are re-read: core NATS delivery is at-most-once, and a dropped event
   must not hide a mod for longer than a cached answer lives.
 * Every ``refresh_s`` a full reload (downloads move, and ordinals keep popularity order).
+
+**From a snapshot** (``snapshot``: a fetcher, snapshots.py; docs/api.md, "Replica start: the
+snapshot"): a load, the first and each periodic one, takes the latest snapshot instead of building
+the index from PostgreSQL: fetched to this node unless a copy is here, mapped
+(``indexium_db.snapshot``), then the mods written since the snapshot's position (less
+CATCH_UP_MARGIN_S) re-read before it is used. A refresh finding the same snapshot keeps the index
+it has (it follows events). No snapshot, or one that cannot be read: the load from PostgreSQL, and
+a ``search_index_snapshot_unusable`` line saying why.
 """
 
 from __future__ import annotations
@@ -25,8 +33,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 
+from indexium_db import snapshot
 from indexium_db.queries import catalog as catalog_q, indexed
 from indexium_db.searchindex import Lexicon, SearchIndex
 from indexium_platform import heap, logs
@@ -36,11 +46,15 @@ RETRY_S = 5.0  # a load that failed (PostgreSQL away) is tried again this soon
 # The catch-up looks this much further back than its interval: updated_at is a writer's
 # transaction start, and a transaction may commit that long after it began.
 CATCH_UP_MARGIN_S = 60.0
+REREAD_BATCH = 500  # mods re-read a statement after a snapshot (indexed.reread)
 
 
 class LiveIndex:
-    def __init__(self, api, *, refresh_s: float, load_timeout_s: float, catch_up_s: float, recheck: bool = True):
+    def __init__(self, api, *, refresh_s: float, load_timeout_s: float, catch_up_s: float, recheck: bool = True,
+                 snapshot: Callable[[], Awaitable[tuple[Path, bool]]] | None = None):
         self.api = api
+        self.snapshot = snapshot  # the latest snapshot as a local file (snapshots.fetch), or None: PostgreSQL's
+        self.snapshot_digest: str | None = None  # the one the index came from
         self.recheck = recheck  # SearchIndex.recheck of every index this loads
         self.refresh_s, self.load_timeout_s, self.catch_up_s = refresh_s, load_timeout_s, catch_up_s
         self.index: SearchIndex | None = None
@@ -87,16 +101,51 @@ class LiveIndex:
         bounded (below the startup probe's window); a load in the background takes what it takes."""
         started = time.monotonic()
         # No collector pass while the index is built, one when it is in (heap.py: the index is
-        # about a million objects, which every full pass would walk again).
+        # about a million objects, which every full pass would walk again; from a snapshot, the
+        # vocabularies, slugs and names it builds are frozen the same way).
         with heap.building():
+            if self.snapshot is not None:
+                loaded = await asyncio.wait_for(self._from_snapshot(), timeout)
+                if loaded or self.snapshot_digest is not None:
+                    heap.settle()
+                    return  # (a refresh without a usable snapshot keeps the snapshot's index, which follows events)
             index = await asyncio.wait_for(self.api.db.run(indexed.load), timeout)
             index.recheck = self.recheck
             await self.api.db.run(indexed.prewarm, self.lexicon, index)
             self.index, self._synced_at = index, started
             settle_s = heap.settle()
+        self.snapshot_digest = None
         self.api.metrics.search_index_mods.set(len(index))
-        log.info("search_index_loaded", mods=len(index), seconds=round(time.monotonic() - started, 2),
+        log.info("search_index_loaded", source="postgresql", mods=len(index),
+                 seconds=round(time.monotonic() - started, 2),
                  **({} if settle_s is None else {"gc_settle_ms": round(settle_s * 1000, 1)}))
+
+    async def _from_snapshot(self) -> bool:
+        """The index from the latest snapshot and the changes since it; False (logged) when there is
+        none to use, for the load from PostgreSQL."""
+        started = time.monotonic()
+        try:
+            path, fetched = await self.snapshot()
+            fetched_s = time.monotonic() - started
+            if self.index is not None and self.snapshot_digest == path.stem:
+                return True  # (the snapshot this index came from: it has followed the events since)
+            index, lexicon, meta = await asyncio.to_thread(snapshot.load, path, verify=fetched)
+            index.recheck = self.recheck
+            synced = time.monotonic()
+            slugs = await self.api.db.run(indexed.changed_after, index, meta["updated_at"], CATCH_UP_MARGIN_S)
+            for i in range(0, len(slugs), REREAD_BATCH):
+                await self.api.db.run(indexed.reread, index, slugs[i:i + REREAD_BATCH])
+        except Exception as exc:  # (no snapshot, a damaged one, NATS or PostgreSQL away)
+            log.warning("search_index_snapshot_unusable", reason=type(exc).__name__, detail=str(exc)[:200],
+                        then="keep the index" if self.snapshot_digest is not None else "load from postgresql")
+            return False
+        self.index, self.lexicon, self._synced_at = index, lexicon, synced
+        self.snapshot_digest = path.stem
+        self.api.metrics.search_index_mods.set(len(index))
+        log.info("search_index_loaded", source="snapshot", mods=len(index), seconds=round(time.monotonic() - started, 2),
+                 fetched=fetched, fetch_s=round(fetched_s, 2), caught_up=len(slugs), snapshot_mb=round(meta["bytes"] / 2**20, 1),
+                 position=meta["updated_at"], stream_seq=meta["stream_seq"])
+        return True
 
     async def _refresh_loop(self) -> None:
         while True:

@@ -27,7 +27,9 @@ class Settings(Common, frozen=True, kw_only=True):
     cache_stale_s: float = msgspec.field(default=30.0, name="INDEXIUM_API_CACHE_STALE_SECONDS")
     # PostgreSQL unreachable: any entry this young (even invalidated) beats a 503.
     cache_stale_if_error_s: float = msgspec.field(default=3600.0, name="INDEXIUM_API_CACHE_STALE_IF_ERROR_SECONDS")
-    cache_max_mb: int = msgspec.field(default=256, name="INDEXIUM_API_CACHE_MAX_MB")
+    # 64: a replica's whole RSS target is 200 MB at 100,000 mods (issue 38): ~60 MB the process,
+    # ~60-80 MB its search index from a snapshot, the rest the cache (bench/README.md).
+    cache_max_mb: int = msgspec.field(default=64, name="INDEXIUM_API_CACHE_MAX_MB")
     # With a read replica, invalidate once more this long after an event (replication lag).
     replica_lag_grace_s: float = msgspec.field(default=1.0, name="INDEXIUM_API_REPLICA_LAG_GRACE_SECONDS")
     # Cache-Control max-age for clients and CDNs; 0 = revalidate every time (cheap 304s), so a
@@ -43,6 +45,13 @@ class Settings(Common, frozen=True, kw_only=True):
     # A page of hits read from PostgreSQL with `listed` and the facets re-checked (one round trip
     # a search), instead of the index's own copies, which follow the same events as the cache.
     search_index_recheck: bool = msgspec.field(default=False, name="INDEXIUM_API_SEARCH_INDEX_RECHECK")
+    # Start (and refresh) the index from the search snapshot in NATS's object store (written by
+    # `python -m indexium_ops search-snapshot`), kept on this node in the directory below; with
+    # none to use, or off, the index is built from PostgreSQL.
+    search_snapshot: bool = msgspec.field(default=True, name="INDEXIUM_API_SEARCH_SNAPSHOT")
+    # Node-local (a hostPath or emptyDir in Kubernetes, never a network filesystem): replicas on
+    # one node share its file's pages. Empty: <temp dir>/indexium-search-snapshot.
+    search_snapshot_dir: str = msgspec.field(default="", name="INDEXIUM_API_SEARCH_SNAPSHOT_DIR")
     # The start-up load waits this long at most; then the API serves without the index.
     search_index_load_timeout_s: float = msgspec.field(default=30.0,
                                                        name="INDEXIUM_API_SEARCH_INDEX_LOAD_TIMEOUT_SECONDS")

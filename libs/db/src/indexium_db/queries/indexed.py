@@ -29,6 +29,7 @@ import asyncio
 import json
 import re
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
 import asyncpg
 
@@ -94,6 +95,9 @@ async def load(conn: asyncpg.Connection, timeout_s: float = LOAD_TIMEOUT_S) -> S
     async with conn.transaction():
         # Longer than a request's statement timeout: this reads the whole catalogue.
         await conn.execute(f"SET LOCAL statement_timeout = {int(timeout_s * 1000)}")
+        # The position the index covers (a snapshot's, snapshot.py): every row a transaction that
+        # began before this one wrote is in, but one still committing (the catch-up's margin).
+        position = await conn.fetchval("SELECT transaction_timestamp()")
         cursor = await conn.cursor(f"SELECT {_INDEX_COLUMNS} FROM mods m WHERE m.listed"
                                    f" ORDER BY m.downloads DESC, m.slug", timeout=timeout_s)
         while rows := await cursor.fetch(LOAD_BATCH, timeout=timeout_s):
@@ -102,6 +106,7 @@ async def load(conn: asyncpg.Connection, timeout_s: float = LOAD_TIMEOUT_S) -> S
         # the others are corrected to its words in process (trigram.Words), re-reads adding more.
         words = await conn.fetch("SELECT word FROM search_words", timeout=timeout_s)
     index = await asyncio.to_thread(builder.finish)
+    index.position = searchindex.micros(position)
     await asyncio.to_thread(index.words.update, [r[0] for r in words])
     # Browse pages in the index's order, and trigram similarity in process, only where the
     # database sorts text and reads characters the same way.
@@ -131,6 +136,15 @@ async def changed_since(conn: asyncpg.Connection, index: SearchIndex, seconds: f
     copy (a catch-up for events core NATS may have dropped)."""
     rows = await conn.fetch("SELECT m.slug, m.updated_at, m.listed FROM mods m"
                             " WHERE m.updated_at > now() - make_interval(secs => $1)", seconds)
+    return index.stale(rows)
+
+
+async def changed_after(conn: asyncpg.Connection, index: SearchIndex, micros: int, margin_s: float) -> list[str]:
+    """Slugs of mods whose row was written after ``micros`` (a position: SearchIndex.position, a
+    snapshot's) less ``margin_s`` and differs from the index's copy: what a replica started from
+    a snapshot re-reads before it serves."""
+    since = datetime.fromtimestamp(micros / 1_000_000, UTC) - timedelta(seconds=margin_s)
+    rows = await conn.fetch("SELECT m.slug, m.updated_at, m.listed FROM mods m WHERE m.updated_at > $1", since)
     return index.stale(rows)
 
 
@@ -183,7 +197,7 @@ async def prewarm(conn: asyncpg.Connection, lexicon: Lexicon, index: SearchIndex
     """Learn the words of every listed name at once: what people type most; then, as far as
     the budget goes, what they type on the way there (each word's prefixes, the most popular
     mods' first: "dark sha" on the way to Dark Shaders), so as-you-type needs no look-up."""
-    names = " ".join(e.name for e in index.entries if e is not None)
+    names = " ".join(index.name_of)  # (a dropped mod's is "")
     tokens = [t for t in dict.fromkeys(names.split()) if searchindex.plain_words(t) is not None]
     words = list(dict.fromkeys(WORDS.findall(names)))
     budget = lexicon.max_words // 2

@@ -1,0 +1,442 @@
+"""The search index's snapshot: one file a replica ``mmap``s instead of building its index from
+PostgreSQL (docs/api.md, "Replica start: the snapshot"). No I/O but the file's own.
+
+Layout (format ``FORMAT``, little-endian): ``MAGIC``, then sections each 8-byte aligned, then a
+JSON header naming every section (offset, size, item type) with the snapshot's ``meta``, then
+the header's length (uint64) and a SHA-256 of every byte before that digest (32 bytes). What
+``meta`` holds: the format, the number of ordinals, the collation facts (``ordered``,
+``words_exact``) and the **position** the snapshot covers: ``updated_at`` (PostgreSQL's
+``transaction_timestamp()`` of the load's transaction, microseconds: every row written by a
+transaction that began before it is in, less what the catch-up margin covers) and
+``stream_seq`` (the VERSIONS stream's last sequence when the load began; for operators).
+
+Per ordinal (the index's, popularity order): id, downloads and times as int64 columns, slug
+and lower-cased name as UTF-8 blobs with offsets, lexeme ids with their ts_rank terms (float4),
+weight-A lexeme ids, filter key ids, the README hash and the hit (msgpack, whose timestamp
+extension gives back the same datetimes). Then the vocabulary, the filter keys and the README
+vocabulary (sorted), each key's roaring bitmap (serialized), the sorted views as ordinal
+arrays, the laid postings the C unions read, the catalogue words with their trigram counts and
+trigram bitmaps, and the lexicon PostgreSQL taught the writer.
+
+``load`` maps the file and gives a :class:`SearchIndex` over it: the per-mod columns stay in
+the file (an :class:`Entries` sequence builds an ``Entry`` when a search reads one, keeping a
+bounded number), each posting is deserialized the first time a search reads it (a
+:class:`Table`), the laid postings are used in place; what search needs as Python objects is
+built (vocabularies, slugs, names). The index then follows events as one loaded from
+PostgreSQL does (``upsert``/``remove``): a changed mod's entry lives in memory over the file's.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import math
+import mmap
+import os
+import struct
+import uuid
+from array import array
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+from pyroaring import BitMap
+
+from . import searchindex
+from .searchindex import Entry, Lexicon, SearchIndex, TokenLexemes
+from .trigram import Words
+
+MAGIC = b"IXSNAP\0\1"
+FORMAT = 1
+ENTRIES_KEPT = 8192  # entries built from the file and kept (then forgotten whole): ~3 KB each
+_TRAILER = struct.Struct("<Q32s")
+_NONE_TIME = -(2**63)
+_pack = msgspec.msgpack.Encoder()
+_unpack = msgspec.msgpack.Decoder()
+
+
+class Unusable(Exception):
+    """The file is not a snapshot this code can read (format, size, digest): build from PostgreSQL."""
+
+
+# --- writing -------------------------------------------------------------------------------
+
+class _Writer:
+    def __init__(self, f) -> None:
+        self.f, self.sections, self.hash = f, {}, hashlib.sha256()
+        self._write(MAGIC)
+
+    def _write(self, raw) -> None:
+        self.f.write(raw)
+        self.hash.update(raw)
+
+    def put(self, name: str, payload, kind: str = "B") -> None:
+        pad = (-self.f.tell()) % 8
+        self._write(b"\0" * pad)
+        raw = payload.tobytes() if isinstance(payload, array) else bytes(payload)
+        self.sections[name] = (self.f.tell(), len(raw), kind)
+        self._write(raw)
+
+    def blobs(self, name: str, items) -> None:
+        """Byte strings end to end and where each starts (uint64, n + 1)."""
+        blob, offsets = bytearray(), array("Q", [0])
+        for b in items:
+            blob += b
+            offsets.append(len(blob))
+        self.put(name, blob)
+        self.put(name + ".offsets", offsets, "Q")
+
+    def strings(self, name: str, items) -> None:
+        self.blobs(name, (s.encode() for s in items))
+
+    def close(self, meta: dict) -> str:
+        header = json.dumps({"meta": meta, "sections": self.sections}).encode()
+        self._write(header)
+        self._write(struct.pack("<Q", len(header)))
+        digest = self.hash.digest()
+        self.f.write(digest)
+        return digest.hex()
+
+
+def write(index: SearchIndex, lexicon: Lexicon, path: Path, *, updated_at: int, stream_seq: int = 0) -> str:
+    """``index`` and ``lexicon`` as a snapshot at ``path`` (written beside it, then renamed, so a
+    reader never maps half a file); its SHA-256 (hex). ``updated_at``/``stream_seq``: the
+    position it covers (see the module doc)."""
+    entries = index.entries
+    n = len(entries)
+    vocabulary = sorted(index.postings)
+    lexeme_id = {x: i for i, x in enumerate(vocabulary)}
+    filter_keys = sorted(index.filters)
+    filter_id = {x: i for i, x in enumerate(filter_keys)}
+    readme_vocabulary = sorted(index.readme)
+    empty = Entry(uuid.UUID(int=0), "", "", 0, None, 0, (), 0, (), 0, array("f"), 0.0)
+    rows = [e if e is not None else empty for e in entries]
+    part = path.with_name(path.name + f".{os.getpid()}.part")
+    with open(part, "wb") as f:
+        w = _Writer(f)
+        w.put("ids", b"".join(e.id.bytes for e in rows))
+        w.put("downloads", array("q", [e.downloads for e in rows]), "q")
+        w.put("created", array("q", [e.created for e in rows]), "q")
+        w.put("changed", array("q", [e.changed for e in rows]), "q")
+        w.put("updated", array("q", [_NONE_TIME if e.updated is None else e.updated for e in rows]), "q")
+        w.put("readme_hash", array("q", [e.readme for e in rows]), "q")
+        w.strings("slug", [e.slug for e in rows])
+        w.strings("name", index.name_of)
+        lex, lex_off, terms = array("I"), array("Q", [0]), array("f")
+        heavy, heavy_off, keys, keys_off = array("I"), array("Q", [0]), array("I"), array("Q", [0])
+        for e in rows:
+            lex.extend(lexeme_id[x] for x in e.keys[:e.lexemes])
+            lex_off.append(len(lex))
+            terms.extend(e.terms)
+            heavy.extend(lexeme_id[x] for x in e.heavy)
+            heavy_off.append(len(heavy))
+            keys.extend(filter_id[x] for x in e.keys[e.lexemes:])
+            keys_off.append(len(keys))
+        for name, col in (("lexemes", lex), ("lexemes.offsets", lex_off), ("terms", terms), ("heavy", heavy),
+                          ("heavy.offsets", heavy_off), ("keys", keys), ("keys.offsets", keys_off)):
+            w.put(name, col, col.typecode)
+        w.blobs("hits", (b"" if e.hit is None else _pack.encode(e.hit) for e in rows))
+        w.put("listed", index.listed.serialize())
+        w.strings("vocabulary", vocabulary)
+        w.blobs("postings", (index.postings[x].serialize() for x in vocabulary))
+        w.blobs("heavy_postings", (index.heavy[x].serialize() if x in index.heavy else b"" for x in vocabulary))
+        w.strings("filter_keys", filter_keys)
+        w.blobs("filter_postings", (index.filters[x].serialize() for x in filter_keys))
+        w.strings("readme_vocabulary", readme_vocabulary)
+        w.blobs("readme_postings", (index.readme[x].serialize() for x in readme_vocabulary))
+        w.put("names_order", index._names, "I")
+        for sort, view in index._orders.items():
+            w.put(f"order.{sort}", view, "I")
+        laid = bool(index._laid) and not index._changed and index._laid_vocabulary == vocabulary
+        if laid:  # (as loaded: the laid postings follow the vocabulary as written)
+            for heavy_side, (flat, offsets) in index._laid.items():
+                w.put(f"laid.{int(heavy_side)}", flat, "I")
+                w.put(f"laid.{int(heavy_side)}.offsets", offsets, "Q")
+        words = index.words
+        w.strings("words", words._words)
+        w.put("word_sizes", words._sizes, "H")
+        trigrams = sorted(words._postings)
+        w.strings("word_trigrams", trigrams)
+        w.blobs("word_postings", (words._postings[t].serialize() for t in trigrams))
+        w.put("lexicon", _pack.encode({"tokens": {k: None if v is None else [v.english, v.russian, v.simple]
+                                                  for k, v in lexicon._tokens.items()},
+                                       "prefix": lexicon._prefix}))
+        digest = w.close({"format": FORMAT, "ordinals": n, "mods": len(index.listed), "ordered": index.ordered,
+                          "words_exact": index.words_exact, "laid": laid, "updated_at": updated_at,
+                          "stream_seq": stream_seq})
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(part, path)
+    return digest
+
+
+# --- reading -------------------------------------------------------------------------------
+
+class Snapshot:
+    """A snapshot file mapped (read-only; its pages file-backed, shared by every process mapping it)."""
+
+    def __init__(self, path: Path, *, verify: bool = False) -> None:
+        """``verify``: read every byte once and check the digest (a file just fetched; the
+        object store has checked its own digest of the same bytes on the way)."""
+        self.path = Path(path)
+        with open(self.path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size < len(MAGIC) + _TRAILER.size:
+                raise Unusable("too short")
+            self.map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        view = memoryview(self.map)
+        if bytes(view[:len(MAGIC)]) != MAGIC:
+            raise Unusable("not a snapshot of this format")
+        header_len, digest = _TRAILER.unpack(view[size - _TRAILER.size:])
+        body_end = size - _TRAILER.size + 8
+        if header_len > body_end:
+            raise Unusable("bad header length")
+        self.digest = digest.hex()
+        if verify and hashlib.sha256(view[:body_end]).digest() != digest:
+            raise Unusable("digest mismatch")
+        header = json.loads(bytes(view[body_end - 8 - header_len:body_end - 8]))
+        self.meta, self.sections = header["meta"], header["sections"]
+        if self.meta.get("format") != FORMAT:
+            raise Unusable(f"format {self.meta.get('format')}")
+        self.view = view
+
+    def raw(self, name: str) -> memoryview:
+        pos, size, _ = self.sections[name]
+        return self.view[pos:pos + size]
+
+    def col(self, name: str) -> memoryview:
+        pos, size, kind = self.sections[name]
+        return self.view[pos:pos + size].cast(kind)
+
+    def strings(self, name: str) -> list[str]:
+        blob, offsets = bytes(self.raw(name)), self.col(name + ".offsets").tolist()
+        return [blob[a:b].decode() for a, b in zip(offsets, offsets[1:])]
+
+    def blob(self, name: str, i: int) -> memoryview:
+        offsets = self.col(name + ".offsets")
+        return self.raw(name)[offsets[i]:offsets[i + 1]]
+
+    def blobs(self, name: str) -> Iterator[memoryview]:
+        blob, offsets = self.raw(name), self.col(name + ".offsets").tolist()
+        return (blob[a:b] for a, b in zip(offsets, offsets[1:]))
+
+
+class Table(dict):
+    """A posting table (key -> BitMap) whose bitmaps stay serialized in the snapshot until first
+    read; then, and for every key added since, a dict's. ``dropped``: ordinals taken out of every
+    posting (``drop``) whose file copies were not read yet (a README table: SearchIndex._drop_readme)."""
+
+    def __init__(self, snap: Snapshot, keys: list[str], section: str) -> None:
+        super().__init__()
+        self._snap, self._keys, self._section = snap, keys, section
+        self._offsets, self._raw = snap.col(section + ".offsets"), snap.raw(section)
+        self.dropped = BitMap()
+
+    def _file(self, key: str) -> BitMap | None:
+        keys = self._keys
+        i = bisect.bisect_left(keys, key)
+        if i == len(keys) or keys[i] != key:
+            return None
+        raw = self._raw[self._offsets[i]:self._offsets[i + 1]]
+        if not raw:
+            return None
+        bm = BitMap.deserialize(raw)
+        if self.dropped:
+            bm -= self.dropped
+        dict.__setitem__(self, key, bm)
+        return bm
+
+    def get(self, key, default=None):
+        found = dict.get(self, key)
+        if found is None:
+            found = self._file(key)
+        return default if found is None else found
+
+    def __getitem__(self, key):
+        found = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def __contains__(self, key) -> bool:
+        return self.get(key) is not None
+
+    def setdefault(self, key, default=None):
+        found = self.get(key)
+        if found is None:
+            dict.__setitem__(self, key, default)
+            return default
+        return found
+
+    def __iter__(self):
+        return iter(sorted(set(self._keys).union(dict.keys(self))))
+
+    def keys(self):
+        return list(self)
+
+    def items(self):
+        return [(k, self[k]) for k in self]
+
+    def __len__(self) -> int:
+        return len(self.keys())
+
+    def drop(self, ordinal: int) -> list[str]:
+        """Take ``ordinal`` out of every posting; the keys of those read so far that held it
+        (a posting not read yet is not in any remembered union: SearchIndex._follow)."""
+        dropped = []
+        for key, bm in dict.items(self):
+            if ordinal in bm:
+                bm.discard(ordinal)
+                dropped.append(key)
+        self.dropped.add(ordinal)
+        return dropped
+
+
+class _Postings:
+    """SearchIndex._vocabulary_postings (and _heavy's, _readme's) over a Table: the postings of
+    the vocabulary's slice, read through the table (the vocabulary list itself is kept exact)."""
+
+    def __init__(self, vocabulary: list[str], table: Table) -> None:
+        self._vocabulary, self._table = vocabulary, table
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            get = self._table.get
+            return [get(x) for x in self._vocabulary[i]]
+        return self._table.get(self._vocabulary[i])
+
+    def insert(self, i: int, value) -> None:  # (the table holds it)
+        pass
+
+    def __setitem__(self, i, value) -> None:
+        pass
+
+    def __len__(self) -> int:
+        return len(self._vocabulary)
+
+
+class Entries:
+    """SearchIndex.entries over the snapshot's columns: an ``Entry`` built when read (the last
+    ENTRIES_KEPT kept), the entries of mods re-read or added since held in memory."""
+
+    def __init__(self, snap: Snapshot, vocabulary: list[str], filter_keys: list[str], listed: BitMap,
+                 name_of: list[str], slugs: list[str]) -> None:
+        s = snap
+        self._n = snap.meta["ordinals"]
+        self._present = BitMap(listed)
+        self._vocabulary, self._filter_keys, self._name_of, self._slugs = vocabulary, filter_keys, name_of, slugs
+        self._ids = s.raw("ids")
+        self._downloads, self._created, self._changed, self._updated = (
+            s.col("downloads"), s.col("created"), s.col("changed"), s.col("updated"))
+        self._readme = s.col("readme_hash")
+        self._lex, self._lex_off, self._terms = s.col("lexemes"), s.col("lexemes.offsets"), s.raw("terms")
+        self._heavy, self._heavy_off = s.col("heavy"), s.col("heavy.offsets")
+        self._keys, self._keys_off = s.col("keys"), s.col("keys.offsets")
+        self._hits, self._hits_off = s.raw("hits"), s.col("hits.offsets")
+        self._over: dict[int, Entry | None] = {}  # re-read, added or dropped since the snapshot
+        self._kept: dict[int, Entry] = {}
+        self._len = self._n
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, o: int) -> Entry | None:
+        if o < 0:
+            o += len(self)
+        over = self._over
+        if o in over:
+            return over[o]
+        found = self._kept.get(o)
+        if found is None:
+            if o >= self._n:
+                raise IndexError(o)
+            if o not in self._present:
+                return None
+            found = self._build(o)
+            if len(self._kept) >= ENTRIES_KEPT:
+                self._kept.clear()
+            self._kept[o] = found
+        return found
+
+    def __setitem__(self, o: int, entry: Entry | None) -> None:
+        self._kept.pop(o, None)
+        self._over[o] = entry
+
+    def append(self, entry: Entry) -> None:
+        self._over[self._len] = entry
+        self._len += 1
+
+    def __iter__(self):
+        return (self[o] for o in range(len(self)))
+
+    def _build(self, o: int) -> Entry:
+        vocabulary, fkeys = self._vocabulary, self._filter_keys
+        a, b = self._lex_off[o], self._lex_off[o + 1]
+        lexemes = [vocabulary[i] for i in self._lex[a:b]]
+        terms = array("f")
+        terms.frombytes(self._terms[a * 4:b * 4])
+        h0, h1 = self._heavy_off[o], self._heavy_off[o + 1]
+        k0, k1 = self._keys_off[o], self._keys_off[o + 1]
+        filters = [fkeys[i] for i in self._keys[k0:k1]]
+        raw_hit = self._hits[self._hits_off[o]:self._hits_off[o + 1]]
+        updated = self._updated[o]
+        downloads = self._downloads[o]
+        return Entry(uuid.UUID(bytes=bytes(self._ids[o * 16:o * 16 + 16])), self._slugs[o], self._name_of[o],
+                     downloads, None if updated == _NONE_TIME else updated, self._created[o],
+                     (*lexemes, *filters), self._changed[o], tuple(vocabulary[i] for i in self._heavy[h0:h1]),
+                     len(lexemes), terms, math.log(1 + float(downloads)) / 100,
+                     _unpack.decode(raw_hit) if raw_hit else None, self._readme[o],
+                     tuple(k[3:] for k in filters if k.startswith("ab:")))
+
+
+def load(path: Path, *, verify: bool = False) -> tuple[SearchIndex, Lexicon, dict]:
+    """The index and lexicon of the snapshot at ``path``, and its ``meta`` (Unusable: it cannot be read)."""
+    snap = Snapshot(path, verify=verify)
+    meta = snap.meta
+    index = SearchIndex()
+    vocabulary = snap.strings("vocabulary")
+    filter_keys = snap.strings("filter_keys")
+    readme_vocabulary = snap.strings("readme_vocabulary")
+    index.listed = BitMap.deserialize(snap.raw("listed"))
+    index.name_of = snap.strings("name")
+    slugs = snap.strings("slug")
+    index.by_slug = {slugs[o]: o for o in index.listed}
+    index.entries = Entries(snap, vocabulary, filter_keys, index.listed, index.name_of, slugs)
+    index.postings = Table(snap, vocabulary, "postings")
+    index.heavy = Table(snap, vocabulary, "heavy_postings")
+    index.filters = Table(snap, filter_keys, "filter_postings")
+    index.readme = Table(snap, readme_vocabulary, "readme_postings")
+    index._vocabulary = list(vocabulary)
+    index._vocabulary_postings = _Postings(index._vocabulary, index.postings)
+    index._vocabulary_heavy = _Postings(index._vocabulary, index.heavy)
+    index._readme_vocabulary = list(readme_vocabulary)
+    index._readme_vocabulary_postings = _Postings(index._readme_vocabulary, index.readme)
+    if meta["laid"] and searchindex._fastsearch is not None:
+        index._laid_vocabulary = vocabulary
+        index._laid = {h: (snap.col(f"laid.{int(h)}"), snap.col(f"laid.{int(h)}.offsets")) for h in (False, True)}
+    index._names = _array("I", snap.raw("names_order"))
+    if index._laid:
+        index._name_offsets = array("Q", range(len(index._names) + 1))
+    for sort in index._orders:
+        index._orders[sort] = _array("I", snap.raw(f"order.{sort}"))
+    index.ordered, index.words_exact, index.position = meta["ordered"], meta["words_exact"], meta["updated_at"]
+    index.words = Words.restore(snap.strings("words"), _array("H", snap.raw("word_sizes")),
+                                dict(zip(snap.strings("word_trigrams"),
+                                         map(BitMap.deserialize, snap.blobs("word_postings")))))
+    lexicon = Lexicon()
+    learned = _unpack.decode(snap.raw("lexicon"))
+    for token, lexemes in learned["tokens"].items():
+        lexicon._tokens[token] = None if lexemes is None else TokenLexemes(*(_term(t) for t in lexemes))
+    lexicon._prefix.update(learned["prefix"])
+    return index, lexicon, dict(meta, digest=snap.digest, bytes=len(snap.view))
+
+
+def _array(typecode: str, raw) -> array:
+    out = array(typecode)
+    out.frombytes(raw)
+    return out
+
+
+def _term(t):
+    return None if t is None else tuple(t)

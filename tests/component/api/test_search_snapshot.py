@@ -1,0 +1,72 @@
+"""An API replica starting from the search snapshot (issue 38): the writer's file from NATS's object
+store, fetched to the node-local directory once and reused, the mods changed since its position
+re-read before the replica serves, and the same answers as a replica that built its index from
+PostgreSQL; without a snapshot, the load from PostgreSQL and a log line saying why."""
+
+import nats
+
+from indexium_api.state import API
+from indexium_db.pool import connect
+from indexium_ops import searchsnapshot
+
+from .test_search_index import FABRIC_120, FORGE_119, following, hits
+
+QUERIES = [{"q": "lanterns"}, {"q": "quokka"}, {"q": "lantrns"}, {"q": "lant"},
+           {"q": "lanterns", "game_version": "1.20.1", "loader": "fabric"}, {"sort": "newest"}]
+
+
+async def _write(database_url, nats_url) -> dict:
+    conn = await connect(database_url)
+    nc = await nats.connect(nats_url)
+    try:
+        return await searchsnapshot.write_once(conn, nc.jetstream())
+    finally:
+        await conn.close()
+        await nc.drain()
+
+
+async def test_a_replica_starts_from_the_snapshot_and_the_changes_since(make_client, nats_url, seed, database_url,
+                                                                          tmp_path, capsys):
+    for i, name in enumerate(["Cozy Lanterns", "Iron Lanterns", "Tiny Maps"]):
+        mod = await seed.mod(f"m{i}", name=name, summary="Lanterns and maps")
+        await seed.version(mod, "1.0", [FABRIC_120 if i % 2 else FORGE_119])
+    put = await _write(database_url, nats_url)
+    assert put["mods"] == 3 and put["bytes"] > 0
+    # After the snapshot: a new mod and one hidden (no replica was listening).
+    new = await seed.mod("quokka", name="Quokka Lanterns", summary="Lanterns for quokkas")
+    await seed.version(new, "1.0", [FABRIC_120])
+    await seed.db.execute("UPDATE mods SET listed = false, updated_at = now() WHERE manifest_id = 'm1'")
+
+    env = {"NATS_URL": nats_url, "INDEXIUM_API_SEARCH_SNAPSHOT_DIR": str(tmp_path / "node")}
+    client = await make_client(**env)
+    live = await following(client)
+    assert live.snapshot_digest is not None  # from the snapshot, not PostgreSQL
+    assert "quokka" in live.index.by_slug and "m1" not in live.index.by_slug  # the changes since, re-read
+    files = list((tmp_path / "node").glob("*.snap"))
+    assert [f.stem for f in files] == [live.snapshot_digest]
+
+    built = await make_client(NATS_URL=nats_url, INDEXIUM_API_SEARCH_SNAPSHOT="false")
+    from_pg = await following(built)
+    assert from_pg.snapshot_digest is None
+    for params in QUERIES:
+        assert await hits(client, **params) == await hits(built, **params), params
+
+    # A second replica on the node maps the same file (not fetched again).
+    again = await make_client(**env)
+    assert (await following(again)).snapshot_digest == live.snapshot_digest
+    out = capsys.readouterr().out + capsys.readouterr().err
+    assert '"fetched": false' in out.replace("'", '"') or "fetched=False" in out
+
+
+async def test_without_a_snapshot_the_replica_builds_from_postgresql_and_says_why(make_client, nats_url, seed,
+                                                                                   tmp_path, capsys):
+    mod = await seed.mod("m0", name="Cozy Lanterns")
+    await seed.version(mod, "1.0", [FABRIC_120])
+    client = await make_client(NATS_URL=nats_url, INDEXIUM_API_SEARCH_SNAPSHOT_DIR=str(tmp_path))
+    live = await following(client)
+    assert live.snapshot_digest is None and "m0" in live.index.by_slug
+    assert client.app[API].search_index is live
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "search_index_snapshot_unusable" in text and "ObjectNotFoundError" in text
+    assert await hits(client, q="cozy") == (["m0"], 1)

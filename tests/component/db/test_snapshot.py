@@ -1,0 +1,212 @@
+"""The snapshot's contract (issue 38): a replica started from a snapshot plus the changes since its
+position answers every search exactly like a replica that built its index from PostgreSQL.
+
+A generated catalogue (shared words, facets per file, READMEs, hidden versions, one-word and
+non-ASCII names); a snapshot written by one index; then changes after it (a mod hidden, one
+renamed, a README rewritten, a version hidden, downloads moved, a new mod); a replica from the
+snapshot catching up (``indexed.changed_after`` from the snapshot's position, then re-reads)
+against an index loaded from PostgreSQL now. Whole answers compared (every row's every column,
+and the total) for many queries: names, prefixes, typos, README words, per-file filters, facets,
+browse orders, offsets; pages from memory and re-checked by PostgreSQL both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from indexium_db import searchindex, snapshot
+from indexium_db.pool import connect
+from indexium_db.queries import catalog as catalog_q, facets as facets_q, indexed, mods as mods_q
+from indexium_db.queries import versions as versions_q
+from indexium_db.searchindex import HIT_KEYS, Lexicon
+
+T0 = datetime(2025, 1, 1, tzinfo=UTC)
+ADJ = ["Better", "Simple", "Magic", "Iron", "Cozy", "Lazy", "Dark", "Tiny", "Ёлочные"]
+NOUN = ["Furnaces", "Chests", "Lanterns", "Storage", "Biomes", "Magic", "Rendering", "Maps"]
+SUMMARY = ["Adds new furnaces and smelting recipes", "Portable storage for players", "Faster chunk rendering",
+           "Мод добавляет новые сундуки", "Magic spells and wands", "The best of the rest"]
+PAIRS = [(["fabric"], ["1.20.1"]), (["forge"], ["1.19.2"]), (["neoforge", "forge"], ["1.21.1"]),
+         (["quilt", "fabric"], ["1.20.1", "1.20.4"])]
+READMES = ["Numbats and wallabies roam these lanterns.", "Marsupial magic for furnaces, see https://x.org/a 1.20.1",
+           "Works on Bukkit/Spigot/Paper. Coal/Charcoal smelting.", "Iron numbat storage; dark rendering."]
+QUERIES = ["magic", "Magic Storage", "iron chests", "furn", "lazy lant", "dark", "numbats", "wallaby", "marsupial",
+           "spigot", "charcoal", "сундуки", "ёлочные", "the rest", "smelting recipes", "magik storage", "furnacs",
+           "lantrns", "irn chests", "bettr maps", "quokka", "quokka lights", "tiny bi", "cozylan", "m017", "ma",
+           "storage magic lanterns", "olga", "renderng"]
+_F = facets_q.Facet
+FILTERS = [{}, {"game_versions": ("1.20.1",)}, {"loaders": ("fabric",)},
+           {"game_versions": ("1.19.2", "1.21.1"), "loaders": ("forge", "quilt")},  # per-file pairs
+           {"environment": "client"}, {"categories": ("magic",)},
+           {"facets": ((_F("categories", ":", "fabric"), _F("categories", ":", "magic")),)},
+           {"facets": ((_F("categories", "!=", "storage"),),)},
+           {"facets": ((_F("project_type", ":", "mod"),), (_F("versions", ":", "1.20.4"),))}]
+
+
+async def _mod(conn, i: int, rng: random.Random, name: str | None = None) -> None:
+    name = name or " ".join((rng.choice(ADJ), rng.choice(NOUN)))
+    if i % 17 == 0:
+        name = rng.choice(NOUN)
+    await mods_q.upsert_author(conn, 10 + i, f"owner{i}")
+    card = mods_q.Card(name=name, summary=rng.choice(SUMMARY), description="", authors=[f"Author{i % 5}"],
+                       licenses=["MIT"], links={}, environment=rng.choice(["client", "server", "both"]))
+    mod = await mods_q.create(conn, github_repo_id=10 + i, repo_full_name=f"owner{i}/m{i}", owner_id=10 + i,
+                              owner_login=f"owner{i}", manifest_id=f"m{i:03d}", default_branch="main",
+                              categories=rng.sample(["utility", "magic", "storage", "library"], rng.randint(0, 2)),
+                              card=card)
+    for v, files in enumerate([rng.sample(PAIRS, rng.randint(1, 2)) for _ in range(rng.randint(1, 2))]):
+        vid = await versions_q.upsert_version(
+            conn, mod_id=mod["id"], version_number=f"1.{v}", github_release_id=1000 * i + v, tag_name=f"1.{v}",
+            name=f"1.{v}", changelog="", version_type="release",
+            published_at=T0 + timedelta(days=rng.randint(0, 3), hours=v), status="public",
+            game_versions=sorted({g for f in files for g in f[1]}), loaders=sorted({lo for f in files for lo in f[0]}))
+        await versions_q.replace_files(conn, vid, [versions_q.FileRow(
+            github_asset_id=100_000 * i + 10 * v + k, filename=f"m{i}-{v}-{k}.jar", url=f"https://x/m{i}-{v}-{k}.jar",
+            size=1, content_type=None, github_digest=None, sidecar_url=None, loaders=f[0], game_versions=f[1],
+            manifests=[], is_primary=k == 0, download_count=rng.choice([0, 5, 5, 40, 300, 7000]))
+            for k, f in enumerate(files)])
+    await mods_q.refresh_rollup(conn, mod["id"])
+    if i % 3 == 1:
+        await mods_q.set_readme(conn, mod["id"], READMES[i % len(READMES)])
+
+
+async def _hide_a_version(conn, slug: str) -> None:
+    """Its newest version hidden (the facets and dates it brought go with it), as the indexer does."""
+    mod_id = await conn.fetchval("SELECT id FROM mods WHERE slug = $1", slug)
+    await conn.execute("UPDATE mod_versions SET hidden = true WHERE id = (SELECT id FROM mod_versions"
+                       " WHERE mod_id = $1 ORDER BY published_at DESC LIMIT 1)", mod_id)
+    await mods_q.refresh_rollup(conn, mod_id)
+
+
+async def _changes_after_the_snapshot(conn, rng: random.Random) -> None:
+    slugs = [r[0] for r in await conn.fetch("SELECT slug FROM mods WHERE listed ORDER BY slug")]
+    await conn.execute("UPDATE mods SET listed = false, updated_at = now() WHERE slug = $1", slugs[3])
+    await conn.execute("UPDATE mods SET name = 'Quokka Lights', updated_at = now() WHERE slug = $1", slugs[5])
+    mod_id = await conn.fetchval("SELECT id FROM mods WHERE slug = $1", slugs[7])
+    await mods_q.set_readme(conn, mod_id, "Quokka marsupial lanterns, nothing of what it said before.")
+    for slug in slugs[10:16]:
+        await _hide_a_version(conn, slug)
+    await conn.execute("UPDATE version_files SET download_count = download_count + 50000 WHERE version_id IN"
+                       " (SELECT v.id FROM mod_versions v JOIN mods m ON m.id = v.mod_id WHERE m.slug = $1)", slugs[20])
+    await mods_q.refresh_rollup(conn, await conn.fetchval("SELECT id FROM mods WHERE slug = $1", slugs[20]))
+    await _mod(conn, 500, rng, name="Quokka Storage")
+
+
+def _queries():
+    rng = random.Random(5)
+    out = []
+    for q in QUERIES + [None]:
+        for filters in FILTERS:
+            sort = rng.choice([None, None, "relevance", "updated", "newest", "downloads", "name"])
+            offset = rng.choice([0, 0, 0, 3])
+            out.append(catalog_q.SearchQuery(q, sort=sort, offset=offset, limit=7, **filters))
+    return out
+
+
+async def _answers(conn, index, lexicon, recheck: bool) -> list:
+    index.recheck = recheck
+    out = []
+    for sq in _queries():
+        rows, total = await indexed.search(conn, sq, index=index, lexicon=lexicon, corrections=catalog_q.Corrections())
+        out.append((sq, [{k: r[k] for k in HIT_KEYS} for r in rows], total))
+    return out
+
+
+def test_a_replica_from_a_snapshot_plus_changes_answers_as_one_built_from_postgresql(database_url, tmp_path,
+                                                                                    monkeypatch):
+    # Every prefix union from the laid postings (the C union over the file's arrays), not only
+    # those of 8 lexemes or more: this catalogue is small.
+    monkeypatch.setattr(searchindex, "LAID_MIN_SETS", 1)
+
+    async def run():
+        conn = await connect(database_url)
+        try:
+            rng = random.Random(3)
+            for i in range(90):
+                await _mod(conn, i, rng)
+            written = await indexed.load(conn)
+            lexicon = Lexicon()
+            await indexed.prewarm(conn, lexicon, written)
+            path = tmp_path / "index.snap"
+            digest = snapshot.write(written, lexicon, path, updated_at=written.position, stream_seq=7)
+            await asyncio.sleep(0.01)
+            await _changes_after_the_snapshot(conn, rng)
+
+            index, learned, meta = snapshot.load(path, verify=True)
+            assert meta["digest"] == digest and meta["updated_at"] == written.position and meta["stream_seq"] == 7
+            assert learned._tokens == lexicon._tokens and learned._prefix == lexicon._prefix
+            stale = await indexed.changed_after(conn, index, meta["updated_at"], margin_s=1.0)
+            assert len(stale) >= 10  # the hidden, renamed, rewritten, re-rolled and new mods
+            await indexed.reread(conn, index, stale)
+
+            fresh = await indexed.load(conn)  # (and its lexicon prewarmed, as a replica's)
+            fresh_lexicon = Lexicon()
+            await indexed.prewarm(conn, fresh_lexicon, fresh)
+            for recheck in (False, True):
+                ours = await _answers(conn, index, learned, recheck)
+                theirs = await _answers(conn, fresh, fresh_lexicon, recheck)
+                for (sq, rows, total), (_, want, want_total) in zip(ours, theirs):
+                    assert (rows, total) == (want, want_total), sq
+            assert sum(1 for _, rows, _ in ours if rows) > 150  # (most queries find something)
+        finally:
+            await conn.close()
+
+    asyncio.run(run())
+
+
+def test_a_snapshot_holds_the_index_as_written_and_follows_changes_as_the_index_does(database_url, tmp_path):
+    """The same index from PostgreSQL, once as loaded and once through a snapshot, each given the
+    same re-reads: the same answers with the same bounded candidates (ordinals as the writer's)."""
+    async def run():
+        conn = await connect(database_url)
+        try:
+            rng = random.Random(9)
+            for i in range(60):
+                await _mod(conn, i, rng)
+            loaded = await indexed.load(conn)
+            path = tmp_path / "index.snap"
+            snapshot.write(loaded, Lexicon(), path, updated_at=loaded.position)
+            index, _, meta = snapshot.load(path)
+            await _changes_after_the_snapshot(conn, rng)
+            stale = await indexed.changed_after(conn, index, meta["updated_at"], margin_s=1.0)
+            await indexed.reread(conn, index, stale)
+            await indexed.reread(conn, loaded, stale)
+            for sq in _queries():
+                a = await indexed.search(conn, sq, index=index, lexicon=Lexicon(), rank_all=2, per_source=1)
+                b = await indexed.search(conn, sq, index=loaded, lexicon=Lexicon(), rank_all=2, per_source=1)
+                assert ([{k: r[k] for k in HIT_KEYS} for r in a[0]], a[1]) == (
+                    [{k: r[k] for k in HIT_KEYS} for r in b[0]], b[1]), sq
+            assert index.position == loaded.position
+        finally:
+            await conn.close()
+
+    asyncio.run(run())
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped", "format"])
+def test_a_damaged_snapshot_is_unusable(database_url, tmp_path, damage):
+    async def run():
+        conn = await connect(database_url)
+        try:
+            await _mod(conn, 1, random.Random(1))
+            index = await indexed.load(conn)
+        finally:
+            await conn.close()
+        return index
+
+    index = asyncio.run(run())
+    path = tmp_path / "index.snap"
+    snapshot.write(index, Lexicon(), path, updated_at=index.position)
+    raw = bytearray(path.read_bytes())
+    if damage == "truncated":
+        raw = raw[: len(raw) // 2]
+    elif damage == "flipped":
+        raw[len(snapshot.MAGIC) + 3] ^= 0xFF
+    else:
+        raw[: len(snapshot.MAGIC)] = b"IXSNAP\0\x09"
+    path.write_bytes(bytes(raw))
+    with pytest.raises(snapshot.Unusable):
+        snapshot.load(path, verify=True)
