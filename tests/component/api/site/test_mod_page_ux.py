@@ -15,12 +15,13 @@ LINE_1_20 = ["1.20.6", "1.20.5", "1.20.5-rc1", "1.20.5-pre1", "24w14a", "1.20.4"
 
 
 def _button(body: str) -> str | None:
-    m = re.search(r'<a class="button primary" href="([^"]+)" id="download-button">Download</a>', body)
+    m = re.search(r'<a class="button primary" href="([^"]+)" id="download-button" aria-describedby="offer-what">'
+                  r'Download</a>', body)
     return m.group(1) if m else None
 
 
 def _offer(body: str) -> str:
-    text = body.split('<span class="offer-what">', 1)[1].split("</p>", 1)[0]
+    text = body.split('<span class="offer-what" id="offer-what">', 1)[1].split("</p>", 1)[0]
     return " ".join(re.sub(r"<[^>]+>", " ", text).split())
 
 

@@ -24,6 +24,11 @@ class Choice:
     snapshots: bool = False  # show snapshots and pre-releases among the game versions
 
     @property
+    def key(self) -> tuple:
+        """For the page's cache key: a plain tuple (compared in C, not by a dataclass __eq__)."""
+        return (self.loader, self.game_version, self.snapshots)
+
+    @property
     def made(self) -> bool:
         return bool(self.loader or self.game_version)
 

@@ -36,6 +36,7 @@ SORT_LABELS = {"relevance": "Relevance", "downloads": "Downloads", "active_serve
 ENVIRONMENT_LABELS = {"client": "Client", "server": "Server"}
 LOADERS = formats.LOADERS
 BADGE_PATH = "/api/v1/badges/{slug}/servers.svg"
+NO_CHOICE = downloads.Choice()
 SEARCH_PARAMS = frozenset({"q", "loader", "game_version", "environment", "category", "sort", "snapshots"})
 
 
@@ -168,7 +169,8 @@ async def mod_page(request: web.Request) -> web.Response:
     range_key = params.choice(request, "range", tuple(RANGES), default="30d")
     if not is_slug(slug):
         raise web.HTTPNotFound()
-    choice = download_choice(request)
+    # (A bare /mods/{slug}, most of the traffic: no choice to parse.)
+    choice = download_choice(request) if request.rel_url.raw_query_string else NO_CHOICE
     app = request.app
     today = utc_day(now())
 
@@ -181,7 +183,7 @@ async def mod_page(request: web.Request) -> web.Response:
         return cached_page(app, "mod.html", **mod_context(app, *data, range_key=range_key, choice=choice))
 
     # Today's date in the key, as the JSON analytics: the chart moves on at midnight, not at the TTL.
-    return await for_visitor(request, ("site-mod", slug, range_key, today, choice), (mod_tag(slug),), compute)
+    return await for_visitor(request, ("site-mod", slug, range_key, today, choice.key), (mod_tag(slug),), compute)
 
 
 def setup(app: web.Application) -> None:

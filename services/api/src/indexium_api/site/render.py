@@ -9,7 +9,7 @@ from datetime import datetime
 import aiohttp_jinja2
 import jinja2
 import markupsafe
-from aiohttp import web
+from aiohttp import hdrs, web
 
 from indexium_content import urls
 from indexium_jar import gameversions
@@ -133,7 +133,8 @@ async def for_visitor(request: web.Request, key: tuple, tags: tuple[str, ...], c
     page (``no-store``, its own CSP nonce, no ETag), so every page's header says who is signed
     in while the page itself is still computed once for everyone. A session cookie costs one
     session read (sessions.current: an in-flight slot, as on the dashboard)."""
-    has_cookie = sessions.COOKIE in request.cookies
+    # (No Cookie header, the usual anonymous hit: no cookie parsing at all.)
+    has_cookie = hdrs.COOKIE in request.headers and sessions.COOKIE in request.cookies
     session = await sessions.current(request) if has_cookie else None
     if session is None:
         response = await cached(request, key, tags, compute)
