@@ -149,11 +149,12 @@ async def _read(conn: asyncpg.Connection, source: Prefetched, ids: list[str], lo
 
 
 async def prefetch(conn: asyncpg.Connection, loader: str, game_version: str, mod_ids: list[str], *,
-                   source: Prefetched | None = None) -> Prefetched:
-    """Every candidate the resolver can ask for, read round by round (one query a round)."""
+                   source: Prefetched | None = None, rounds: int = MAX_ROUNDS) -> Prefetched:
+    """Every candidate the resolver can ask for, read round by round (one query a round);
+    ``rounds`` 2: the mods and their own dependencies only (an upgrade check)."""
     source = source or Prefetched()
     todo = sorted({m for m in mod_ids if m not in source.versions})
-    for _ in range(MAX_ROUNDS):
+    for _ in range(min(rounds, MAX_ROUNDS)):
         room = MAX_IDS - len(source.versions)
         if not todo or room <= 0:
             break
@@ -215,14 +216,17 @@ async def requested(conn: asyncpg.Connection, refs: list[str]) -> dict[str, Aske
 # ---- what an export needs of the picked files -----------------------------------------------------
 
 async def files(conn: asyncpg.Connection, file_ids: list[uuid.UUID]) -> dict[uuid.UUID, asyncpg.Record]:
-    """id -> the file's download facts (url, name, size, hashes, the manifests' sides), one query."""
+    """id -> the file's download facts (url, name, size, hashes, the manifests' sides, the mod's slug
+    and the release tag), one query."""
     rows = await conn.fetch(
         """SELECT f.id, f.url, f.filename, f.size, f.sha1::text AS sha1, f.sha512::text AS sha512,
+                  m.slug, v.version_number,
                   COALESCE((SELECT array_agg(DISTINCT COALESCE(rec ->> 'environment', 'both'))
                             FROM jsonb_array_elements(CASE jsonb_typeof(f.manifests) WHEN 'array'
                                                       THEN f.manifests ELSE '[]' END) rec),
                            '{}') AS environments
-           FROM version_files f WHERE f.id = ANY($1::uuid[])""",
+           FROM version_files f JOIN mod_versions v ON v.id = f.version_id JOIN mods m ON m.id = v.mod_id
+           WHERE f.id = ANY($1::uuid[])""",
         file_ids,
     )
     return {r["id"]: r for r in rows}

@@ -450,3 +450,28 @@ def _newest_elsewhere(index: _Index, name: str, every: Sequence[CandidateVersion
     games = sorted({g for f in newest.files for g in f.game_versions}, key=cmp_to_key(comparator("maven")), reverse=True)
     where = f" for {', '.join(games[:3])}" if games else ""
     return f"no version of {name} supports {game} on {loader}; its newest is {newest.version}{where}"
+
+
+# --- one mod at a time (upgrade checks) ---------------------------------------------------
+
+
+def fitting(source: CandidateSource, loader: str, game_version: str, mod_id: str) -> list[tuple[CandidateVersion, CandidateFile]]:
+    """The versions of ``mod_id`` with a file for ``loader`` and ``game_version``, newest first,
+    each with the file the resolver would take: its order and its choice of file, for callers
+    that ask about one mod without resolving a pack."""
+    return [(c.version, c.file) for c in _Index(source, loader, game_version).candidates(mod_id)]
+
+
+def newest_for_loader(source: CandidateSource, loader: str, mod_id: str) -> tuple[CandidateVersion, tuple[str, ...]] | None:
+    """The newest version of ``mod_id`` with a file for ``loader`` (any game version), and the
+    game versions of its files, newest first; None when it has none."""
+    cmp = comparator(scheme_for(loader))
+    runs = set(LOADS.get(loader, (loader,)))
+    mine = [v for v in source.versions_of(mod_id) or () if any(set(f.loaders) & runs for f in v.files)]
+    if not mine:
+        return None
+    newest = max(mine, key=cmp_to_key(lambda a, b: cmp(a.version, b.version) or
+                                      ((a.published > b.published) - (a.published < b.published))))
+    games = sorted({g for f in newest.files if set(f.loaders) & runs for g in f.game_versions},
+                   key=cmp_to_key(comparator("maven")), reverse=True)
+    return newest, tuple(games)
