@@ -23,6 +23,7 @@ from indexium_db.queries import hashes as hashes_q, packs as packs_q
 from indexium_jar.deps import (
     LOADS, Requested, Resolution, describe, fitting, newest_for_loader, range_words,
 )
+from indexium_content import urls
 from indexium_platform.web import ApiError, json_response, read_request_body
 
 from . import hashes, openapi, packexport, params
@@ -170,7 +171,9 @@ def _answer(body: ResolveBody, r: Resolution, rows) -> ResolveAnswer:
         f = rows[_uuid(p.file_id)]
         picks.append(PickOut(p.mod_id, p.project_id, f["slug"], p.name, p.version, f["version_number"], p.version_type,
                              p.requested, p.optional, list(p.reasons),
-                             FileOut(f["filename"], f["url"], f["size"], _hex(f["sha1"]), _hex(f["sha512"]))))
+                             # (stored only from INDEXIUM_DOWNLOAD_HOSTS; served through the one URL policy again)
+                             FileOut(f["filename"], urls.allowed(f["url"]) or "", f["size"], _hex(f["sha1"]),
+                                     _hex(f["sha512"]))))
     return ResolveAnswer(
         r.ok, body.loader, body.game_version, picks,
         [NotIndexedOut(n.mod_id, n.range, list(n.needed_by), n.text) for n in r.not_indexed], [],
@@ -230,6 +233,8 @@ async def export(request: web.Request) -> web.Response:
         if not p.file.sha1 or not p.file.sha512:
             raise ApiError(409, "not_hashed", f"{p.name} {p.version} is not hashed yet; a pack needs its sha1 "
                                               "and sha512. Try again in a few minutes.")
+        if not p.file.url:
+            raise ApiError(409, "no_download", f"{p.name} {p.version} has no download URL we can serve.")
         files.append(packexport.PackFile(p.slug, p.name, p.file.filename, p.file.url, p.file.size, p.file.sha1,
                                          p.file.sha512, packexport.side_of(f["environments"])))
     name = body.name or f"Indexium pack ({body.game_version})"
