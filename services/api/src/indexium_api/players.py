@@ -292,6 +292,13 @@ async def _upgrade(conn, body: UpgradeBody, groups: dict[str, list[str]]) -> Upg
     source = packs_q.Prefetched(pinned=pinned)
     await packs_q.prefetch(conn, body.loader, body.target_game_version, sorted(pinned), source=source, rounds=2)
     game, loader = body.target_game_version, body.loader
+    fits_of: dict[str, list] = {}
+
+    def fits(mod_id: str) -> list:  # each mod's fitting versions once (a library is needed by many)
+        if mod_id not in fits_of:
+            fits_of[mod_id] = fitting(source, loader, game, mod_id)
+        return fits_of[mod_id]
+
     out, ready = [], 0
     for h in [h for values in groups.values() for h in values]:
         row = found.get(h)
@@ -300,15 +307,15 @@ async def _upgrade(conn, body: UpgradeBody, groups: dict[str, list[str]]) -> Upg
             continue
         mod_id = row["manifest_id"]
         installed = Installed(row["slug"], row["name"], mod_id, row["version_number"])
-        fits = fitting(source, loader, game, mod_id)
-        if not fits:
+        found_fits = fits(mod_id)
+        if not found_fits:
             newest = newest_for_loader(source, loader, mod_id)
             shown = Newest(newest[0].version, list(newest[1])) if newest else None
             where = f"; its newest is {shown.version} for {', '.join(shown.game_versions[:3])}" if shown else ""
             out.append(UpgradeFile(h, True, installed, None, shown, [], False, f"none yet for {game}{where}"))
             continue
-        version, file = fits[0]
-        blocked = _blockers(source, loader, game, file)
+        version, file = found_fits[0]
+        blocked = _blockers(source, fits, game, file)
         ok = not blocked
         ready += ok
         text = f"{version.version} for {game}" + ("" if ok else f", blocked: {'; '.join(blocked)}")
@@ -318,7 +325,7 @@ async def _upgrade(conn, body: UpgradeBody, groups: dict[str, list[str]]) -> Upg
     return UpgradeAnswer(game, loader, ready, total, f"{ready} of {total} ready for {game}", out)
 
 
-def _blockers(source, loader: str, game: str, file) -> list[str]:
+def _blockers(source, fits, game: str, file) -> list[str]:
     """Required dependencies of ``file`` no indexed version satisfies on ``game`` (an id we do
     not index is not a blocker we can know of: it is not listed)."""
     out = []
@@ -330,7 +337,7 @@ def _blockers(source, loader: str, game: str, file) -> list[str]:
         if versions is None:
             continue
         name = versions[0].name if versions else dep.mod_id
-        if not any(dep.versions.contains(v.version) for v, _ in fitting(source, loader, game, dep.mod_id)):
+        if not any(dep.versions.contains(v.version) for v, _ in fits(dep.mod_id)):
             words = range_words(dep.versions)
             out.append(f"{describe(dep, name)} (no {name}{' ' + words if words else ''} for {game} yet)")
     return out

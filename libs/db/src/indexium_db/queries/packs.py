@@ -24,6 +24,7 @@ project come without them, so "its newest is 0.15 for 1.21.1" can still be said.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import uuid
@@ -43,6 +44,7 @@ from .hashes import OWNED
 MAX_ROUNDS = 8  # dependency depth read ahead; deeper ids are read when the resolver asks
 MAX_IDS = 2000  # ids read for one resolution (50 mods with their libraries are ~100)
 MAX_RERUNS = 3  # resolver runs after reading ids it asked for but was not given
+PARSED_MAX = 50_000  # parsed dependencies remembered per process (~1 KB each)
 _SHA1 = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -79,6 +81,14 @@ def _record_for(manifests, loaders: list[str]) -> dict | None:
     return None
 
 
+@functools.lru_cache(maxsize=PARSED_MAX)
+def _parsed(mod_id: str, kind: str, raw: str | None, side: str, warn_only: bool, loader: str):
+    """A dependency parsed once per process: the same few ranges ("*", ">=0.15", "[47,)") recur
+    across thousands of files, and a range is parsed the same way every time (frozen result)."""
+    return parse_dependency(Dependency(mod_id=mod_id, kind=kind, version_range=raw, side=side,
+                                       warn_only=warn_only), loader)
+
+
 def _dependencies(rec: dict | None) -> tuple:
     if rec is None:
         return ()
@@ -87,9 +97,10 @@ def _dependencies(rec: dict | None) -> tuple:
         if not isinstance(d, dict) or not isinstance(d.get("mod_id"), str) or d.get("kind") not in (
                 "required", "optional", "incompatible", "embedded"):
             continue
-        dep = Dependency(mod_id=d["mod_id"], kind=d["kind"], version_range=d.get("version_range"),
-                         side=d.get("side") or "both", warn_only=bool(d.get("warn_only")))
-        out.append(parse_dependency(dep, rec["loader"]))
+        raw = d.get("version_range")
+        out.append(_parsed(d["mod_id"], d["kind"], raw if isinstance(raw, str) else None,
+                           d.get("side") if d.get("side") in ("client", "server") else "both",
+                           bool(d.get("warn_only")), rec["loader"]))
     return tuple(out)
 
 
