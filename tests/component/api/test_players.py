@@ -231,3 +231,11 @@ async def test_openapi_documents_the_new_routes(client):
     assert doc["paths"]["/api/v1/resolve"]["post"]["requestBody"]["content"]["application/json"]["schema"][
         "properties"]["mods"]["maxItems"] == 100
     assert {"ResolveAnswer", "UpgradeAnswer"} <= set(doc["components"]["schemas"])
+
+
+async def test_browsers_may_call_the_new_routes(client):
+    for path, method in (("/api/v1/resolve", "POST"), ("/api/v1/packs/export", "GET"),
+                         ("/api/v1/upgrade-check", "POST")):
+        resp = await client.options(path, headers={"Origin": "https://example.org",
+                                                    "Access-Control-Request-Method": method})
+        assert resp.status == 204 and method in resp.headers["Access-Control-Allow-Methods"]
