@@ -150,7 +150,9 @@ async def main(args) -> None:
             await conn.close()
             run.say(f"dependencies added in {time.monotonic() - started:.0f} s")
             env = {"DATABASE_URL": dsn, "NATS_URL": f"nats://127.0.0.1:{free_port()}",
-                   "INDEXIUM_API_RATE_LIMIT_PER_MINUTE": "0", "INDEXIUM_LOG_LEVEL": "warning"}
+                   "INDEXIUM_API_RATE_LIMIT_PER_MINUTE": "0", "INDEXIUM_LOG_LEVEL": "warning",
+                   # (off: what the routes cost without a replica's search index in the same process)
+                   "INDEXIUM_API_SEARCH_INDEX": "false" if args.no_search_index else "true"}
             proc = ServiceProcess(BY_NAME["api"], port=free_port(), env=env, log_path=tmp / "api.log").start()
             await asyncio.to_thread(proc.wait_ready, 120)
             async with aiohttp.ClientSession() as http:
@@ -167,4 +169,5 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mods", type=int, default=100_000)
     parser.add_argument("--requests", type=int, default=60)
+    parser.add_argument("--no-search-index", action="store_true", help="the API without its search index")
     asyncio.run(main(parser.parse_args()))
