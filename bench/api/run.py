@@ -11,6 +11,8 @@ Prints, in one run:
   * the same mix in process beside tantivy on the same catalogue (peer.py; target: our p95 <=
     tantivy's), with each side's load time and memory;
   * hash lookup and update-check latency (single and 100-hash bulk);
+  * the players' tools: resolve 50 mods with their dependencies (target p95 <= 50 ms) and an
+    upgrade check of 300 hashes (target p95 <= 100 ms), bench/api/playersrows.py;
   * webhook-to-searchable time with ingest, indexer and API running (target p95 <= 2 s);
   * webhook 202 -> invisible on every replica (repository removed from the App's installation,
     two API replicas; target p95 <= 2 s; bench/api/visibility.py);
@@ -46,6 +48,7 @@ sys.path.insert(0, str(HERE))
 import data  # noqa: E402
 import fairness  # noqa: E402
 import notifyrow  # noqa: E402
+import playersrows  # noqa: E402
 import siterows  # noqa: E402
 import v2rows  # noqa: E402
 import visibility  # noqa: E402
@@ -415,6 +418,14 @@ async def main(args) -> None:
                         say(line)
                 say("\nhash lookups and update checks (uncached):")
                 for line in await lookups(http, api, catalogue):
+                    say(line)
+                say("\nplayers' tools (uncached, sequential, bench/api/playersrows.py):")
+                conn = await asyncpg.connect(dsn)
+                try:
+                    asked = await playersrows.add_dependencies(conn)  # (Fabric files get manifests)
+                finally:
+                    await conn.close()
+                for line in await playersrows.rows(http, api, asked, pid=api_proc.proc.pid):
                     say(line)
                 say("\nAPI v2 (Modrinth-compatible, bench/api/v2rows.py):")
                 for line in await v2rows.rows(http, api_proc, catalogue.names, tmp, seconds=args.seconds,

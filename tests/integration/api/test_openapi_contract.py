@@ -38,7 +38,10 @@ CROSS_FIELD_RULES = {"/api/v1/versions/by-hash/{hash}", "/api/v1/versions/by-has
                      "/v2/version_files", "/v2/version_files/update", "/v2/version_files/update_many",
                      # JSON inside a query string (ids, loaders, facets): its grammar is the route's
                      # own and a generated string is rarely one; every answer must still conform.
-                     "/v2/search", "/v2/projects", "/v2/versions", "/v2/project/{id}/version"}
+                     "/v2/search", "/v2/projects", "/v2/versions", "/v2/project/{id}/version",
+                     # The loader version given must satisfy every mod's requirement (a 400 naming it),
+                     # and a loader with no known release list needs one: rules across the pack's mods.
+                     "/api/v1/packs/export"}
 
 
 async def _seed(conn: asyncpg.Connection) -> None:

@@ -19,7 +19,7 @@ from indexium_platform.lifecycle import Resources, cleanup_ctx
 from indexium_platform.metrics import ServiceMetrics
 from indexium_platform.web import base_app, serve
 
-from . import db, edge, lookups, openapi, respond, routes, site, snapshots, subscriptions, v2
+from . import db, edge, lookups, openapi, players, respond, routes, site, snapshots, subscriptions, v2
 from .cache import Cache
 from .inflight import InFlight
 from .invalidation import Invalidator
@@ -90,6 +90,7 @@ def create_app(settings: Settings) -> web.Application:
     app.cleanup_ctx.append(cleanup_ctx(invalidation))
     routes.setup(app)
     lookups.setup(app)
+    players.setup(app)  # resolve, pack export, upgrade check (docs/players.md)
     v2.setup(app)
     _setup_analytics(app)
     subscriptions.setup(app)  # a signed-in user's webhook subscriptions and API tokens
