@@ -42,6 +42,10 @@ ELSEWHERE: dict[str, tuple[set[str], str]] = {
                                                               "the spellings a game client reports"),
     "services/api/src/indexium_api/v2/forge.py": ({"forge", "neoforge"}, "Forge's update JSON is (Neo)Forge's own"),
     "services/api/src/indexium_api/v2/openapi.py": ({"neoforge"}, "the Forge update JSON's query parameter"),
+    "services/api/src/indexium_api/packexport.py": ({"fabric", "quilt", "forge", "neoforge", "minecraft"},
+                                                     "the keys Modrinth's index and packwiz's pack.toml write for "
+                                                     "the game and each loader, and the loaders' manifest ids"),
+    "services/api/src/indexium_api/players.py": ({".mrpack"}, "the file name of the pack we export"),
     "libs/devstack/": ({*formats.LOADERS, *formats.SUFFIXES, *formats.PROJECT_TYPES}, "builders of test fixtures"),
 }
 # "mod" and "plugin" are also plain words (a subscription's kind, a cache key): as those they

@@ -20,6 +20,7 @@ import msgspec
 from aiohttp import web
 
 from indexium_db.queries import hashes as hashes_q, packs as packs_q
+from indexium_jar import formats
 from indexium_jar.deps import (
     LOADS, Requested, Resolution, describe, fitting, newest_for_loader, range_words,
 )
@@ -34,7 +35,8 @@ MAX_MODS = 100  # mods in one resolve or export (a large pack asks for ~50; each
 MAX_UPGRADE_HASHES = 500  # files in one upgrade check (a big mods folder holds ~300)
 MAX_REF = 128
 MAX_NAME = 100
-LOADERS = tuple(LOADS)
+# The loaders of jar formats (mods and plugins): a pack's loader; packs of packs are not resolved.
+LOADERS = tuple(dict.fromkeys(lo.name for f in formats.JAR_FORMATS for lo in f.loaders if lo.name in LOADS))
 _VERSION_ID = "1.0.0"
 
 
