@@ -40,7 +40,9 @@ def shader_root(names: Collection[str]) -> str | None:
     """``""`` when ``shaders/`` is at the root, ``"Folder/"`` when one level down, else None."""
     if any(n.startswith("shaders/") for n in names):
         return ""
-    nested = sorted({n.split("/", 1)[0] + "/" for n in names if n.count("/") >= 2 and n.split("/")[1] == "shaders"})
+    # ("/shaders/" in n, in C, first: a resource pack's thousands of names never get further)
+    nested = sorted({n.split("/", 1)[0] + "/" for n in names
+                     if "/shaders/" in n and n.count("/") >= 2 and n.split("/")[1] == "shaders"})
     return nested[0] if nested else None
 
 
