@@ -431,7 +431,8 @@ def main() -> None:
     if args.part in ("packs", "all"):
         import packs  # this directory is on sys.path when run as a script
 
-        asyncio.run(packs.main(3.0 if args.quick else args.seconds, args.concurrency, max(1, args.slices)))
+        asyncio.run(packs.main(3.0 if args.quick else args.seconds, args.concurrency, max(1, args.slices),
+                               args.latency_ms))
     if args.part in ("scale", "all"):
         import scale  # this directory is on sys.path when run as a script
 
