@@ -126,7 +126,7 @@ async def main(seconds: float, concurrency: int, slices: int, latency_ms: float 
         print(f"targets: median <= 2: {'MET' if statistics.median(ours) <= 2 else 'MISSED'}; "
               f"max 3: {'MET' if max(ours) <= 3 else 'MISSED'}; right type: "
               f"{'MET' if not any(r[3].startswith('WRONG') for r in rows) else 'MISSED'}")
-        for delay in (0.0, latency_ms):
+        for delay in (0.0, *([latency_ms] if latency_ms else [])):
             if delay:
                 gh.set_latency(delay / 1000)  # before every answer: a CDN round trip
             totals = {"ours": [0, 0.0, 0.0], "owner": [0, 0.0, 0.0]}

@@ -47,8 +47,9 @@ def shader_root(names: Collection[str]) -> str | None:
 
 
 def canvas_pipelines(names: Collection[str]) -> list[str]:
-    return [n for n in names if n.startswith("assets/") and n.count("/") >= 3 and n.split("/")[2] == "pipelines"
-            and n.endswith((".json", ".json5"))]
+    # ("/pipelines/" in n, in C, first: a resource pack's thousands of textures stop there)
+    return [n for n in names if "/pipelines/" in n and n.startswith("assets/") and n.count("/") >= 3
+            and n.split("/")[2] == "pipelines" and n.endswith((".json", ".json5"))]
 
 
 def infer_game_versions(text: str, table: VersionTable) -> GameVersions:
