@@ -406,9 +406,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--quick", action="store_true", help="jars up to 5 MB only, 3 s throughput runs")
-    parser.add_argument("--part", choices=("1", "2", "e2e", "scale", "both", "all"), default="all",
+    parser.add_argument("--part", choices=("1", "2", "e2e", "scale", "packs", "both", "all"), default="all",
                         help="1: requests/bytes; 2: jars/s; e2e: indexer + scan requests; scale: replicas; "
-                             "both: 1 and 2; all: every part")
+                             "packs: the pack mix (packs.py); both: 1 and 2; all: every part")
     parser.add_argument("--latency-ms", type=float, default=20.0,
                         help="also measure jars/s with this delay before every response (0: loopback only)")
     parser.add_argument("--slices", type=int, default=4,
@@ -428,6 +428,11 @@ def main() -> None:
         asyncio.run(end_to_end(args.quick))
     if args.part in ("2", "both", "all"):
         run_part2(3.0 if args.quick else args.seconds, args.concurrency, args.latency_ms, max(1, args.slices))
+    if args.part in ("packs", "all"):
+        import packs  # this directory is on sys.path when run as a script
+
+        asyncio.run(packs.main(3.0 if args.quick else args.seconds, args.concurrency, max(1, args.slices),
+                               args.latency_ms))
     if args.part in ("scale", "all"):
         import scale  # this directory is on sys.path when run as a script
 

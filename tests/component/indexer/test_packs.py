@@ -148,3 +148,29 @@ async def test_a_mod_and_its_resource_pack_in_one_release_stay_one_mod(gh, relea
     assert await db.fetchval("SELECT project_type FROM mods") == formats.MOD
     primary = await db.fetchval("SELECT filename FROM version_files WHERE is_primary")
     assert primary == "lamps-1.0.jar"  # the mod's jar is primary; the pack is a file beside it
+
+
+async def test_forge_update_json_lists_mod_files_only(gh, releases, db, api):
+    """A repository that releases its Forge mod and a Forge modpack together: the pack's loader
+    is forge, but it is no update of the mod."""
+    repo = gh.add_repo("ana", "forgey")
+    pack = packs.mrpack([], name="Forgey Pack", minecraft="1.19.2", loader=("forge", "43.2.0"))  # not the mod's
+    rel = gh.add_release(repo, "2.0.0", [("forgey-2.0.0.jar", jars.forge_jar("forgey", "2.0.0")),
+                                         ("forgey-pack.mrpack", pack)])
+    assert (await releases.handle(rel)).outcome == "indexed"
+    assert sorted(await db.fetchval("SELECT loaders FROM mod_versions")) == ["forge"]
+    async with api.get("/updates/forgey/forge_updates.json") as resp:
+        body = await resp.json()
+    assert resp.status == 200 and body["promos"]["1.20.1-latest"] == "2.0.0"
+    assert not any(k.startswith("1.19.2") for k in body["promos"])  # the pack's game version: not an update
+    assert await db.fetchval("SELECT count(*) FROM version_files WHERE pack IS NOT NULL") == 1
+
+
+async def test_a_sponge_plugin_is_indexed_as_a_plugin(gh, releases, db):
+    repo = gh.add_repo("ana", "spongey")
+    plugin = jars.build_jar([("META-INF/sponge_plugins.json", b'{"loader": {"name": "java_plain", "version": "1.0"},'
+                              b' "plugins": [{"id": "spongey", "name": "Spongey", "version": "1.0.0",'
+                              b' "entrypoint": "a.B", "dependencies": [{"id": "spongeapi", "version": "8.0.0"}]}]}')])
+    assert (await releases.handle(gh.add_release(repo, "1.0.0", [("spongey-1.0.0.jar", plugin)]))).outcome == "indexed"
+    f = await _file(db, "spongey-1.0.0.jar")
+    assert (f["loaders"], f["project_type"], f["mod_type"]) == (["sponge"], formats.PLUGIN, formats.PLUGIN)

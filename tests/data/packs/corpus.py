@@ -9,7 +9,11 @@ read the way the indexer reads a jar: the central directory, the entries
 skipped with a message. Prints per row the type and game versions found against those
 expected, and the totals.
 
-    .venv/bin/python tests/data/packs/corpus.py [--mirror /work/.mirror] [--out /tmp/pack-corpus]
+    .venv/bin/python tests/data/packs/corpus.py [--mirror /work/.mirror] [--out /tmp/pack-corpus] [--indexer]
+
+``--indexer``: read each archive the way the release job does instead, over HTTP from a
+FakeGitHub release named by the row's release text (``indexium_jar.packread.read_pack_metadata``:
+Range requests counted by the server, not estimated).
 """
 
 from __future__ import annotations
@@ -88,21 +92,47 @@ def measure(path: Path, row: dict[str, str]):
     return result, requests(len(data), info.cd_offset, spans)
 
 
+def measure_indexer(paths: list[tuple[Path, dict[str, str]]]) -> list:
+    """(PackParseResult-like, server-side requests) per archive, through the release job's read path."""
+    import asyncio
+
+    import aiohttp
+
+    from indexium_devstack.fakegithub import FakeGitHub
+    from indexium_jar.model import PackParseResult
+    from indexium_jar.packread import read_pack_metadata
+
+    async def run():
+        out = []
+        async with FakeGitHub() as gh, aiohttp.ClientSession() as session:
+            policy = DownloadPolicy(allowed_hosts=frozenset({gh.github_host, gh.cdn_host}))
+            repo = gh.add_repo("corpus", "packs")
+            for i, (path, row) in enumerate(paths):
+                release = gh.add_release(repo, f"r{i}", name=row["release_text"])
+                asset = gh.add_asset(release, path.name, path.read_bytes())
+                md = await read_pack_metadata(session, gh.download_url(asset), policy, file_name=path.name,
+                                              release_text=row["release_text"])
+                out.append((PackParseResult(record=md.pack, problems=tuple(md.problems), skip=md.skip),
+                            gh.stats(asset).requests))
+        return out
+
+    return asyncio.run(run())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mirror", type=Path, default=Path("/work/.mirror"))
     parser.add_argument("--out", type=Path, default=Path("/tmp/pack-corpus"))
+    parser.add_argument("--indexer", action="store_true", help="read over HTTP as the release job does")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     releases = {v.id for v in default_table().releases}
     total = right_type = right_versions = unknown = 0
     counts: list[int] = []
-    for row in rows():
-        path = rebuild(row, args.mirror, args.out)
-        if path is None:
-            continue
+    built = [(path, row) for row in rows() if (path := rebuild(row, args.mirror, args.out)) is not None]
+    measured = measure_indexer(built) if args.indexer else [measure(path, row) for path, row in built]
+    for (path, row), (result, n_requests) in zip(built, measured):
         total += 1
-        result, n_requests = measure(path, row)
         counts.append(n_requests)
         rec = result.record
         got_type = rec.project_type if rec else (result.skip.code if result.skip else result.problems[0].code)
@@ -121,7 +151,7 @@ def main() -> int:
               f"{row['expected_versions']}; ~{n_requests} range requests)")
     print(f"{total} archives: {right_type} with the right type and loaders; game versions right in {right_versions} "
           f"of {total - unknown} ({unknown} declare formats newer than the shipped pack-format table); "
-          f"estimated range requests per archive: median {statistics.median(counts) if counts else 0}, "
+          f"{'range requests (server-side)' if args.indexer else 'estimated range requests'} per archive: median {statistics.median(counts) if counts else 0}, "
           f"max {max(counts, default=0)}")
     return 0
 

@@ -56,7 +56,7 @@ async def read_pack_source(source: RangeSource, policy: DownloadPolicy, table: V
 async def read_pack(jar: RemoteJar, table: VersionTable | None, *, file_name: str, release_text: str = "",
                     max_requests: int = MAX_REQUESTS, with_entry_sizes: bool = False) -> JarMetadata:
     names = jar.directory
-    listed = set(names)
+    listed = set(names.names())
     kind = packs.classify(listed, file_name)
     if kind.mod:  # a loader manifest in a zip: a mod jar by another name
         return await read_jar(jar, table, max_requests=max_requests, with_entry_sizes=with_entry_sizes)

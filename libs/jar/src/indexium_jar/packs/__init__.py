@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from itertools import repeat
 
 from indexium_jar import formats as _formats  # the registry; read only inside functions (it imports these parsers)
 from indexium_jar.manifests import LOADER_MANIFESTS
@@ -43,7 +44,7 @@ def classify(names: Collection[str], file_name: str = "") -> Classification:
     if _mcmeta.PATH in names:
         if shaderpack.canvas_pipelines(names):
             return Classification(format="shader-canvas")
-        if any(n.startswith("data/") for n in names):
+        if any(map(str.startswith, names, repeat("data/"))):  # (map: no Python frame per name)
             return Classification(format="datapack")
         return Classification(format="resourcepack")
     if shaderpack.shader_root(names) is not None and notpacks.which(names, file_name) != "sources_archive":

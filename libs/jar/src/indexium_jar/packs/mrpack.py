@@ -47,7 +47,15 @@ def safe_path(path: Any) -> str | None:
     return path
 
 
+# An https URL on an allowed host with the default port, decided without parsing it (a
+# 1,000-file pack checks 1,000 URLs): the authority ends at the first "/".
+_ALLOWED_PREFIX = re.compile("https://(?:" + "|".join(re.escape(h) for h in sorted(ALLOWED_HOSTS)) + ")/",
+                             re.IGNORECASE)
+
+
 def off_host(url: str) -> bool:
+    if _ALLOWED_PREFIX.match(url):
+        return False
     parts = urlsplit(url)
     return parts.scheme != "https" or (parts.hostname or "").lower() not in ALLOWED_HOSTS or parts.port not in (None, 443)
 

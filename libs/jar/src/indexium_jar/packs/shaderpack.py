@@ -40,13 +40,16 @@ def shader_root(names: Collection[str]) -> str | None:
     """``""`` when ``shaders/`` is at the root, ``"Folder/"`` when one level down, else None."""
     if any(n.startswith("shaders/") for n in names):
         return ""
-    nested = sorted({n.split("/", 1)[0] + "/" for n in names if n.count("/") >= 2 and n.split("/")[1] == "shaders"})
+    # ("/shaders/" in n, in C, first: a resource pack's thousands of names never get further)
+    nested = sorted({n.split("/", 1)[0] + "/" for n in names
+                     if "/shaders/" in n and n.count("/") >= 2 and n.split("/")[1] == "shaders"})
     return nested[0] if nested else None
 
 
 def canvas_pipelines(names: Collection[str]) -> list[str]:
-    return [n for n in names if n.startswith("assets/") and n.count("/") >= 3 and n.split("/")[2] == "pipelines"
-            and n.endswith((".json", ".json5"))]
+    # ("/pipelines/" in n, in C, first: a resource pack's thousands of textures stop there)
+    return [n for n in names if "/pipelines/" in n and n.startswith("assets/") and n.count("/") >= 3
+            and n.split("/")[2] == "pipelines" and n.endswith((".json", ".json5"))]
 
 
 def infer_game_versions(text: str, table: VersionTable) -> GameVersions:

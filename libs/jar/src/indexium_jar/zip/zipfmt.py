@@ -344,6 +344,18 @@ class CentralDirectory:
         """Every name, in directory order (builds every entry)."""
         return (e.name for e in self.entries())
 
+    def names(self) -> list[str]:
+        """Every record's name, in directory order, without building the entries: an ASCII name
+        reads the same as UTF-8 and CP437, so its bytes are decoded directly (a pack's classifier
+        looks at every name of a 5,000-texture resource pack; building each entry cost 3 us)."""
+        if self._all is not None:
+            return [e.name for e in self._all]
+        data, header, out = self._data, CENTRAL.size, []
+        for start in self._starts:
+            raw = data[start + header : start + header + _name_length(data, start)]
+            out.append(raw.decode("ascii") if raw.isascii() else self._entry_at(start).name)
+        return out
+
     def entries(self) -> list[ZipEntry]:
         """Every record, in directory order, duplicates included."""
         if self._all is None:
