@@ -249,3 +249,10 @@ def test_fuzz_rendered_links_and_neutralised_markdown(source):
     assert_inert(markdown.render(source, REPO).html)
     assert_inert(markdown.render(source).html)
     assert_neutral(markdown.neutralise_links(source))
+
+
+def test_the_cap_holds_after_the_sanitizer_adds_rel_to_every_link():
+    source = "\n\n".join(" ".join(f"[{i}.{j}](https://e.x/{j})" for j in range(20)) for i in range(100))
+    out = markdown.render(source, REPO, max_chars=8000)
+    assert out.truncated and len(out.html) <= 8000 + 300
+    assert markdown.render("x" * 9000, REPO, max_chars=8000).html.startswith('<p class="md-more">')

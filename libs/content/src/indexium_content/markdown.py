@@ -63,6 +63,9 @@ NOTES_MAX_HTML = 16_384
 # The plain text search stores (mods.readme_text's bound, migration 0022).
 PLAIN_MAX_CHARS = 16_000
 MORE_TEXT = "Read more on GitHub"
+# Stored with rendered HTML (repository_readmes.renderer): a reader finding an older number
+# renders the stored Markdown again rather than serve what an older allow-list let through.
+RENDERER = 1
 
 _TAGS = frozenset({
     "a", "abbr", "b", "bdi", "bdo", "blockquote", "br", "caption", "center", "cite", "code", "col",
@@ -159,19 +162,21 @@ def render(source: str, repository: Repository | None = None, *, heading_shift: 
     renderer = _parser().renderer
     parts: list[str] = []
     size = 0
-    truncated = False
-    for i, block in enumerate(blocks):
+    for block in blocks:
         chunk = renderer.render(block, _parser().options, {})
-        if parts and size + len(chunk) > max_chars:
-            truncated = True
-            break
-        if not parts and len(chunk) > max_chars:  # one block larger than the cap: not shown
-            truncated = i < len(blocks)
+        if size + len(chunk) > max_chars:
             break
         parts.append(chunk)
         size += len(chunk)
-    images: list[str] = []
-    body = _cleaner(repository, images).clean("".join(parts))
+    truncated = len(parts) < len(blocks)
+    while True:
+        images: list[str] = []
+        body = _cleaner(repository, images).clean("".join(parts))
+        # The sanitizer adds rel="..." to every link: a page of links can outgrow the cap.
+        if len(body) <= max_chars or not parts:
+            break
+        parts = parts[:len(parts) * 3 // 4]
+        truncated = True
     if heading_shift:
         body = _HEADING.sub(lambda m: f"<{m[1]}h{min(6, int(m[2]) + heading_shift)}", body)
     if truncated:
