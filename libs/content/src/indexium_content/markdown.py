@@ -153,8 +153,10 @@ class Rendered(NamedTuple):
 
 
 def render(source: str, repository: Repository | None = None, *, heading_shift: int = 1,
-           max_chars: int = README_MAX_HTML) -> Rendered:
-    """``source`` (Markdown, untrusted) as sanitized HTML for a page, with its plain text."""
+           max_chars: int = README_MAX_HTML, more_url: str | None = None) -> Rendered:
+    """``source`` (Markdown, untrusted) as sanitized HTML for a page, with its plain text.
+    ``more_url``: where "Read more on GitHub" goes past the cap (a release's page); by default
+    the Markdown file's page in ``repository``."""
     source = (source or "").replace("\x00", "\ufffd")[:MAX_SOURCE_CHARS]
     tokens = _parser().parse(source, {})
     _align_as_attribute(tokens)
@@ -180,7 +182,7 @@ def render(source: str, repository: Repository | None = None, *, heading_shift: 
     if heading_shift:
         body = _HEADING.sub(lambda m: f"<{m[1]}h{min(6, int(m[2]) + heading_shift)}", body)
     if truncated:
-        more = repository.page if repository else None
+        more = more_url or (repository.page if repository else None)
         more = urls.allowed(more) if more else None
         if more:
             body += (f'<p class="md-more"><a href="{html.escape(more)}" rel="{_LINK_REL}">'
@@ -269,7 +271,7 @@ def _resolve(value: str, repository: Repository | None, *, image: bool) -> str |
     base = posixpath.dirname(repository.path) if repository.path else ""
     joined = posixpath.normpath(posixpath.join("/", base, path) if not path.startswith("/") else path)
     if joined in ("/", "."):
-        return urls.allowed(repository.home)
+        return None if image else urls.allowed(repository.home)
     url = repository.file_url(joined, raw=image)
     if fragment and not image:
         url += "#" + quote(fragment, safe="-._~")

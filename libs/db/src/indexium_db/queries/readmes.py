@@ -9,15 +9,19 @@ from datetime import datetime
 import asyncpg
 
 
-async def etag(conn: asyncpg.Connection, github_repo_id: int) -> str | None:
-    """The ETag to send as ``If-None-Match`` (None: never read, or read without one)."""
-    return await conn.fetchval("SELECT etag FROM repository_readmes WHERE github_repo_id = $1", github_repo_id)
+async def etag(conn: asyncpg.Connection, github_repo_id: int, renderer: int) -> str | None:
+    """The ETag to send as ``If-None-Match`` (None: never read, read without one, or rendered
+    by an older renderer than ``renderer``: then the README is read whole and rendered again)."""
+    return await conn.fetchval("SELECT etag FROM repository_readmes WHERE github_repo_id = $1 AND renderer = $2",
+                               github_repo_id, renderer)
 
 
 async def store(conn: asyncpg.Connection, github_repo_id: int, *, etag: str | None, path: str, branch: str,
                 raw_text: str, html: str, plain_text: str, truncated: bool, renderer: int) -> bool:
     """Write the README as read now (``path`` '' and the texts '' when the repository has none);
-    True when what is served of it changed (the caller then announces the repository's mods)."""
+    True when what is served of it changed (the caller then announces the repository's mods).
+    NUL characters, which PostgreSQL's text cannot hold, become U+FFFD (as Markdown reads them)."""
+    raw_text, plain_text = raw_text.replace("\x00", "\ufffd"), plain_text.replace("\x00", "\ufffd")
     old = await conn.fetchrow(
         "SELECT html, plain_text FROM repository_readmes WHERE github_repo_id = $1 FOR UPDATE", github_repo_id)
     await conn.execute(

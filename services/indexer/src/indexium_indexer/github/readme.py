@@ -56,7 +56,7 @@ class Readmes:
         repository has no README)."""
         branch = default_branch or "main"
         async with self._pool.acquire() as conn:
-            etag = await readmes_q.etag(conn, github_repo_id)
+            etag = await readmes_q.etag(conn, github_repo_id, markdown.RENDERER)
         try:
             resp = await self._client.get(f"/repos/{full_name}/readme", installation_id=installation_id,
                                           accept=ACCEPT, op="get_readme", if_none_match=etag or None)
