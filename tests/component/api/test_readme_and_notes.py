@@ -17,6 +17,7 @@ from indexium_content import markdown
 from indexium_contracts import versions as events
 from indexium_db.queries import readmes as readmes_q
 
+from .site.test_ownership_pages import gh, site  # noqa: F401 (fixtures: FakeGitHub and a site to sign in to)
 from .test_untrusted_content import assert_links_safe
 
 FABRIC_120 = (["fabric"], ["1.20.1"])
@@ -168,3 +169,20 @@ async def test_a_readme_change_reaches_the_cached_page_json_and_search(make_clie
             break
         await asyncio.sleep(0.05)
     assert [h["slug"] for h in hits] == ["lumen"]
+
+
+async def test_a_signed_in_visitor_gets_the_same_readme_under_a_nonce_policy_with_its_images(site, gh, seed, db):
+    """The cached page, sent to a signed-in visitor with the signed-in header swapped in
+    (render.for_visitor), keeps the page's image origins in its per-response policy."""
+    from .site.test_ownership_pages import sign_in
+
+    mod = await lumen(seed, db)
+    await store_readme(db, mod)
+    await sign_in(site, gh, "alice")
+    resp = await site.get("/mods/lumen")
+    html = await resp.text()
+    assert "Sign out" in html and "<strong>lights</strong>" in html
+    csp = resp.headers["Content-Security-Policy"]
+    assert "'nonce-" in csp and "'strict-dynamic'" in csp and "unsafe-inline" not in csp
+    assert re.search(r"img-src ([^;]+)", csp)[1].split() == [
+        "'self'", "https://avatars.githubusercontent.com", "https://img.shields.io", "https://raw.githubusercontent.com"]
