@@ -129,6 +129,10 @@ async def test_the_mod_page_shows_the_readme_and_the_release_notes(world, browse
     overflow = await narrow.page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
     assert overflow <= 0, overflow  # the README's table scrolls inside its box, not the page
     await narrow.shot("mod-375")
+    await narrow.page.goto(f"{world.base}/mods/{slug}/changelog")
+    assert await narrow.page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth") <= 0
+    await narrow.shot("changelog-375")
     assert seen["foreign"] == [] and seen["dialogs"] == []
     assert b.errors == [] and narrow.errors == []
 

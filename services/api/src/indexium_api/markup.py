@@ -4,18 +4,28 @@ rendered for the site, and raw changelogs for the JSON APIs with refused links n
 One renderer for all of it (:mod:`indexium_content.markdown`). The README is rendered once
 by the GitHub role and stored (``repository_readmes.html``); release notes are rendered here,
 when a page that shows them is computed (the page is then cached under the mod's tag like the
-card, so a new release or a README change invalidates it through the same events). No cache
-of its own: a release body may be 125,000 characters, and the page and JSON caches already
-keep the results.
+card, so a new release or a README change invalidates it through the same events). Rendering
+costs milliseconds per version (markdown-it-py is pure Python: ~5-25 ms for 2.5 KB of notes on
+this machine under load), and one mod's page has many cache keys (range, day, the visitor's
+download choice), so rendered notes are kept in a small LRU of their own keyed by a digest of
+the text (:data:`NOTES_CACHE` entries of at most ``markdown.NOTES_MAX_HTML`` characters each:
+a few MB at most; the text itself is never a key).
 """
 
 from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
 
 from indexium_content import markdown, urls
 
 # How many versions' notes the mod page renders (the newest open, the rest in <details>); the
 # changelog page shows every version.
 PAGE_NOTES = 10
+NOTES_CACHE = 512
+_rendered: OrderedDict[tuple, str] = OrderedDict()
+_lock = threading.Lock()  # pages render their notes in worker threads (asyncio.to_thread)
 
 
 def readme_html(row) -> str | None:
@@ -47,6 +57,22 @@ def notes(changelog: str | None, repo: markdown.Repository | None, tag: str | No
     ``markdown.NOTES_MAX_HTML`` then a "Read more on GitHub" link to the release."""
     if not changelog or not changelog.strip():
         return ""
+    key = (hashlib.blake2b(changelog.encode("utf-8", "surrogatepass"), digest_size=16).digest(), repo, tag,
+           heading_shift)
+    with _lock:
+        html = _rendered.get(key)
+        if html is not None:
+            _rendered.move_to_end(key)
+            return html
+    html = _render_notes(changelog, repo, tag, heading_shift)
+    with _lock:
+        _rendered[key] = html
+        while len(_rendered) > NOTES_CACHE:
+            _rendered.popitem(last=False)
+    return html
+
+
+def _render_notes(changelog: str, repo: markdown.Repository | None, tag: str | None, heading_shift: int) -> str:
     return markdown.render(changelog, repo, heading_shift=heading_shift, max_chars=markdown.NOTES_MAX_HTML,
                            more_url=release_url(repo, tag)).html
 

@@ -7,6 +7,7 @@ mod's page the moment it invalidates its card.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 from aiohttp import web
@@ -129,8 +130,9 @@ def dependency_words(deps) -> list[dict]:
 
 
 def mod_context(app: web.Application, mod, versions, deps, series, latest, *, range_key: str,
-                choice: downloads.Choice = downloads.Choice()) -> dict:
-    """What mod.html is rendered with, from the rows _mod_page_data read."""
+                choice: downloads.Choice = downloads.Choice(), notes: list[dict] | None = None) -> dict:
+    """What mod.html is rendered with, from the rows _mod_page_data read; ``notes``: the
+    release notes rendered already (``release_notes``), else rendered here."""
     slug = mod["slug"]
     days = [(r["day"].isoformat(), r["servers"]) for r in series]
     offered_loaders, offered_versions = downloads.options(versions, choice)
@@ -161,7 +163,8 @@ def mod_context(app: web.Application, mod, versions, deps, series, latest, *, ra
         page_url=f"{public}/mods/{slug}",
         # The README as the GitHub role rendered and sanitized it (repository_readmes), and the
         # newest versions' release notes rendered the same way: the newest open, the rest in <details>.
-        readme_html=markup.readme_html(mod), notes=release_notes(mod, versions, limit=markup.PAGE_NOTES),
+        readme_html=markup.readme_html(mod),
+        notes=notes if notes is not None else release_notes(mod, versions, limit=markup.PAGE_NOTES),
         more_notes=sum(1 for v in versions if (v.get("changelog") or "").strip()) > markup.PAGE_NOTES,
     )
 
@@ -197,7 +200,9 @@ async def mod_page(request: web.Request) -> web.Response:
             return cached_page(app, "error.html", 404, status_code=404, title="Mod not found",
                                message=f"No mod called “{slug}” is listed here. It may have been removed, "
                                        "or not indexed yet.")
-        context = mod_context(app, *data, range_key=range_key, choice=choice)
+        # Release notes render in pure Python (ms per version on a miss): off the event loop.
+        notes = await asyncio.to_thread(release_notes, data[0], data[1], limit=markup.PAGE_NOTES)
+        context = mod_context(app, *data, range_key=range_key, choice=choice, notes=notes)
         images = security.image_origins(context["readme_html"] or "", *(n["html"] for n in context["notes"]))
         return cached_page(app, "mod.html", images=images, **context)
 
@@ -228,7 +233,7 @@ async def changelog_page(request: web.Request) -> web.Response:
                                        "or not indexed yet.")
         mod, versions = data
         public = app[API].settings.public_url.rstrip("/")
-        notes = release_notes(mod, versions)
+        notes = await asyncio.to_thread(release_notes, mod, versions)
         return cached_page(app, "changelog.html", mod=mod, notes=notes, page_url=f"{public}/mods/{slug}/changelog",
                            images=security.image_origins(*(n["html"] for n in notes)))
 

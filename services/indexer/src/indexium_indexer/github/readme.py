@@ -18,6 +18,7 @@ default branch, and on "Check again" (``catch_up``).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 
@@ -74,7 +75,9 @@ class Readmes:
     async def _store(self, github_repo_id: int, full_name: str, branch: str, etag: str | None, path: str,
                      text: str, cause: str) -> str:
         owner, _, name = full_name.partition("/")
-        rendered = markdown.render(text, markdown.Repository(owner, name, branch, path or "README.md"))
+        # Pure Python, ~10-100 ms for a long README: off the event loop, which serves the role's consumers.
+        rendered = await asyncio.to_thread(markdown.render, text,
+                                           markdown.Repository(owner, name, branch, path or "README.md"))
         async with self._pool.acquire() as conn, conn.transaction():
             changed = await readmes_q.store(
                 conn, github_repo_id, etag=etag, path=path, branch=branch,
