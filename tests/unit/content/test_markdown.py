@@ -102,6 +102,9 @@ def test_relative_links_and_images_resolve_at_the_default_branch():
                           "https://img.shields.io/badge/x-y-green.svg")
     assert 'width="300"' in out.html and 'height="10%"' in out.html and 'align="center"' in out.html
     assert 'referrerpolicy="no-referrer"' in out.html and 'loading="lazy"' in out.html
+    # a plain-http image is dropped (the page's CSP allows https images only); an http link stays
+    http = markdown.render("![x](http://img.example/a.png) [y](http://site.example/)", repo)
+    assert http.images == () and "img.example" not in http.html and 'href="http://site.example/"' in http.html
     # without a repository (no base), a path has nowhere to go: dropped
     assert "href" not in markdown.render("[setup](setup.md)").html
 

@@ -12,7 +12,8 @@ event attribute, no ``style`` or ``id``/``name`` attribute (inline style would n
 Every ``href`` and ``src`` (Markdown's and raw HTML's alike, after the sanitizer's HTML
 parser has decoded entities) is resolved against the repository and then passes
 :func:`indexium_content.urls.check`; a URL the policy refuses is dropped (the link keeps
-its text, the image its nothing). Resolution, at the repository's default branch:
+its text, the image its nothing; an image must be https, as the page's CSP allows no other).
+Resolution, at the repository's default branch:
 
 * a link to a path -> ``https://github.com/{owner}/{repo}/blob/{branch}/{path}`` (GitHub's
   own page for the file, as GitHub renders the README);
@@ -283,6 +284,8 @@ def _cleaner(repository: Repository | None, images: list[str]) -> nh3.Cleaner:
         if attribute in ("href", "src"):
             url = _resolve(value, repository, image=attribute == "src")
             if url is not None and tag == "img":
+                if not url.startswith("https://"):
+                    return None  # a plain-http image: mixed content, and the page's CSP allows https only
                 images.append(url)
             return url
         if attribute in ("width", "height"):
