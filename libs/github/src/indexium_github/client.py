@@ -118,8 +118,13 @@ class GitHubClient:
         self, method: str, url: str, *, installation_id: int | None = None, app: bool = False,
         params: Mapping[str, str | int] | None = None, json: object = None,
         accept: str = "application/vnd.github+json", op: str = "other", conditional: bool = True,
-        reserve: int = 0, max_wait_s: float | None = None,
+        reserve: int = 0, max_wait_s: float | None = None, if_none_match: str | None = None,
     ) -> Response:
+        """``if_none_match``: an ETag the caller stored itself (the README's, kept in PostgreSQL
+        across restarts): sent instead of the in-memory cache's, and a 304 answers with status
+        304, ``not_modified`` and no body, for the caller to keep what it has."""
+        if if_none_match is not None:
+            conditional = False  # the caller's ETag, not the cache's
         target = self._resolve(url, params)
         key = self._key(installation_id, app)
         bucket = self._buckets.setdefault(key, Bucket())
@@ -137,6 +142,8 @@ class GitHubClient:
             cached = self._etags.get(cache_key) if method == "GET" and conditional else None
             if cached is not None:
                 headers["If-None-Match"] = cached.etag
+            elif if_none_match is not None and method == "GET":
+                headers["If-None-Match"] = if_none_match
             if method != "GET":
                 await self._space_mutations(key)
             try:
@@ -159,6 +166,10 @@ class GitHubClient:
                 headers = CIMultiDict(cached.headers)
                 headers.update(_rate_headers(rh))
                 return Response(200, str(target), headers, cached.body, not_modified=True)
+            if status == 304 and if_none_match is not None:
+                bucket.after_success()
+                self.counters.not_modified += 1
+                return Response(304, str(target), rh, b"", not_modified=True)
             if 200 <= status < 300:
                 bucket.after_success()
                 if method == "GET" and conditional and rh.get("ETag"):

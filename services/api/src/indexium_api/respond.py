@@ -38,6 +38,8 @@ class Cached:
     body: bytes
     etag: str
     content_type: str = "application/json"
+    # Headers of this body alone (a page's Content-Security-Policy naming its README's image origins).
+    extra_headers: tuple[tuple[str, str], ...] = ()
     # (X-Cache, Cache-Control) -> the answer's headers, built once: a hit copies them.
     _headers: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -50,7 +52,7 @@ class Cached:
         if headers is None:
             headers = by_cache[cache_control] = CIMultiDict({
                 "Content-Type": self.content_type, "ETag": self.etag, "Cache-Control": cache_control,
-                "X-Cache": x_cache})
+                "X-Cache": x_cache, **dict(self.extra_headers)})
         return headers
 
 

@@ -68,7 +68,7 @@ async def get_mod(request: web.Request) -> web.Response:
         return _missing_mod(request)
 
     async def compute():
-        row = await api.db.run(catalog_q.mod_by_slug, slug)
+        row = await api.db.run(catalog_q.mod_by_slug, slug, readme=True)
         return (200, views.mod(row)) if row else no_mod(slug)
 
     return await cached(request, ("mod", slug), (mod_tag(slug),), compute)

@@ -55,6 +55,10 @@ class Mod(_Shape):
     name: str
     summary: str
     description: str
+    description_html: Annotated[str | None, msgspec.Meta(
+        description="The repository's README as sanitized HTML (GitHub-flavoured Markdown; tags, attributes and "
+                    "URLs from an allow-list, relative links resolved against the repository, at most ~64 KiB "
+                    "then a 'Read more on GitHub' link); null when the repository has none or it was not read yet.")]
     authors: list[str]
     owner: str | None
     licenses: list[str]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from indexium_content import categories as vocabulary, urls
 
+from . import markup
 from .shapes import File, FileHashes, GameVersionTag, LoaderTag, Mod, SearchHit, SearchResult, Version
 
 BASE = "/api/v1"
@@ -30,7 +31,7 @@ def search(rows, total: int, limit: int, offset: int) -> SearchResult:
 def mod(row) -> Mod:
     return Mod(
         slug=row["slug"], name=row["name"], summary=row["summary"], description=row["description"],
-        authors=list(row["authors"]), owner=row["owner"], licenses=list(row["licenses"]),
+        description_html=markup.readme_html(row), authors=list(row["authors"]), owner=row["owner"], licenses=list(row["licenses"]),
         # Stored rows pass the one URL policy and the vocabulary again: rows written before them are safe too.
         links=urls.safe_links(row["links"]), categories=vocabulary.only_categories(row["categories"]),
         tags=vocabulary.only_tags(row["tags"]), environment=row["environment"], loaders=list(row["loaders"]),
@@ -45,7 +46,7 @@ def mod(row) -> Mod:
 def version(row) -> Version:
     return Version(
         mod=row["mod_slug"], version_number=row["version_number"], version_type=row["version_type"],
-        name=row["name"], changelog=row["changelog"], loaders=list(row["loaders"]),
+        name=row["name"], changelog=markup.changelog(row["changelog"] or ""), loaders=list(row["loaders"]),
         game_versions=list(row["game_versions"]), published_at=row["published_at"], downloads=row["downloads"],
         files=[_file(f) for f in row["files"]],
     )

@@ -594,9 +594,19 @@ async def _corrected(conn: asyncpg.Connection, q: str, corrections: Corrections 
 REPO_URL = "COALESCE(m.repo_url, 'https://github.com/' || m.repo_full_name) AS repo_url"
 
 
-async def mod_by_slug(conn: asyncpg.Connection, slug: str) -> asyncpg.Record | None:
+# The repository's rendered README (repository_readmes, 0024: sanitized HTML, at most ~64 KiB),
+# NULL when never read; the default branch release notes' relative links resolve at.
+README_HTML = """(SELECT r.html FROM repository_readmes r WHERE r.github_repo_id = m.github_repo_id) AS readme_html"""
+DEFAULT_BRANCH = """COALESCE((SELECT g.default_branch FROM github_repositories g
+                              WHERE g.github_repo_id = m.github_repo_id), 'main') AS default_branch"""
+
+
+async def mod_by_slug(conn: asyncpg.Connection, slug: str, *, readme: bool = False) -> asyncpg.Record | None:
+    """The mod's card; ``readme``: with ``readme_html`` and ``default_branch`` (the mod page and
+    ``/api/v1/mods/{slug}``; not the version routes, which need only the id)."""
+    extra = f"{README_HTML}, {DEFAULT_BRANCH}," if readme else ""
     return await conn.fetchrow(
-        f"""SELECT m.id, m.slug, m.name, m.summary, m.description, m.authors, m.licenses, m.links,
+        f"""SELECT {extra} m.id, m.slug, m.name, m.summary, m.description, m.authors, m.licenses, m.links,
                   m.categories, m.tags, m.environment, m.loaders, m.game_versions, m.latest_version,
                   m.downloads, m.repo_full_name, {REPO_URL}, m.created_at, m.last_published_at AS updated_at, m.fork,
                   (SELECT login FROM authors a WHERE a.github_id = m.author_github_id) AS owner,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncpg
 
-from .catalog import PUBLIC_VERSION, REPO_URL, VERSION_COLUMNS, VERSION_ORDER, file_match
+from .catalog import PUBLIC_VERSION, README_HTML, REPO_URL, VERSION_COLUMNS, VERSION_ORDER, file_match
 from .hashes import files_in_public_versions
 
 # A version v2 serves: public (catalog.PUBLIC_VERSION) and every file's sha1 and sha512 known.
@@ -73,14 +73,15 @@ _VERSIONS_FROM = "FROM mod_versions v JOIN mods m ON m.id = v.mod_id"
 # A project: the card's columns plus ids, the owner and the public versions' ids.
 _PROJECT_COLUMNS = """m.id, m.public_id, m.team_id, m.slug, m.name, m.summary, m.description, m.authors,
        m.licenses, m.links, m.categories, m.environment, m.loaders, m.game_versions, m.downloads, m.project_type,
-       m.repo_full_name, {repo_url}, m.created_at, m.last_published_at AS updated_at, m.author_github_id,
+       m.repo_full_name, {repo_url}, {readme_html}, m.created_at, m.last_published_at AS updated_at, m.author_github_id,
        (SELECT login FROM authors a WHERE a.github_id = m.author_github_id) AS owner,
        EXISTS (SELECT 1 FROM mod_icons i WHERE i.mod_id = m.id) AS has_icon,
        ARRAY(SELECT v.public_id FROM mod_versions v WHERE v.mod_id = m.id AND {public}
              ORDER BY v.published_at NULLS FIRST, v.created_at) AS version_ids,
        (SELECT v.public_id FROM mod_versions v WHERE v.mod_id = m.id AND {public}
              AND v.version_number = m.latest_version) AS latest_version_id""".format(public=V2_VERSION,
-                                                                             repo_url=REPO_URL)
+                                                                             repo_url=REPO_URL,
+                                                                             readme_html=README_HTML)
 
 
 def _key_condition(param: str) -> str:

@@ -180,8 +180,8 @@ def readme_search_text(text: str) -> str:
 
 
 async def set_readme(conn: asyncpg.Connection, mod_id: uuid.UUID, text: str) -> bool:
-    """Store the README's plain text for search (the README fetch calls this with the text of
-    the rendered README; '' when the repository has none). Search matches its words
+    """Store the README's plain text for search directly (tests and tools; the README fetch
+    writes ``repository_readmes``, whose trigger copies its text here). Search matches its words
     (mods.readme_vector, derived by PostgreSQL) below the name, summary and authors. Writes
     updated_at, so an API replica's search index re-reads the mod within its catch-up even
     without the version event the caller publishes after commit. False when unchanged."""

@@ -6,6 +6,7 @@ import asyncio
 import base64
 import hashlib
 import json
+import re
 import uuid
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -206,7 +207,9 @@ class ApiRoutes:
                 for h in ("Link", "Cache-Control", "Vary"):
                     if h in resp.headers:
                         headers[h] = resp.headers[h]
+                gh.api_statuses.append((template, 304))
                 return web.Response(status=304, headers=headers)
+        gh.api_statuses.append((template, resp.status))
         if counted:
             limiter.consume()
         resp.headers.update(extra)
@@ -314,6 +317,25 @@ class ApiRoutes:
         content = by_ref[path] if path in by_ref else repo.files.get(None, {}).get(path)
         if content is None:
             raise web.HTTPNotFound()
+        return self._file(request, repo, path, ref, content)
+
+    async def get_readme(self, request: web.Request) -> web.Response:
+        """``GET /repos/{owner}/{repo}/readme[?ref=]``: the preferred README as GitHub picks it
+        (``.github/``, then the root, then ``docs/``; a file named README with any extension),
+        as contents JSON (base64) or, under ``Accept: application/vnd.github.raw+json``, the
+        bytes; 404 when there is none. The middleware's ETag/304 applies, per representation."""
+        repo = self._repo(request)
+        ref = request.query.get("ref") or repo.default_branch
+        files = {**repo.files.get(None, {}), **repo.files.get(ref, {})}
+        for folder in (".github/", "", "docs/"):
+            names = sorted((p for p in files if p.startswith(folder) and "/" not in p[len(folder):]
+                            and re.fullmatch(r"(?i)readme(\.[a-z0-9]+)?", p[len(folder):])),
+                           key=lambda p: (not p.lower().endswith(".md"), p))
+            if names:
+                return self._file(request, repo, names[0], ref, files[names[0]])
+        raise web.HTTPNotFound()
+
+    def _file(self, request: web.Request, repo: Repo, path: str, ref: str, content: bytes) -> web.Response:
         accept = request.headers.get("Accept", "")
         if "application/vnd.github.raw" in accept or "application/vnd.github.v3.raw" in accept:
             return web.Response(body=content, content_type="application/octet-stream")
@@ -537,6 +559,7 @@ def build_github_app(api: ApiRoutes, download_handler) -> web.Application:
     get(r"/repos/{owner}/{repo}/releases/{release_id:\d+}", api.get_release)
     get(r"/repos/{owner}/{repo}/releases/{release_id:\d+}/assets", api.release_assets)
     get("/repos/{owner}/{repo}/contents/{path:.*}", api.get_contents)
+    get("/repos/{owner}/{repo}/readme", api.get_readme)
     get("/repos/{owner}/{repo}/git/trees/{ref:.+}", api.get_tree)
     get("/app", api.get_app)
     get("/app/installations", api.list_installations)

@@ -240,6 +240,7 @@ class Repositories:
                 license=mod.license,
                 homepage=mod.homepage,
             )
+            self.set_file(repo, "README.md", _demo_readme(mod))
             for i, rel in enumerate(mod.releases):
                 self.add_release(
                     repo,
@@ -258,3 +259,16 @@ class Repositories:
             for owned in by_owner.values():
                 self.add_installation(owned)
         return repos
+
+
+def _demo_readme(mod) -> str:
+    """A README as a mod's repository has one: what the demo's mod pages show (the GitHub role
+    reads it; docs/github-app.md, "The README")."""
+    rows = "\n".join(f"| {loader} | {', '.join(mod.game_versions)} |" for loader in mod.loaders)
+    return (f"# {mod.name}\n\n{mod.description}\n\n## Installing\n\n"
+            f"1. Install the loader ({', '.join(mod.loaders)}).\n"
+            "2. Drop the jar of the latest release "
+            "into your `mods` folder.\n\n"
+            f"| Loader | Minecraft |\n|---|---|\n{rows}\n\n"
+            "## Features\n\n- [x] works on servers and clients\n- [ ] a config screen\n\n"
+            f"Licensed under {mod.license}. See [the license](LICENSE).\n")

@@ -69,6 +69,8 @@ class FakeGitHub(Repositories, Installations, Payloads, Deliveries, FaultControl
         self.cdn = CdnRoutes(self)
         self.api_calls: dict[str, int] = {}
         self.api_log: list[tuple[str, str, str]] = []
+        # (route template, status) of every API answer, as GitHub would bill it: 304s are free.
+        self.api_statuses: list[tuple[str, int]] = []
         self.webhook_url = webhook_url
         self.webhook_secret = webhook_secret
         self.hook_id = hook_id
@@ -176,6 +178,7 @@ class FakeGitHub(Repositories, Installations, Payloads, Deliveries, FaultControl
         self.state.cdn_requests.clear()
         self.api_calls.clear()
         self.api_log.clear()
+        self.api_statuses.clear()
 
     @property
     def cdn_requests(self) -> list[CdnRequest]:

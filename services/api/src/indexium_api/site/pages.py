@@ -7,6 +7,7 @@ mod's page the moment it invalidates its card.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 from aiohttp import web
@@ -21,11 +22,11 @@ from indexium_jar.model import Dependency
 from indexium_platform.web import ApiError
 
 from indexium_contracts.slugs import is_slug
-from .. import params, search_index
+from .. import markup, params, search_index
 from ..analytics import now
 from ..respond import GLOBAL, mod_tag
 from ..state import API
-from . import charts, downloads
+from . import charts, downloads, security
 from .render import cached_page, for_visitor
 
 PAGE_SIZE = 20
@@ -87,7 +88,7 @@ async def home(request: web.Request) -> web.Response:
 
 
 async def _mod_page_data(conn, slug: str, days: int, today):
-    mod = await catalog_q.mod_by_slug(conn, slug)
+    mod = await catalog_q.mod_by_slug(conn, slug, readme=True)
     if mod is None:
         return None
     versions = await catalog_q.versions_of(conn, mod["id"])
@@ -130,8 +131,9 @@ def dependency_words(deps) -> list[dict]:
 
 
 def mod_context(app: web.Application, mod, versions, deps, series, latest, *, range_key: str,
-                choice: downloads.Choice = downloads.Choice()) -> dict:
-    """What mod.html is rendered with, from the rows _mod_page_data read."""
+                choice: downloads.Choice = downloads.Choice(), notes: list[dict] | None = None) -> dict:
+    """What mod.html is rendered with, from the rows _mod_page_data read; ``notes``: the
+    release notes rendered already (``release_notes``), else rendered here."""
     slug = mod["slug"]
     days = [(r["day"].isoformat(), r["servers"]) for r in series]
     offered_loaders, offered_versions = downloads.options(versions, choice)
@@ -160,7 +162,27 @@ def mod_context(app: web.Application, mod, versions, deps, series, latest, *, ra
         badge_url=f"{public}{badge}", badge_path=badge,
         badge_markdown=f"[![servers]({public}{badge})]({public}/mods/{slug})",
         page_url=f"{public}/mods/{slug}",
+        # The README as the GitHub role rendered and sanitized it (repository_readmes), and the
+        # newest versions' release notes rendered the same way: the newest open, the rest in <details>.
+        readme_html=markup.readme_html(mod),
+        notes=notes if notes is not None else release_notes(mod, versions, limit=markup.PAGE_NOTES),
+        more_notes=sum(1 for v in versions if (v.get("changelog") or "").strip()) > markup.PAGE_NOTES,
     )
+
+
+def release_notes(mod, versions, *, limit: int | None = None, heading_shift: int = 2) -> list[dict]:
+    """The versions that have notes, newest first, each with its notes as sanitized HTML."""
+    repo = markup.repository(mod)
+    out = []
+    for v in versions:
+        if not (v.get("changelog") or "").strip():
+            continue
+        if limit is not None and len(out) >= limit:
+            break
+        out.append(dict(version=v, html=markup.notes(v["changelog"], repo, v["version_number"],
+                                                      heading_shift=heading_shift),
+                        release_url=markup.release_url(repo, v["version_number"])))
+    return out
 
 
 async def mod_page(request: web.Request) -> web.Response:
@@ -180,12 +202,47 @@ async def mod_page(request: web.Request) -> web.Response:
             return cached_page(app, "error.html", 404, status_code=404, title="Mod not found",
                                message=f"No mod called “{slug}” is listed here. It may have been removed, "
                                        "or not indexed yet.")
-        return cached_page(app, "mod.html", **mod_context(app, *data, range_key=range_key, choice=choice))
+        # Release notes render in pure Python (ms per version on a miss): off the event loop.
+        notes = await asyncio.to_thread(release_notes, data[0], data[1], limit=markup.PAGE_NOTES)
+        context = mod_context(app, *data, range_key=range_key, choice=choice, notes=notes)
+        images = security.image_origins(context["readme_html"] or "", *(n["html"] for n in context["notes"]))
+        return cached_page(app, "mod.html", images=images, **context)
 
     # Today's date in the key, as the JSON analytics: the chart moves on at midnight, not at the TTL.
     return await for_visitor(request, ("site-mod", slug, range_key, today, choice.key), (mod_tag(slug),), compute)
 
 
+async def _changelog_data(conn, slug: str):
+    mod = await catalog_q.mod_by_slug(conn, slug, readme=False)
+    if mod is None:
+        return None
+    return mod, await catalog_q.versions_of(conn, mod["id"])
+
+
+async def changelog_page(request: web.Request) -> web.Response:
+    """Every public version's release notes, newest first, rendered like the mod page's."""
+    api = request.app[API]
+    slug = request.match_info["slug"]
+    if not is_slug(slug):
+        raise web.HTTPNotFound()
+    app = request.app
+
+    async def compute():
+        data = await api.db.run(_changelog_data, slug)
+        if data is None:
+            return cached_page(app, "error.html", 404, status_code=404, title="Mod not found",
+                               message=f"No mod called “{slug}” is listed here. It may have been removed, "
+                                       "or not indexed yet.")
+        mod, versions = data
+        public = app[API].settings.public_url.rstrip("/")
+        notes = await asyncio.to_thread(release_notes, mod, versions)
+        return cached_page(app, "changelog.html", mod=mod, notes=notes, page_url=f"{public}/mods/{slug}/changelog",
+                           images=security.image_origins(*(n["html"] for n in notes)))
+
+    return await for_visitor(request, ("site-changelog", slug), (mod_tag(slug),), compute)
+
+
 def setup(app: web.Application) -> None:
     app.router.add_get("/", home, name="site-home")
     app.router.add_get("/mods/{slug}", mod_page, name="site-mod")
+    app.router.add_get("/mods/{slug}/changelog", changelog_page, name="site-changelog")

@@ -102,12 +102,16 @@ def page(request: web.Request, template: str, status: int = 200, headers: dict |
                         headers={**PRIVATE, **security.private_headers(nonce), **(headers or {})})
 
 
-def cached_page(app: web.Application, template: str, status: int = 200, **context) -> Cached:
+def cached_page(app: web.Application, template: str, status: int = 200, *, images: tuple[str, ...] = (),
+                **context) -> Cached:
     """A page that is the same for everyone, as an entry for the API's cache (ETag included);
-    its handler sends it with ``security.public``'s headers."""
+    its handler sends it with ``security.public``'s headers. ``images``: the https origins of
+    the author-written images it shows (a README's, release notes'), which its own
+    Content-Security-Policy then allows (``security.policy``)."""
     body = text(app, template, **context).encode()
+    extra = (("Content-Security-Policy", security.policy(images=images)),) if images else ()
     return Cached(status, body, '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"',
-                  HTML)  # (utf-8: every page declares <meta charset> first)
+                  HTML, extra)  # (utf-8: every page declares <meta charset> first)
 
 
 # What a public page carries in its header and <head> for everyone (signed out, no nonce); a
@@ -152,7 +156,8 @@ async def for_visitor(request: web.Request, key: tuple, tags: tuple[str, ...], c
     body = value.body.replace(signed_out, nav(request.app, **sessions.context(request, session)), 1)
     body = body.replace(SCRIPT_TAG, _nonced_script(nonce), 1)
     return web.Response(status=value.status, body=body, content_type=HTML, charset="utf-8",
-                        headers={**PRIVATE, **security.private_headers(nonce), "Vary": "Cookie"})
+                        headers={**PRIVATE, **security.private_headers(nonce, security.images_allowed(value.extra_headers)),
+                                 "Vary": "Cookie"})
 
 
 def error_page(request: web.Request, status: int, title: str, message: str) -> web.Response:

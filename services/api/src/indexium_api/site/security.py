@@ -14,8 +14,10 @@ a miss elsewhere still cannot run script (docs/security.md):
   and the template puts it on its one ``<script>`` tag, so not even a file of ours injected
   into the operator's page would run. ``frame-ancestors 'none'`` (and ``X-Frame-Options``
   for older browsers) keeps the review queue out of other sites' frames. ``img-src`` is our
-  own icons and badges plus GitHub's avatar host (:data:`IMG_SOURCES`: README images from
-  their own https origin are added there when READMEs are rendered).
+  own icons and badges plus GitHub's avatar host (:data:`IMG_SOURCES`); a page showing a README
+  or release notes adds the https origins of exactly the images the sanitizer let through
+  (:func:`image_origins`, the page's own header, cached with its body), so an image the
+  sanitizer did not write (a miss) still loads from nowhere else.
 * **Reports**: ``report-uri`` points at :data:`REPORT_PATH`, counted by ``cspreport.py``: a
   violation on our pages means someone tried (or a browser extension injected something).
   Only ``report-uri``, deprecated in CSP3 but sent by every browser at once: a browser that
@@ -35,6 +37,7 @@ a miss elsewhere still cannot run script (docs/security.md):
 
 from __future__ import annotations
 
+import re
 import secrets
 
 from aiohttp import web
@@ -45,11 +48,28 @@ IMG_SOURCES = ("'self'", "https://avatars.githubusercontent.com")
 NONCE = web.RequestKey("csp_nonce", str)
 
 
-def policy(nonce: str | None = None) -> str:
-    """The Content-Security-Policy of a page; ``nonce``: a page rendered for one response."""
+# A page naming more image origins than this allows every https image instead (a README of
+# badges from 40 hosts is real; a header of hundreds of origins is not worth its bytes).
+MAX_IMAGE_ORIGINS = 32
+# An <img src> the sanitizer wrote (html5ever's serialization: double quotes, the URL passed
+# the one URL policy, so no quote or space inside).
+_IMG_ORIGIN = re.compile(r'<img\b[^>]*?\ssrc="(https://[^/"?#]+)')
+
+
+def image_origins(*htmls: str) -> tuple[str, ...]:
+    """The https origins of the images in sanitized HTML (README, release notes), sorted; at
+    most :data:`MAX_IMAGE_ORIGINS`, else ``("https:",)``."""
+    found = sorted({m.lower() for html in htmls if html for m in _IMG_ORIGIN.findall(html)})
+    return ("https:",) if len(found) > MAX_IMAGE_ORIGINS else tuple(found)
+
+
+def policy(nonce: str | None = None, images: tuple[str, ...] = ()) -> str:
+    """The Content-Security-Policy of a page; ``nonce``: a page rendered for one response;
+    ``images``: https origins its author-written images load from (:func:`image_origins`)."""
     script = f"'nonce-{nonce}' 'strict-dynamic'" if nonce else "'self'"
     return "; ".join((
-        "default-src 'none'", f"script-src {script}", "style-src 'self'", f"img-src {' '.join(IMG_SOURCES)}",
+        "default-src 'none'", f"script-src {script}", "style-src 'self'",
+        f"img-src {' '.join((*IMG_SOURCES, *images))}",
         "connect-src 'self'", "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'",
         "object-src 'none'", f"report-uri {REPORT_PATH}",
     ))
@@ -71,14 +91,26 @@ def new_nonce(request: web.Request) -> str:
     return nonce
 
 
-def private_headers(nonce: str) -> dict[str, str]:
-    return {**_COMMON, "Content-Security-Policy": policy(nonce), "Referrer-Policy": "same-origin"}
+def private_headers(nonce: str, images: tuple[str, ...] = ()) -> dict[str, str]:
+    return {**_COMMON, "Content-Security-Policy": policy(nonce, images), "Referrer-Policy": "same-origin"}
+
+
+def images_allowed(headers) -> tuple[str, ...]:
+    """The image origins a cached page's own policy added (``cached_page``'s header), for the
+    same body sent to a signed-in visitor under a nonce policy of its own."""
+    for name, value in headers:
+        if name == "Content-Security-Policy":
+            found = re.search(r"img-src ([^;]+)", value)
+            return tuple(s for s in found[1].split() if s not in IMG_SOURCES) if found else ()
+    return ()
 
 
 def public(response: web.StreamResponse) -> web.StreamResponse:
     """The headers of a page that is the same for everyone (a cached body, its 304 too)."""
     headers = response.headers
     for name, value in _PUBLIC_ITEMS:
+        if name == "Content-Security-Policy" and name in headers:
+            continue  # the page's own (cached_page: its README's image origins)
         headers[name] = value
     if response.content_type == "text/html" and response.charset is None and response.status != 304:
         response.charset = "utf-8"

@@ -7,6 +7,7 @@ from datetime import datetime
 from indexium_content import categories as vocabulary, urls
 from indexium_jar import formats, gameversions
 
+from .. import markup
 from ..views import BASE
 from . import licenses
 from .shapes import (
@@ -83,7 +84,11 @@ def project(origin: str, row) -> Project:
     return Project(
         id=row["public_id"], slug=row["slug"], project_type=formats.v2_project_type(_project_type(row)),
         team=row["team_id"], title=row["name"],
-        description=row["summary"], body=row["description"], body_url=None, status="approved",
+        # body: the README as sanitized HTML (Markdown admits HTML, so a client that renders
+        # body as Markdown shows it as is: it must be safe as HTML; docs/api.md), else the
+        # manifest's description as before.
+        description=row["summary"], body=markup.readme_html(row) or row["description"], body_url=None,
+        status="approved",
         moderator_message=None, published=published,
         updated=iso(row["updated_at"] or row["created_at"]), approved=published, queued=None,
         client_side=client, server_side=server, environment=[ENVIRONMENT[env]], downloads=row["downloads"],
@@ -112,7 +117,7 @@ def version(row, *, changelog: bool = True) -> Version:
     return Version(
         id=row["public_id"], project_id=row["project_public_id"], author_id=_author_id(row) or "",
         name=row["name"] or row["version_number"], version_number=row["version_number"],
-        changelog=(row["changelog"] or None) if changelog else None, changelog_url=None,
+        changelog=markup.changelog(row["changelog"] or None) if changelog else None, changelog_url=None,
         date_published=iso(row["date_published"]), downloads=row["downloads"], version_type=row["version_type"],
         status="listed", featured=False, environment=ENVIRONMENT[row["environment"]],
         game_versions=list(row["game_versions"]), loaders=list(row["loaders"]), dependencies=deps, files=files,

@@ -14,7 +14,7 @@ from aiohttp import web
 from indexium_content import urls
 from indexium_db.queries import modrinth as modrinth_q
 
-from .. import params
+from .. import markup, params
 from ..respond import cached
 from ..state import API
 from . import routes
@@ -32,7 +32,8 @@ def document(project, files) -> dict:
             promos.setdefault(f"{mc}-latest", own)
             if f["version_type"] == "release":
                 promos.setdefault(f"{mc}-recommended", own)
-            changelogs.setdefault(mc, {}).setdefault(own, f["changelog"] or "")
+            # the author's Markdown, with links the URL policy refuses neutralised (issue 33)
+            changelogs.setdefault(mc, {}).setdefault(own, markup.changelog(f["changelog"] or ""))
     homepage = (urls.safe_links(project["links"]).get("homepage")  # the one URL policy, for rows stored before it
                 or f"https://github.com/{project['repo_full_name']}")
     return {"homepage": homepage, "promos": promos, **changelogs}

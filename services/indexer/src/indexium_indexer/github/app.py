@@ -57,7 +57,7 @@ def create_app(settings: Settings, *, client_options: dict | None = None) -> web
         onboarding = Onboarding(pool, client, Prober(client, session, policy), gh_metrics, wake, js)
         sync = ReleaseSync(pool, client, js, Pacer(settings.backfill_rate),
                            on_sent=lambda source: gh_metrics.releases_sent.labels(source).inc())
-        backfiller = Backfiller(pool, sync, settings, gh_metrics, wake)
+        backfiller = Backfiller(pool, sync, settings, gh_metrics, wake, onboarding.readmes)
         reconciler = Reconciler(pool, sync, client, settings, gh_metrics, onboarding)
         ledger = JobLedger(pool, js, CONSUMER, max_attempts=settings.max_attempts,
                            retry_base_s=settings.retry_base_s, outage_retry_s=settings.outage_retry_s,

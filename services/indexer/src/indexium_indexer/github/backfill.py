@@ -21,6 +21,7 @@ from indexium_platform import logs
 
 from indexium_platform.jobs import is_outage
 from .metrics import GithubMetrics
+from .readme import Readmes
 from .settings import Settings
 from .sync import LostClaim, ReleaseSync
 
@@ -29,9 +30,9 @@ log = logs.get(__name__)
 
 class Backfiller:
     def __init__(self, pool: asyncpg.Pool, sync: ReleaseSync, settings: Settings, metrics: GithubMetrics,
-                 wake: asyncio.Event):
+                 wake: asyncio.Event, readmes: Readmes | None = None):
         self._pool, self._sync, self._settings, self._metrics = pool, sync, settings, metrics
-        self._wake = wake
+        self._wake, self._readmes = wake, readmes
 
     async def run(self, stop: asyncio.Event) -> None:
         workers = [asyncio.create_task(self._worker(stop)) for _ in range(self._settings.backfill_workers)]
@@ -119,6 +120,9 @@ class Backfiller:
                                             error=error[:1000], not_before=not_before)
         if error is None:
             log.info("backfill_done", repo=name, releases=result.total, sent=result.published)
+            if self._readmes is not None and not row["private"]:
+                await self._readmes.quietly(repo_id, name, row["installation_id"], row["default_branch"],
+                                            cause="backfill")
             return "done"
         log.warning("backfill_stopped", repo=name, error=error[:300], retry_at=retry_at)
         return "deferred" if retry_at else "failed"

@@ -25,6 +25,7 @@ from . import card
 from .announce import Announcer
 from .metrics import GithubMetrics
 from .probe import Prober, is_manifest_path, source_record
+from .readme import Readmes
 
 log = logs.get(__name__)
 
@@ -49,7 +50,9 @@ class Onboarding:
                  backfill_wake: asyncio.Event | None = None, js: JetStreamContext | None = None):
         self._pool, self._client, self._prober, self._metrics = pool, client, prober, metrics
         self._wake = backfill_wake
-        self._announce = Announcer(pool, js).mods_changed  # after each commit: API caches follow
+        announcer = Announcer(pool, js)
+        self._announce = announcer.mods_changed  # after each commit: API caches follow
+        self.readmes = Readmes(pool, client, announcer)
 
     # ---- installation -------------------------------------------------------------------------
     async def installation(self, ev: ingest.InstallationReceived) -> str:
@@ -175,18 +178,26 @@ class Onboarding:
                 await github_q.request_catch_up(conn, repo.id)  # back again: catch up on what we missed
             await github_q.sync_visibility(conn, repo.id)
         await self._announce([repo.id], cause)
-        log.info("repository_evaluated", repo=repo.full_name, registered=registered or bool(
-            evaluation and evaluation.registered), reason=evaluation.reason if evaluation else reason)
+        is_mod = registered or bool(evaluation and evaluation.registered)
+        log.info("repository_evaluated", repo=repo.full_name, registered=is_mod,
+                 reason=evaluation.reason if evaluation else reason)
+        if is_mod and not repo.private:
+            await self.readmes.quietly(repo.id, repo.full_name, installation_id, repo.default_branch)
 
     async def catch_up(self, ev: ingest.CatchUpRequested) -> str:
         """An author's "Check again": a mod's releases are read again (the backfill queue); a
         repository that is not a mod yet is evaluated again, if the installation still lists it."""
         async with self._pool.acquire() as conn:
             row = await github_q.get_repository(conn, ev.github_repo_id)
-            if row is not None and row["state"] == "registered":
+            registered = row is not None and row["state"] == "registered"
+            if registered:
                 await github_q.request_catch_up(conn, ev.github_repo_id)
-                self._wake_backfill()
-                return "applied"
+        if registered:
+            self._wake_backfill()
+            if not row["private"]:
+                await self.readmes.quietly(ev.github_repo_id, row["full_name"], row["installation_id"],
+                                           row["default_branch"], cause="catch_up")
+            return "applied"
         await self._ensure_installation(ev.installation_id)
         repos = await self._installation_repositories(ev.installation_id)
         repo = next((r for r in repos if r.id == ev.github_repo_id), None)
@@ -282,8 +293,11 @@ class Onboarding:
                 self._wake_backfill()
                 return "applied"
             return "ignored"
+        # Every push to the default branch asks for the README: a 304 (no quota) when unchanged.
+        readme = "skipped" if repo.private else await self.readmes.quietly(
+            repo.id, repo.full_name, inst_id, branch, cause="push")
         if not (manifest_touched or meta_changed):
-            return "ignored"
+            return "applied" if readme == "fetched" else "ignored"
         await self._store_metadata(repo, inst_id)
         await self.refresh_card(repo, inst_id, row, touched=manifests_after(hook.commits))
         await self._announce([repo.id], "push")  # the card (name, summary, links, topics)
