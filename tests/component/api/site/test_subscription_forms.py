@@ -366,7 +366,7 @@ async def test_sign_in_from_a_subscribe_link_returns_to_the_prefilled_form(gh, d
         "INDEXIUM_GITHUB_CLIENT_SECRET": gh.oauth.client_secret, "INDEXIUM_SESSION_SECRET": SECRET}))
     async with TestClient(TestServer(app), cookie_jar=CookieJar(unsafe=True)) as client:
         html = await (await client.get("/dashboard/subscriptions?kind=mod&mod=sodium")).text()
-        start = unescape(re.search(r'href="(/auth/github/login[^"]*)"', html).group(1))
+        start = unescape(re.search(r'href="(/auth/github/login\?next=[^"]*)"', html).group(1))
         assert start == "/auth/github/login?next=/dashboard/subscriptions%3Fkind%3Dmod%26mod%3Dsodium"
         r = await client.get(start, allow_redirects=False)
         async with ClientSession() as s, s.get(r.headers["Location"], allow_redirects=False) as back:
