@@ -28,6 +28,7 @@ from .site.state import SITE
 
 TOKEN_PREFIX = "idx_"
 MAX_TOKEN_CHARS = 128
+MAX_TOKEN_NAME = 100
 
 
 @dataclass(frozen=True)
@@ -110,8 +111,17 @@ async def create_token(request: web.Request) -> web.Response:
 
     who = await caller(request, changes=True, session_only=True)
     body = await subscriptions.read_body(request, subscriptions.NewToken)
-    name = " ".join(body.name.split())
-    if not name or "\x00" in name:
+    return json_response(await make_token(request, who, body.name), status=201,
+                         headers={"Cache-Control": "no-store"})
+
+
+async def make_token(request: web.Request, who: Caller, name: str) -> dict:
+    """A new token for ``who`` (its JSON with ``token``, shown this once), or an ApiError: the
+    one way a token is made, for the JSON route above and the site's form."""
+    from . import subscriptions  # noqa: PLC0415
+
+    name = " ".join(name.split())
+    if not name or len(name) > MAX_TOKEN_NAME or "\x00" in name:
         raise ApiError(400, "invalid_body", "Give the token a name (1 to 100 characters).")
     limit = subscriptions.settings_of(request).max_api_tokens
     token, prefix = new_token()
@@ -121,7 +131,7 @@ async def create_token(request: web.Request) -> web.Response:
     if row is None:
         raise ApiError(403, "token_limit", f"You have {limit} API tokens, the most one user may have; revoke "
                        "one first.")
-    return json_response({**_token(row), "token": token}, status=201, headers={"Cache-Control": "no-store"})
+    return {**_token(row), "token": token}
 
 
 async def revoke_token(request: web.Request) -> web.Response:

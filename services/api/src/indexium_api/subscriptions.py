@@ -134,8 +134,16 @@ def _attempt(r) -> dict:
 
 async def create(request: web.Request) -> web.Response:
     who = await accounts.caller(request, changes=True)
+    _key(request)  # 503 before reading a body the server cannot act on
+    answer = await make(request, who, await read_body(request, NewSubscription))
+    return json_response(answer, status=201, headers=_NO_STORE)
+
+
+async def make(request: web.Request, who: accounts.Caller, body: NewSubscription) -> dict:
+    """Check ``body`` and create the subscription: its JSON with ``secret`` (the only time it
+    is shown), or an ApiError saying what was refused. The one way a subscription is made:
+    the JSON route above and the site's form (site/subscriptions.py) both call it."""
     key = _key(request)
-    body = await read_body(request, NewSubscription)
     s = settings_of(request)
     if sum(x is not None for x in (body.mod, body.author, body.search)) != 1:
         raise ApiError(400, "invalid_body", "Subscribe to exactly one of: mod (a slug), author (a login), "
@@ -188,8 +196,7 @@ async def create(request: web.Request) -> web.Response:
     if row is None:
         raise ApiError(403, "subscription_limit", f"You have {s.notify_max_subscriptions} subscriptions, the "
                        "most one user may have; delete one first.")
-    return json_response({**subscription_json(row), "secret": signing.secret_for(key, salt)}, status=201,
-                         headers=_NO_STORE)
+    return {**subscription_json(row), "secret": signing.secret_for(key, salt)}
 
 
 async def list_(request: web.Request) -> web.Response:

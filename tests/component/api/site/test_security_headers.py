@@ -115,14 +115,14 @@ async def test_private_pages_carry_a_fresh_nonce_on_their_one_script(site, db):
     await _listed(db, status="quarantined")
     seen = set()
     for path, status in (("/dashboard", 200), ("/review", 200), ("/auth/github/callback?state=x&code=y", 400),
-                         ("/no/such/page", 404)):
+                         ("/no/such/page", 404), ("/dashboard/subscriptions", 200)):
         resp = await client.get(path, headers={"Accept": "text/html"})
         assert resp.status == status, path
         nonce = assert_page_headers(resp, private=True)
         parsed = inline_of(await resp.text())
         assert parsed.found == [] and parsed.nonces == [nonce], path
         seen.add(nonce)
-    assert len(seen) == 4  # one per response
+    assert len(seen) == 5  # one per response
 
 
 async def test_json_icons_and_static_files_are_never_sniffed(site, db):

@@ -112,13 +112,42 @@ async def redeliver(conn: asyncpg.Connection, github_user_id: int, subscription_
            RETURNING true""", subscription_id, github_user_id, delivery, give_up_s))
 
 
-async def deliveries_of(conn: asyncpg.Connection, subscription_id, limit: int) -> list[asyncpg.Record]:
+async def deliveries_of(conn: asyncpg.Connection, subscription_id, limit: int,
+                        offset: int = 0) -> list[asyncpg.Record]:
     return await conn.fetch(
         """SELECT d.id, d.version_id, m.slug AS mod_slug, v.version_number, d.event, d.state, d.attempts,
                   d.next_attempt_at, d.deadline_at, d.redeliver, d.last_status, d.last_error, d.created_at,
                   d.finished_at
            FROM notify_deliveries d JOIN mod_versions v ON v.id = d.version_id JOIN mods m ON m.id = v.mod_id
-           WHERE d.subscription_id = $1 ORDER BY d.created_at DESC, d.id LIMIT $2""", subscription_id, limit)
+           WHERE d.subscription_id = $1 ORDER BY d.created_at DESC, d.id LIMIT $2 OFFSET $3""",
+        subscription_id, limit, offset)
+
+
+async def count_deliveries(conn: asyncpg.Connection, subscription_id) -> int:
+    return await conn.fetchval("SELECT count(*) FROM notify_deliveries WHERE subscription_id = $1", subscription_id)
+
+
+async def attempts_for(conn: asyncpg.Connection, subscription_id, delivery_ids: list,
+                       per_delivery: int) -> list[asyncpg.Record]:
+    """The newest ``per_delivery`` attempts of each of these deliveries (newest first), each
+    with ``n``: how many the log keeps of that delivery."""
+    return await conn.fetch(
+        """SELECT * FROM (
+               SELECT id, delivery_id, attempted_at, outcome, response_code, latency_ms, response_head, error,
+                      row_number() OVER (PARTITION BY delivery_id ORDER BY id DESC) AS rn,
+                      count(*) OVER (PARTITION BY delivery_id) AS n
+               FROM notify_attempts WHERE subscription_id = $1 AND delivery_id = ANY ($2::uuid[])) x
+           WHERE rn <= $3 ORDER BY id DESC""", subscription_id, list(delivery_ids), per_delivery)
+
+
+async def last_errors(conn: asyncpg.Connection, subscription_id, limit: int) -> list[asyncpg.Record]:
+    """The subscription's newest failed attempts (what a paused subscription shows)."""
+    return await conn.fetch(
+        """SELECT a.attempted_at, a.outcome, a.response_code, a.error, v.version_number
+           FROM notify_attempts a LEFT JOIN notify_deliveries d ON d.id = a.delivery_id
+                LEFT JOIN mod_versions v ON v.id = d.version_id
+           WHERE a.subscription_id = $1 AND a.outcome NOT IN ('ok', 'deferred', 'cancelled')
+           ORDER BY a.id DESC LIMIT $2""", subscription_id, limit)
 
 
 async def attempts_of(conn: asyncpg.Connection, subscription_id, limit: int) -> list[asyncpg.Record]:

@@ -2,7 +2,8 @@
 
 Public pages (home/search, ``/mods/{slug}``) go through the API's cache with the same tags
 as the JSON (pages.py); sign-in with GitHub (oauth.py) keeps server-side sessions
-(sessions.py); signed-in authors get a dashboard (dashboard.py) and operators the review
+(sessions.py); signed-in users get a dashboard (dashboard.py) with their webhook subscriptions and API
+tokens (subscriptions.py), and operators the review
 queue (review.py). docs/web.md describes the pages, the sessions and the settings.
 """
 
@@ -21,7 +22,7 @@ from indexium_db.pool import create_pool
 from indexium_platform import logs
 from indexium_platform.web import ERROR_PAGE, ApiError
 
-from . import cspreport, dashboard, oauth, pages, render, review, sessions
+from . import cspreport, dashboard, oauth, pages, render, review, sessions, subscriptions
 from .state import SITE, Site
 
 log = logs.get(__name__)
@@ -116,6 +117,7 @@ def setup(app: web.Application) -> None:
     oauth.setup(app)
     dashboard.setup(app)
     review.setup(app)
+    subscriptions.setup(app)
     cspreport.setup(app)
     static = resources.files("indexium_api.site") / "static"
     app.router.add_static(STATIC_PREFIX, str(static), name="site-static", append_version=False)

@@ -17,13 +17,14 @@ from aiohttp import web
 from nats import errors as nats_errors
 
 from indexium_contracts import ingest, registry
-from indexium_db.queries import site as site_q, skips as skips_q
+from indexium_db.queries import notify as notify_q, site as site_q, skips as skips_q
 from indexium_db.queries.ownership import ACTOR as OWNERSHIP_ACTOR
 from indexium_platform import logs, natsutil
 
 from . import security, sessions
 from .render import error_page, page
 from .state import SITE
+from .subscriptions import describe
 
 log = logs.get(__name__)
 CHECKS_PER_WINDOW = 5  # "Check again" per user: each may cost the App a few GitHub requests
@@ -144,6 +145,8 @@ async def dashboard(request: web.Request) -> web.Response:
         return page(request, "signin.html", configured=site.settings.sign_in_configured, **ctx)
     async with site.pool.acquire() as conn:
         statuses, versions, dead, skips = await _load(conn, session.repositories)
+        # The subscriptions' section: how many, and each paused one (subscriptions.py has the rest).
+        subs = await notify_q.subscriptions_of(conn, session.github_user_id)
     by_mod: dict = {}
     for v in versions:
         css, label, text = version_state(v)
@@ -161,7 +164,9 @@ async def dashboard(request: web.Request) -> web.Response:
                       "dead": dead[0].get(r["id"], []), "dead_more": dead[1].get(r["id"], 0),
                       "skips": skips.get(r["id"], [])})
     public = site.settings.public_url.rstrip("/")
+    paused = [(r, describe(r)) for r in subs if r["state"] == "paused"]
     return page(request, "dashboard.html", repos=repos, install_url=site.install_url, public_url=public,
+                subscriptions=len(subs), paused=paused,
                 checked=request.query.get("checked"), queued=request.query.get("queued"),
                 limited=request.query.get("limited"), **ctx)
 

@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import secrets
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlencode
@@ -68,6 +69,18 @@ class GitHubDown(Exception):
     """GitHub did not answer usefully (network, timeout, 5xx, a body that is not what it promised)."""
 
 
+# Where sign-in returns to, when it was started from a page of the dashboard (a "Subscribe"
+# link's prefilled form): a path of ours under /dashboard only, never another host.
+RETURN_COOKIE = "indexium_return"
+_RETURN = re.compile(r"/dashboard(/[A-Za-z0-9/_-]*)?(\?[A-Za-z0-9._~%&=+-]*)?")
+
+
+def return_path(value: str | None) -> str | None:
+    if not value or len(value) > 1024 or not _RETURN.fullmatch(value):
+        return None
+    return value
+
+
 def callback_url(site: Site) -> str:
     return site.settings.public_url.rstrip("/") + CALLBACK_PATH
 
@@ -98,6 +111,9 @@ async def login(request: web.Request) -> web.Response:
     response = web.HTTPFound(f"{site.settings.github_url.rstrip('/')}/login/oauth/authorize?{query}")
     sessions.set_cookie(site, response, sessions.SIGNIN_COOKIE, nonce, max_age=int(STATE_TTL.total_seconds()),
                         path="/auth/github")
+    if (back := return_path(request.query.get("next"))) is not None:  # where the callback lands
+        sessions.set_cookie(site, response, RETURN_COOKIE, back, max_age=int(STATE_TTL.total_seconds()),
+                            path="/auth/github")
     response.headers["Cache-Control"] = "no-store"
     raise response
 
@@ -132,7 +148,8 @@ async def callback(request: web.Request) -> web.Response:
         log.warning("github_sign_in_failed", reason=str(exc))
         site_metrics(request, "github_down")
         return error_page(request, *OUTAGE)
-    response = web.HTTPSeeOther("/dashboard")
+    response = web.HTTPSeeOther(return_path(request.cookies.get(RETURN_COOKIE)) or "/dashboard")
+    sessions.clear_cookie(site, response, RETURN_COOKIE, path="/auth/github")
     await sessions.start(request, response, user=user, installations=installations, repositories=repositories)
     sessions.clear_cookie(site, response, sessions.SIGNIN_COOKIE, path="/auth/github")
     log.info("signed_in", github_user_id=user["id"], repositories=len(repositories))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 
 import aiohttp_jinja2
 import jinja2
@@ -27,8 +27,6 @@ PRIVATE = {"Cache-Control": "no-store", "Referrer-Policy": "same-origin"}
 def _ago(value: datetime | None) -> str:
     if value is None:
         return "never"
-    from datetime import UTC  # noqa: PLC0415
-
     seconds = (datetime.now(UTC) - value).total_seconds()
     for unit, size in (("year", 31_536_000), ("month", 2_592_000), ("day", 86_400), ("hour", 3_600),
                        ("minute", 60)):
@@ -79,6 +77,7 @@ def setup(app: web.Application) -> jinja2.Environment:
     env.filters["wbr"] = _wbr
     env.filters["loader_name"] = loader_name  # "neoforge" -> "NeoForge"
     env.filters["day"] = lambda d: d.strftime("%Y-%m-%d") if d else ""
+    env.filters["moment"] = lambda d: d.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if d else ""
     # A URL we did not write, as an href: the one URL policy's answer, or None (then no link).
     env.filters["http_url"] = urls.allowed
     return env
