@@ -46,6 +46,7 @@ ELSEWHERE: dict[str, tuple[set[str], str]] = {
                                                      "the keys Modrinth's index and packwiz's pack.toml write for "
                                                      "the game and each loader, and the loaders' manifest ids"),
     "services/api/src/indexium_api/players.py": ({".mrpack"}, "the file name of the pack we export"),
+    "services/api/src/indexium_api/site/subscriptions.py": ({"mod"}, "a subscription's kind: mod, author or search"),
     "libs/devstack/": ({*formats.LOADERS, *formats.SUFFIXES, *formats.PROJECT_TYPES}, "builders of test fixtures"),
 }
 # "mod" and "plugin" are also plain words (a subscription's kind, a cache key): as those they
