@@ -108,6 +108,9 @@ def find_processes() -> dict[str, Process]:
     # Its code: setup() and the helpers it connects through.
     code = "\n".join(inspect.getsource(f) for f in (cli.setup, cli._database, cli._nats))
     found["setup"] = Process("setup", "indexium_ops", cli.Settings, None, code)
+    # The CronJob runs `search-snapshot` (the search snapshot's writer).
+    code = "\n".join(inspect.getsource(f) for f in (cli.search_snapshot, cli._database, cli._nats))
+    found["search-snapshot"] = Process("search-snapshot", "indexium_ops", cli.Settings, None, code)
     return found
 
 
@@ -116,8 +119,9 @@ def process_of(command: list[str], processes: Mapping[str, Process]) -> Process:
     assert command[:2] == ["python", "-m"], f"entry point must be `python -m <module>`: {command}"
     module = command[2]
     if module == "indexium_ops":
-        assert command[3:] == ["setup"], f"the only ops command deployed is `setup`: {command}"
-        return processes["setup"]
+        assert command[3:] == ["setup"] or command[3] == "search-snapshot", \
+            f"the only ops commands deployed are `setup` and `search-snapshot`: {command}"
+        return processes[command[3]]
     matches = [p for p in processes.values() if p.module == module]
     assert matches, f"`python -m {module}` is not an Indexium process (services/*/src/**/__main__.py)"
     return matches[0]
@@ -294,7 +298,7 @@ class Rendered:
     def __init__(self, name: str, objects: list[dict], processes: Mapping[str, Process]):
         self.name, self.objects = name, objects
         self.workloads = [self._workload(obj, processes) for obj in objects
-                          if obj["kind"] in ("Deployment", "Job")]
+                          if obj["kind"] in ("Deployment", "Job", "CronJob")]
 
     @property
     def namespace(self) -> str:
@@ -310,7 +314,8 @@ class Rendered:
         return next(w for w in self.workloads if w.name == name)
 
     def _workload(self, obj: dict, processes) -> Workload:
-        template = obj["spec"]["template"]
+        spec = obj["spec"]["jobTemplate"]["spec"] if obj["kind"] == "CronJob" else obj["spec"]
+        template = spec["template"]
         (container,) = [c for c in template["spec"]["containers"] if c["name"] == "app"]
         return Workload(obj, template, container, process_of(container["command"], processes),
                         self._env(container))

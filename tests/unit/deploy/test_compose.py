@@ -97,8 +97,9 @@ def test_connections_point_at_the_compose_servers(compose, processes):
 
 def test_ports_and_healthchecks(compose, processes):
     for name, service, proc, env in _ours(compose, processes):
-        if proc.name == "setup":
-            assert service["healthcheck"] == {"disable": True} and service["restart"] == "no"
+        if proc.name in ("setup", "search-snapshot"):  # (commands, not servers)
+            assert service["healthcheck"] == {"disable": True}
+            assert service["restart"] == ("no" if proc.name == "setup" else "unless-stopped")
             assert "ports" not in service
             continue
         port = int(env["PORT"])

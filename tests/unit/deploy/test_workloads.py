@@ -84,7 +84,7 @@ def test_the_api_reads_from_the_replicas(objects):
 
 def test_ports_and_probes_match_the_code(objects):
     for w in objects.workloads:
-        if w.obj["kind"] == "Job":
+        if w.obj["kind"] in ("Job", "CronJob"):
             assert "ports" not in w.container
             continue
         (port,) = [p for p in w.container["ports"] if p["name"] == "http"]
@@ -101,7 +101,7 @@ def test_ports_and_probes_match_the_code(objects):
 def test_grace_period_covers_the_drain(objects):
     """preStop sleep + the process's drain time (INDEXIUM_SHUTDOWN_GRACE_SECONDS) + 5 s to close."""
     for w in objects.workloads:
-        if w.obj["kind"] == "Job":
+        if w.obj["kind"] in ("Job", "CronJob"):
             continue
         pre_stop = w.container["lifecycle"]["preStop"]["sleep"]["seconds"]
         drain = float(w.env["INDEXIUM_SHUTDOWN_GRACE_SECONDS"].value)

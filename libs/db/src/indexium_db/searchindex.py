@@ -447,6 +447,9 @@ class SearchIndex:
 
     def _order_keys(self, sort: str):
         entries, order_key = self.entries, self._order_key
+        from_columns = getattr(entries, "order_key", None)  # (a snapshot's: no Entry built to sort by)
+        if from_columns is not None:
+            return lambda o: (from_columns(sort, o), o)
         return lambda o: (order_key(sort, entries[o]), o)
 
     def _views(self):
@@ -725,7 +728,8 @@ class SearchIndex:
         when one of them holds none (its row was read without those columns): the caller
         reads the page from PostgreSQL instead."""
         entries = self.entries
-        out = [entries[o].hit for o in ordinals]
+        hit_of = getattr(entries, "hit_of", None)  # (a snapshot's: decoded from the file when shown)
+        out = [hit_of(o) for o in ordinals] if hit_of is not None else [entries[o].hit for o in ordinals]
         return None if None in out else out
 
     def page(self, allowed: BitMap, sort: str, offset: int, limit: int) -> list | None:

@@ -105,10 +105,17 @@ class LiveIndex:
         # vocabularies, slugs and names it builds are frozen the same way).
         with heap.building():
             if self.snapshot is not None:
-                loaded = await asyncio.wait_for(self._from_snapshot(), timeout)
+                try:
+                    loaded = await asyncio.wait_for(self._from_snapshot(), timeout)
+                except asyncio.TimeoutError:  # (a fetch too slow for the start-up bound: PostgreSQL's, in what is left)
+                    log.warning("search_index_snapshot_unusable", reason="TimeoutError", detail="",
+                                then="load from postgresql")
+                    loaded = False
                 if loaded or self.snapshot_digest is not None:
                     heap.settle()
                     return  # (a refresh without a usable snapshot keeps the snapshot's index, which follows events)
+                if timeout is not None:
+                    timeout = max(0.001, timeout - (time.monotonic() - started))
             index = await asyncio.wait_for(self.api.db.run(indexed.load), timeout)
             index.recheck = self.recheck
             await self.api.db.run(indexed.prewarm, self.lexicon, index)
@@ -129,7 +136,9 @@ class LiveIndex:
             fetched_s = time.monotonic() - started
             if self.index is not None and self.snapshot_digest == path.stem:
                 return True  # (the snapshot this index came from: it has followed the events since)
-            index, lexicon, meta = await asyncio.to_thread(snapshot.load, path, verify=fetched)
+            # (not verified here: the object store checked the SHA-256 of the bytes as they came,
+            # and a read of every byte would bring the whole file into this process's RSS)
+            index, lexicon, meta = await asyncio.to_thread(snapshot.load, path)
             index.recheck = self.recheck
             synced = time.monotonic()
             slugs = await self.api.db.run(indexed.changed_after, index, meta["updated_at"], CATCH_UP_MARGIN_S)

@@ -8,6 +8,7 @@ Older revisions' files are removed (a replica still mapping one keeps its pages 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 from pathlib import Path
@@ -26,8 +27,10 @@ class NoSnapshot(Exception):
 
 async def fetch(nats_url: str, directory: Path, *, connect_timeout_s: float = 2.0) -> tuple[Path, bool]:
     """The latest snapshot as a file on this node, and whether it was fetched now (False: reused)."""
-    nc = await nats.connect(nats_url, connect_timeout=connect_timeout_s, allow_reconnect=False,
-                            max_reconnect_attempts=0, name="indexium-api-snapshot")
+    # (bounded as a whole: nats-py may go on trying an unreachable server)
+    nc = await asyncio.wait_for(nats.connect(nats_url, connect_timeout=connect_timeout_s, allow_reconnect=False,
+                                             max_reconnect_attempts=0, name="indexium-api-snapshot"),
+                                2 * connect_timeout_s)
     try:
         try:
             store = await nc.jetstream().object_store(searchsnapshot.BUCKET.name)
