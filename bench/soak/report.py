@@ -18,7 +18,7 @@ def pct(values: list[float], p: float) -> float:
 
 def print_all(*, args, rec, load, outages, rss_first, rss_end, pids_first, pids_end, checks, cpu_run,
               indexed_in_run, cpu_quiet, cpu_quiet_raw, idle_rate, quiet_indexed, quiet_sent, phase_s,
-              mods_now, load_avg, run_s) -> None:
+              mods_now, load_avg, run_s, peak) -> None:
     print()
     print(f"== soak: {args.minutes:g} min of load, load average {load_avg[0][0]:.2f} at the start, "
           f"{load_avg[1][0]:.2f} at the end (1-min; 5-min {load_avg[1][1]:.2f})")
@@ -159,7 +159,9 @@ def print_all(*, args, rec, load, outages, rss_first, rss_end, pids_first, pids_
     else:
         print("target: soak last window p95 = - x the first (goal <= 1.5 x)  (fewer than 50 answers a window "
               "on every route: run longer or faster)")
-    print(f"target: whole stack rss at {mods_now} mods = {end_total:.0f} MB (goal <= 1536 MB)  (PSS {pss_end:.0f} MB)")
+    print(f"target: whole stack rss at {mods_now} mods = {peak[0]:.0f} MB (goal <= 1536 MB)  (the highest 10-s sample "
+          f"from 1/6 of the run on, at {peak[1]:.0f} s; after the load {end_total:.0f} MB, PSS {pss_end:.0f} MB, "
+          f"naive RSS sum {naive_end:.0f} MB)")
     print(f"target: cpu per indexed release = {e2e:.2f} ms (goal printed)")
     for role in RELEASE_ROLES:
         label = "api invalidation" if role == "api" else role

@@ -226,11 +226,22 @@ async def soak(args, stack: LocalStack, releases: Releases, seeded: dict) -> Non
     rss_first: dict = {}
     first_taken = asyncio.Event()
     pids_first: dict = {}
+    peak = [0.0, 0.0]  # the whole stack's RSS at its highest sample, and when (s into the run)
 
     async def sample_cpu() -> None:
         while True:
             await asyncio.to_thread(cpu.sample)
             await asyncio.sleep(1.0)
+
+    async def sample_memory() -> None:
+        """The whole stack's RSS every 10 s from the 1/6 sample on: its peak (a role restarted
+        late, an API still loading its index, is smaller at the end than it was)."""
+        await first_taken.wait()
+        while True:
+            total = sum(m[0] for m in (await asyncio.to_thread(roles.memory)).values())
+            if total > peak[0]:
+                peak[:] = [total, loop.time() - t0]
+            await asyncio.sleep(10.0)
 
     async def first_rss() -> None:
         await asyncio.sleep(window_s)
@@ -257,7 +268,7 @@ async def soak(args, stack: LocalStack, releases: Releases, seeded: dict) -> Non
     connector = aiohttp.TCPConnector(limit=args.concurrency)
     async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=10)) as http:
         feeder = asyncio.create_task(releases.feed(args.webhooks, load.stop))
-        side = [asyncio.create_task(c) for c in (sample_cpu(), first_rss(), killer(http))]
+        side = [asyncio.create_task(c) for c in (sample_cpu(), sample_memory(), first_rss(), killer(http))]
         say(f"load for {args.minutes:g} min: {args.webhooks:g} webhooks/s, {args.api:g} API requests/s, "
             f"{args.pings:g} pings/s; " + (f"kill -9 every {args.kill_every:g} min among {', '.join(kill_roles)}"
                                           if args.kill_every > 0 and kill_roles else "no kill -9")
@@ -273,6 +284,8 @@ async def soak(args, stack: LocalStack, releases: Releases, seeded: dict) -> Non
         if not first_taken.is_set():  # a run shorter than its own first window cannot happen, but
             rss_first.update(roles.memory())
         rss_end = await asyncio.to_thread(roles.memory)
+        if sum(m[0] for m in rss_end.values()) > peak[0]:
+            peak[:] = [sum(m[0] for m in rss_end.values()), loop.time() - t0]
         pids_end = roles.pids()
         cpu.sample()
         cpu_run = cpu.totals()
@@ -286,6 +299,9 @@ async def soak(args, stack: LocalStack, releases: Releases, seeded: dict) -> Non
 
         # Quiet phase: releases alone, every process's CPU over it (less its idle CPU).
         quiet = await releases.make(args.cpu_releases)
+        settled = await settle(cpu, args.drain_seconds)
+        say(f"quiet phase: every process below {SETTLED_MS_PER_S:g} ms of CPU a second after {settled[0]:.0f} s"
+            if settled[1] else f"quiet phase: still busy after {settled[0]:.0f} s ({settled[2]}); measured anyway")
         cpu.start()
         await asyncio.sleep(5)
         cpu.sample()
@@ -321,7 +337,29 @@ async def soak(args, stack: LocalStack, releases: Releases, seeded: dict) -> Non
         pids_first=pids_first, pids_end=pids_end, checks=checks, cpu_run=cpu_run,
         indexed_in_run=indexed_in_run, cpu_quiet=cpu_quiet, cpu_quiet_raw=cpu_quiet_raw,
         idle_rate=idle_rate, quiet_indexed=len(quiet_done), quiet_sent=len(quiet), phase_s=phase_s,
-        mods_now=mods_now, load_avg=(load_avg_start, load_avg_end), run_s=run_s)
+        mods_now=mods_now, load_avg=(load_avg_start, load_avg_end), run_s=run_s, peak=peak)
+
+
+SETTLED_MS_PER_S = 50.0  # a process using less CPU than this is idle enough for the quiet phase
+
+
+async def settle(cpu: CpuMeter, timeout: float) -> tuple[float, bool, str]:
+    """Wait until every process is (nearly) idle: an API still loading its search index after a
+    restart, or an autovacuum, would otherwise be counted as the releases' CPU. Returns
+    (seconds waited, settled, the busiest role and its rate)."""
+    loop = asyncio.get_running_loop()
+    started, calm, busiest = loop.time(), 0, ""
+    while loop.time() - started < timeout:
+        cpu.start()
+        await asyncio.sleep(2.0)
+        cpu.sample()
+        rates = {k: v / 2 * 1000 for k, v in cpu.totals().items()}
+        name = max(rates, key=rates.get) if rates else ""
+        busiest = f"{name} {rates.get(name, 0):.0f} ms/s"
+        calm = calm + 1 if rates and rates[name] < SETTLED_MS_PER_S else 0
+        if calm >= 2:
+            return loop.time() - started, True, busiest
+    return loop.time() - started, False, busiest
 
 
 async def check_database(dsn: str, js, accepted: list[ReleaseRef]) -> dict:
