@@ -248,7 +248,8 @@ class Entry:
 
 
 # catalog._HIT_COLUMNS' names, in its order: a hit row from memory has exactly these keys.
-HIT_KEYS = ("slug", "name", "summary", "authors", "categories", "environment", "loaders", "game_versions",
+HIT_KEYS = ("slug", "name", "summary", "authors", "categories", "environment", "loaders", "project_type",
+            "game_versions",
             "latest_version", "downloads", "updated_at", "created_at", "has_icon", "active_servers")
 
 

@@ -78,7 +78,7 @@ FUZZY_RANKED_IN_C = RANK_ALL
 # With the rest of a hit's columns (catalog._HIT_COLUMNS): a page served from memory (SearchIndex.recheck).
 _INDEX_COLUMNS = f"""m.id, m.slug, lower(m.name) AS lower_name, m.downloads, m.last_published_at, m.created_at,
        m.search_vector::text AS vector, m.file_facets, m.game_versions, m.loaders, m.categories,
-       m.environment, m.listed, m.updated_at, m.name, m.summary, m.authors, m.latest_version,
+       m.environment, m.listed, m.updated_at, m.name, m.summary, m.authors, m.latest_version, m.project_type,
        {catalog.HAS_ICON} AS has_icon, {catalog.ACTIVE_SERVERS} AS active_servers,
        tsvector_to_array(m.readme_vector) AS readme, m.abbreviations"""
 _ONE_LEXEME = re.compile(r"'((?:[^']|'')*)'")
