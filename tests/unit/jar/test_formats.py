@@ -45,7 +45,6 @@ ELSEWHERE: dict[str, tuple[set[str], str]] = {
     "services/api/src/indexium_api/packexport.py": ({"fabric", "quilt", "forge", "neoforge", "minecraft"},
                                                      "the keys Modrinth's index and packwiz's pack.toml write for "
                                                      "the game and each loader, and the loaders' manifest ids"),
-    "services/api/src/indexium_api/players.py": ({".mrpack"}, "the file name of the pack we export"),
     "services/api/src/indexium_api/site/subscriptions.py": ({"mod"}, "a subscription's kind: mod, author or search"),
     "libs/devstack/": ({*formats.LOADERS, *formats.SUFFIXES, *formats.PROJECT_TYPES}, "builders of test fixtures"),
 }

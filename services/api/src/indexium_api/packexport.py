@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import tomli_w
 
 from indexium_jar.deps import LOADER_NAMES, PlatformRequirement
-from indexium_jar.packs.mrpack import safe_path
+from indexium_jar.packs.mrpack import LOADER_DEPENDENCIES, safe_path
 from indexium_platform.web import ApiError
 
 # Released Fabric Loader versions (fabric-loader's GitHub releases), newest first. A short list on
@@ -40,7 +40,8 @@ LOADER_VERSIONS: dict[str, tuple[str, ...]] = {
 }
 # The manifest id a loader's mods name it by (what the resolver's platform requirements are keyed by).
 LOADER_IDS = {"fabric": "fabricloader", "quilt": "quilt_loader", "forge": "forge", "neoforge": "neoforge"}
-MRPACK_KEYS = {"fabric": "fabric-loader", "quilt": "quilt-loader", "forge": "forge", "neoforge": "neoforge"}
+# modrinth.index.json's dependency key per loader: the mrpack parser's own table, inverted.
+MRPACK_KEYS = {loader: key for key, loader in LOADER_DEPENDENCIES.items()}
 EXPORT_LOADERS = tuple(MRPACK_KEYS)
 FORMATS = ("mrpack", "packwiz")
 _ZIP_TIME = (2020, 1, 1, 0, 0, 0)  # fixed entry times: the same resolution gives the same bytes

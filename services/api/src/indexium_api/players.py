@@ -243,7 +243,8 @@ async def export(request: web.Request) -> web.Response:
     build = packexport.mrpack if fmt == "mrpack" else packexport.packwiz
     data = build(name, _VERSION_ID, body.game_version, body.loader, loader_version, files)
     stem = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)[:60] or "pack"
-    suffix, kind = (".mrpack", "application/x-modrinth-modpack+zip") if fmt == "mrpack" else ("-packwiz.zip", "application/zip")
+    suffix, kind = ((formats.BY_NAME[formats.MODPACK].suffixes[0], "application/x-modrinth-modpack+zip") if fmt == "mrpack"
+                    else ("-packwiz.zip", "application/zip"))
     return web.Response(body=data, content_type=kind, headers={
         "Content-Disposition": f'attachment; filename="{stem}{suffix}"', "Cache-Control": "no-store"})
 
