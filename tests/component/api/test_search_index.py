@@ -14,6 +14,7 @@ from indexium_api.app import INVALIDATOR
 from indexium_api.state import API
 from indexium_contracts import versions as events
 from indexium_db.queries import mods as mods_q
+from indexium_jar import formats
 
 FABRIC_120 = (["fabric"], ["1.20.1"])
 FORGE_119 = (["forge"], ["1.19.2"])
@@ -118,6 +119,13 @@ async def _catalogue(seed):
         m = await seed.mod(f"mod{i}", name=name, summary=f"{name} for everyone", environment=env,
                            categories=["storage"] if "Chests" in name else [])
         await seed.version(m, "1.0", files, downloads=downloads, published=seed.T0 + seed.days(i % 3))
+    # A resource pack and a plugin beside the mods: v2's project_type facets tell them apart.
+    pack = await seed.mod("irontextures", name="Iron Textures", summary="Iron Textures for everyone")
+    await seed.version(pack, "1.0", [(["minecraft"], ["1.20.1"])], downloads=20, published=seed.T0)
+    await mods_q.set_project_type(seed.db, pack["id"], formats.RESOURCEPACK)
+    plugin = await seed.mod("ironwarps", name="Iron Warps", summary="Iron Warps for everyone")
+    await seed.version(plugin, "1.0", [(["paper"], ["1.20.1"])], downloads=10, published=seed.T0)
+    await mods_q.set_project_type(seed.db, plugin["id"], formats.PLUGIN)
 
 
 QUERIES = [
@@ -131,6 +139,8 @@ V2_QUERIES = [
     {"query": "iron"}, {"query": "sodium", "facets": '[["categories:fabric"],["versions:1.20.1"]]'},
     {"query": "iron", "facets": '[["client_side:required"]]'}, {"facets": '[["categories:forge"]]', "index": "newest"},
     {"query": "iron", "facets": '[["project_type:mod"]]', "index": "downloads"}, {"limit": "0"},
+    {"query": "iron", "facets": '[["project_type:resourcepack"]]'}, {"query": "iron", "facets": '[["project_type:plugin"]]'},
+    {"facets": '[["project_type:shader"]]'}, {"facets": '[["project_type:mod","project_type:resourcepack"]]'},
 ]
 
 
@@ -144,7 +154,13 @@ async def test_the_index_answers_v1_and_v2_as_the_sql_path_does(make_client, nat
         assert await body(indexed, **params) == await body(plain, **params), params
     for params in V2_QUERIES:
         assert await body(indexed, "/v2/search", **params) == await body(plain, "/v2/search", **params), params
-    assert (await body(indexed, q="iron"))["total"] == 3
+    assert (await body(indexed, q="iron"))["total"] == 5
+    for client in (indexed, plain):
+        found = {ptype: sorted(h["slug"] for h in (await body(client, "/v2/search", query="iron", facets=f'[["project_type:{ptype}"]]'))["hits"])
+                 for ptype in ("mod", "plugin", "resourcepack")}
+        # A resource pack is not a mod; a plugin is one on v2 (Modrinth rewrites it so) and a plugin.
+        assert found == {"mod": ["ironwarps", "mod2", "mod3", "mod4"], "plugin": ["ironwarps"],
+                         "resourcepack": ["irontextures"]}, found
 
 
 async def test_without_events_the_index_is_not_used(make_client, seed):

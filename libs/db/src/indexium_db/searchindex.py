@@ -38,6 +38,7 @@ from itertools import islice
 from pyroaring import BitMap
 
 from indexium_content.categories import only_categories
+from indexium_jar.formats import all_project_types
 
 from . import tsrank
 from .querytext import MAX_QUERY_WORDS, MAX_TOKEN_CHARS, WORDS, plain_tokens
@@ -297,6 +298,9 @@ def filter_keys(row: Mapping) -> list[str]:
     # Vocabulary names only, as the SQL filter can match (a row stored before 0020 may hold topics).
     keys += [f"cat:{x}" for x in only_categories(row["categories"])]
     keys.append(f"env:{row['environment']}")
+    # Every type the project is, as v2's project_type facets read it (facets._positive).
+    if "project_type" in row.keys():
+        keys += [f"pt:{t}" for t in all_project_types(row["project_type"], row["loaders"])]
     if "abbreviations" in row.keys():
         keys += [f"ab:{x}" for x in row["abbreviations"] or ()]
     return keys

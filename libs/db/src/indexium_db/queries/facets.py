@@ -57,11 +57,14 @@ def _positive(f: Facet, p: Param) -> str:
     if f.field == "versions":
         return f"m.game_versions && ARRAY[{p(v, '::text')}]"
     if f.field == "project_type":
-        if v == formats.MOD:
-            return "true"  # every project is a mod on v2, plugins included (as Modrinth rewrites them)
+        # Every type a project is (formats.all_project_types): a mod, a data pack and a plugin are
+        # all "mod" on v2 (Modrinth rewrites them so), and a mod with a plugin loader is a plugin too.
         if v == formats.PLUGIN:
-            return f"m.loaders && {p(list(PLUGIN_LOADERS), '::text[]')}"
-        return "false"
+            jars = [t for t in formats.PROJECT_TYPES if t in (formats.MOD, formats.PLUGIN)]
+            return (f"(m.project_type = {p(formats.PLUGIN, '::text')} OR (m.project_type = ANY({p(jars, '::text[]')})"
+                    f" AND m.loaders && {p(list(PLUGIN_LOADERS), '::text[]')}))")
+        types = [t for t in formats.PROJECT_TYPES if v in formats.all_project_types(t, ())]
+        return f"m.project_type = ANY({p(types, '::text[]')})" if types else "false"
     if f.field in SIDES:
         environments = SIDES[f.field].get(v, ())
         return f"m.environment = ANY({p(list(environments), '::text[]')})" if environments else "false"

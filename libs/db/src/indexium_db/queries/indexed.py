@@ -40,7 +40,7 @@ from .. import searchindex, trigram, tsrank
 from ..querytext import MAX_QUERY_WORDS, PREFIX_MIN_CHARS, WORDS, normalized
 from ..searchindex import BitMap, Builder, Filters, Lexicon, SearchIndex, TokenLexemes
 from . import catalog
-from .facets import LOADERS, PLUGIN_LOADERS, SIDES, Facet
+from .facets import LOADERS, SIDES, Facet
 
 # PostgreSQL ranks ~2.5 us per candidate over a ~0.3 ms query (bench/api, 20,000 mods), the
 # index ~0.3 us (_fastsearch.relevances; tsrank in Python ~3.5 us) without reading the
@@ -221,7 +221,7 @@ def _facet_keys(f: Facet) -> tuple[str, ...] | None:
     if f.field == "versions":
         return (f"gv:{v}",)
     if f.field == "project_type":
-        return ("*",) if v == formats.MOD else tuple(f"lo:{x}" for x in PLUGIN_LOADERS) if v == formats.PLUGIN else ()
+        return (f"pt:{v}",) if v in formats.PROJECT_TYPES else ()
     if f.field in SIDES:
         return tuple(f"env:{e}" for e in SIDES[f.field].get(v, ()))
     return None
