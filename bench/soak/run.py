@@ -413,6 +413,9 @@ def main(argv=None) -> None:
         "INDEXIUM_API_TRUSTED_PROXIES": "127.0.0.1/32",
         "INDEXIUM_TELEMETRY_TRUSTED_PROXIES": "127.0.0.1/32",
         "INDEXIUM_TELEMETRY_NEW_SERVERS_PER_PREFIX_HOUR": "100000000",
+        # The API's search-snapshot file in this run's directory, not the machine-wide default
+        # another stack on the machine may be using.
+        "INDEXIUM_API_SEARCH_SNAPSHOT_DIR": str(root / "search-snapshot"),
     })
     for name in ("NATS_URL", "DATABASE_URL"):  # its own servers, always
         os.environ.pop(name, None)
