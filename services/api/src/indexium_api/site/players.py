@@ -122,11 +122,13 @@ async def pack(request: web.Request) -> web.StreamResponse:
     async def compute():
         answer, resolution, hits = await api.db.run(_pack_data, api, loader, game, mods, optional, search,
                                                     loader_version)
+        # The chosen mods by name where the page knows it (the resolution, the search's hits).
+        names = {**{h["slug"]: h["name"] for h in hits}, **{p.slug: p.name for p in (answer.mods if answer else ())}}
         exports, no_export = _export_links(loader, game, mods, optional, loader_version, answer, resolution)
         return cached_page(request.app, "pack.html", loaders=players.LOADERS, game_versions=_game_versions(),
                            loader=loader, game=game, mods=mods, optional=optional, search=search,
                            loader_version=loader_version or "", answer=answer, hits=hits, chosen=set(mods),
-                           exports=exports, no_export=no_export, max_mods=players.MAX_MODS)
+                           names=names, exports=exports, no_export=no_export, max_mods=players.MAX_MODS)
 
     return await for_visitor(request, key, (GLOBAL,), compute)
 
