@@ -1,6 +1,7 @@
 // "Can I upgrade?": hash every .jar of the chosen folder here, in the browser (WebCrypto SHA-1),
-// and send only the hashes, with the file names for the answer's rows, to POST /upgrade: the
-// same form the textarea submits without this script. No file's bytes leave the machine.
+// and send only the hashes to POST /upgrade: the same form the textarea submits without this
+// script. Neither the files nor their names leave the machine: the names are put back into the
+// answer's rows here, by hash.
 (function () {
   "use strict";
   var form = document.getElementById("upgrade-form");
@@ -8,12 +9,23 @@
   var folder = form.querySelector("[data-folder]"), input = document.getElementById("folder");
   var status = form.querySelector("[data-status]"), area = document.getElementById("hashes");
   var fallback = form.querySelector("[data-fallback]");
-  var MAX = 500;
+  var MAX = 500, names = {};
   folder.hidden = false;
   fallback.hidden = true;
 
   function hex(buf) {
     return Array.from(new Uint8Array(buf), function (b) { return b.toString(16).padStart(2, "0"); }).join("");
+  }
+
+  function label(answer) {
+    answer.querySelectorAll("tr[data-hash]").forEach(function (row) {
+      var name = names[row.getAttribute("data-hash")], cell = row.cells[0];
+      if (!name || !cell || cell.querySelector(".vnum")) return;
+      var span = document.createElement("span");
+      span.className = "vnum";
+      span.textContent = name;
+      cell.insertBefore(span, cell.firstChild);
+    });
   }
 
   function send() {
@@ -24,7 +36,7 @@
       .then(function (html) {
         var doc = new DOMParser().parseFromString(html, "text/html");
         var fresh = doc.getElementById("answer"), old = document.getElementById("answer");
-        if (fresh && old) { old.replaceWith(fresh); status.textContent = ""; }
+        if (fresh && old) { label(fresh); old.replaceWith(fresh); status.textContent = ""; }
         else {
           var msg = doc.querySelector("main p");
           status.textContent = msg ? msg.textContent : "Indexium could not answer. Try again.";
@@ -40,7 +52,7 @@
     status.textContent = "Hashing " + jars.length + " jars on this computer…";
     Promise.all(jars.map(function (f) {
       return f.arrayBuffer().then(function (b) { return crypto.subtle.digest("SHA-1", b); })
-        .then(function (d) { return hex(d) + "  " + f.name.replace(/[\r\n]/g, " "); });
+        .then(function (d) { var h = hex(d); names[h] = f.name; return h; });
     })).then(function (lines) { area.value = lines.join("\n"); send(); },
              function () { status.textContent = "A file could not be read."; });
   });
