@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import zipfile
 from datetime import UTC, datetime, timedelta
 
@@ -100,7 +101,11 @@ async def test_build_a_pack_and_download_the_mrpack(world, browse, tmp_path):
     await page.get_by_role("link", name="Build a pack").click()
     await page.wait_for_url(world.base + "/pack")
     await expect(page.get_by_role("heading", level=1)).to_have_text("Build a pack")
+    # With script, a changed select reloads the page for it at once (site.js, data-auto-submit).
+    await page.get_by_label("Loader").select_option("quilt")
+    await page.wait_for_url(re.compile(r".*loader=quilt.*"))
     await page.get_by_label("Loader").select_option("fabric")
+    await page.wait_for_url(re.compile(r".*loader=fabric.*"))
     await page.get_by_label("Game version").select_option(GAME)
     await page.get_by_label("Find a mod to add").fill("glow app")
     await page.get_by_role("button", name="Search", exact=True).click()
