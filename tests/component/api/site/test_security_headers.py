@@ -97,7 +97,8 @@ async def _listed(db, manifest_id="lumen", *, status="public", repo=1):
 async def test_public_pages_send_the_policy_and_hold_nothing_inline(site, db):
     await _listed(db)
     client = await site()
-    for path in ("/", "/?q=lumen", "/mods/lumen", "/mods/lumen?range=90d", "/mods/nope"):
+    for path in ("/", "/?q=lumen", "/upgrade", "/pack", "/pack?loader=fabric&game_version=1.20.1&q=lumen&mod=lumen",
+                 "/mods/lumen", "/mods/lumen?range=90d", "/mods/nope"):
         for _ in range(2):  # computed, then from the cache
             resp = await client.get(path)
             assert resp.status == (404 if path == "/mods/nope" else 200)

@@ -22,7 +22,7 @@ from indexium_db.pool import create_pool
 from indexium_platform import logs
 from indexium_platform.web import ERROR_PAGE, ApiError
 
-from . import cspreport, dashboard, oauth, pages, render, review, sessions, subscriptions
+from . import cspreport, dashboard, oauth, pages, players, render, review, sessions, subscriptions
 from .state import SITE, Site
 
 log = logs.get(__name__)
@@ -114,6 +114,7 @@ def setup(app: web.Application) -> None:
 
     app.cleanup_ctx.append(resources_ctx)
     pages.setup(app)
+    players.setup(app)
     oauth.setup(app)
     dashboard.setup(app)
     review.setup(app)

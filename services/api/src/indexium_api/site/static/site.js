@@ -35,6 +35,15 @@
     }
   });
 
+  // A page's own script, loaded by this one (a dynamically added script runs under both the
+  // public pages' script-src 'self' and the per-response nonce's 'strict-dynamic').
+  var own = document.querySelector("[data-page-script]");
+  if (own) {
+    var tag = document.createElement("script");
+    tag.src = "/static/site/" + own.getAttribute("data-page-script") + ".js";
+    document.head.appendChild(tag);
+  }
+
   // As-you-type search: fetch the same page the form would load and swap in its results.
   var form = document.querySelector("form[data-live-search]");
   if (!form || !window.fetch || !window.DOMParser) return;
