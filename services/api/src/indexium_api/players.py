@@ -83,7 +83,7 @@ def _game(value: str, name: str) -> str:
     return value
 
 
-def _checked(body: ResolveBody) -> ResolveBody:
+def check_body(body: ResolveBody) -> ResolveBody:
     if not body.mods:
         raise params.bad("mods", "must name at least one mod")
     if len(body.mods) > MAX_MODS:
@@ -149,7 +149,7 @@ class ResolveAnswer(msgspec.Struct):
     problem: str | None
 
 
-async def _resolve(conn, body: ResolveBody):
+async def run_resolve(conn, body: ResolveBody):
     """(the answer, the picked files' rows) on one connection: refs, the resolution, the files."""
     asked = await packs_q.requested(conn, body.mods)
     unknown = [m for m in body.mods if m not in asked]
@@ -197,8 +197,8 @@ def _json(payload) -> web.Response:
 
 
 async def resolve(request: web.Request) -> web.Response:
-    body = _checked(await _body(request, ResolveBody))
-    answer, _, _ = await query(request, _resolve, body)
+    body = check_body(await _body(request, ResolveBody))
+    answer, _, _ = await query(request, run_resolve, body)
     return _json(answer)
 
 
@@ -222,10 +222,10 @@ async def export(request: web.Request) -> web.Response:
     fmt = params.choice(request, "format", packexport.FORMATS)
     if fmt is None:
         raise params.bad("format", f"is required: one of {', '.join(packexport.FORMATS)}")
-    body = _checked(_from_query(request) if request.method == "GET" else await _body(request, ResolveBody))
+    body = check_body(_from_query(request) if request.method == "GET" else await _body(request, ResolveBody))
     if body.loader not in packexport.EXPORT_LOADERS:
         raise params.bad("loader", f"must be one of {', '.join(packexport.EXPORT_LOADERS)} for a pack")
-    answer, resolution, rows = await query(request, _resolve, body)
+    answer, resolution, rows = await query(request, run_resolve, body)
     if not answer.ok:
         raise ApiError(409, "no_solution", f"No pack: {answer.problem}")
     loader_version = packexport.loader_version(body.loader, body.loader_version, resolution.platform)
@@ -286,7 +286,7 @@ class UpgradeAnswer(msgspec.Struct):
 _INSTALLED = "v.id AS version_id, v.version_number, m.id AS project, m.slug, m.name, m.manifest_id"
 
 
-async def _upgrade(conn, body: UpgradeBody, groups: dict[str, list[str]]) -> UpgradeAnswer:
+async def run_upgrade_check(conn, body: UpgradeBody, groups: dict[str, list[str]]) -> UpgradeAnswer:
     found: dict[str, object] = {}
     for algorithm, values in groups.items():
         for row in await hashes_q.files_in_public_versions(conn, algorithm, values, columns=_INSTALLED):
@@ -359,7 +359,7 @@ async def upgrade_check(request: web.Request) -> web.Response:
     bad = [a for a in groups if a not in ("sha1", "sha512")]
     if bad:
         raise params.bad("hashes", "must be sha1 (40 hex digits) or sha512 (128 hex digits)")
-    return _json(await query(request, _upgrade, body, groups))
+    return _json(await query(request, run_upgrade_check, body, groups))
 
 
 # ---- wiring -------------------------------------------------------------------------------------

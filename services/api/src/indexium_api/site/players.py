@@ -105,8 +105,8 @@ def _export_links(loader, game, mods, optional, loader_version, answer, resoluti
 async def _pack_data(conn, api, loader, game, mods, optional, search, loader_version):
     answer = resolution = None
     if mods:
-        body = players._checked(players.ResolveBody(loader, game, list(mods), optional, None, loader_version))
-        answer, resolution, _ = await players._resolve(conn, body)
+        body = players.check_body(players.ResolveBody(loader, game, list(mods), optional, None, loader_version))
+        answer, resolution, _ = await players.run_resolve(conn, body)
     hits = []
     if search:
         sq = catalog_q.SearchQuery(q=search, loaders=(loader,), game_versions=(game,), limit=SEARCH_HITS)
@@ -182,7 +182,7 @@ async def upgrade_answer(request: web.Request) -> web.Response:
     params.clean("hashes", text, MAX_HASH_TEXT * 2)
     values, names = parse_hashes(text)
     body = players.UpgradeBody(values, game, loader)
-    answer = await query(request, players._upgrade, body, hashes.group(values, None))
+    answer = await query(request, players.run_upgrade_check, body, hashes.group(values, None))
     return page(request, "upgrade.html", **_upgrade_context(loader, game, hashes_text=text, answer=answer,
                                                              names=names))
 
