@@ -1,0 +1,195 @@
+"""Atom feeds of new versions: a mod's, an author's, and a search's (docs/notifications.md, "Atom feeds").
+
+* ``/mods/{slug}/versions.atom``: the mod's public versions;
+* ``/authors/{login}/versions.atom``: those of every listed mod the GitHub account owns;
+* ``/search.atom?q=&loader=&game_version=&category=&environment=``: new projects (a mod's
+  first public version) and new versions of the mods the site's search finds, parsed by the
+  site's own search parser (``site.pages.search_query``) and filtered by the catalogue's own
+  conditions (``indexium_db.queries.feeds``), loaders and game versions holding per file.
+
+The mod and author feeds take ``loader`` and ``game_version`` too. At most ``MAX_ENTRIES``
+entries, newest published first. Each is an entry of the API's cache like the pages it
+mirrors: the mod's feed under the mod's tag, the others under the global one, so the
+version events that invalidate the pages invalidate the feeds (invalidation.py); an ETag
+(If-None-Match) and a Last-Modified (If-Modified-Since) answer 304s. Not site pages: errors
+are the API's JSON envelope, and requests count against the API's rate limit (edge.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from datetime import UTC
+from email.utils import format_datetime
+from urllib.parse import quote, urlencode
+
+from aiohttp import web
+
+from indexium_content import urls
+from indexium_contracts.slugs import is_slug
+from indexium_db.queries import feeds as feeds_q, notify as notify_q
+from indexium_notify.payloads import VERSION_GROUPS, compact_versions, cut, versions_text
+from indexium_platform.web import ApiError
+
+from . import atom, params
+from .respond import GLOBAL, Cached, cached, etag_of, mod_tag, no_mod, not_found
+from .site.pages import search_query
+from .state import API
+
+MAX_ENTRIES = 50  # a feed reader wants what is new; 50 is a few weeks of a busy search
+NOTES_CHARS = 8000  # release notes per entry, as the webhook's JSON body carries them
+# A GitHub login: letters, digits and single hyphens, at most 39 characters.
+_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$")
+# Category schemes: the API's own lists of the loaders and game versions a term is one of.
+LOADER_SCHEME, GAME_VERSION_SCHEME = "/api/v1/tags/loaders", "/api/v1/tags/game-versions"
+NEW_PROJECT = atom.Category("new-project", None, "New project")
+
+
+def _facets(request: web.Request) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(loaders, game versions) of a mod's or an author's feed, bounded as the search's are."""
+    return (tuple(v for v in params.texts(request, "loader", max_len=32) if v),
+            tuple(v for v in params.texts(request, "game_version") if v))
+
+
+def _url(value: str) -> str | None:
+    return urls.allowed(value)
+
+
+def _links(*links: atom.Link | None) -> tuple[atom.Link, ...]:
+    """Only the links whose URL passed the one URL policy."""
+    return tuple(link for link in links if link is not None and _url(link.href) is not None)
+
+
+def _entry(row, public: str, releases: tuple[str, ...]) -> atom.Entry:
+    mod_page = f"{public}/mods/{quote(row['slug'], safe='')}"
+    download = row["download"] or {}
+    repo = _url(row["repo_url"]) if row["repo_url"] else None
+    release_page = f"{repo}/releases/tag/{quote(row['tag_name'], safe='')}" if repo else None
+    loaders = list(row["loaders"] or ())
+    # Runs of consecutive releases as ranges (1.20.1–1.20.6), at most VERSION_GROUPS of them, as
+    # in a webhook's body; pre-releases and snapshots are groups of their own.
+    game_versions = compact_versions(list(row["game_versions"] or ()), releases)[:VERSION_GROUPS]
+    summary = (("New project. " if row["new_project"] else "")
+               + f"Loaders: {', '.join(loaders) or 'any'}. "
+               + f"Minecraft: {versions_text(list(row['game_versions'] or ()), releases)}.")
+    authors = tuple(a for a in (row["owner"],) if a) or tuple(row["authors"] or ())[:5]
+    return atom.Entry(
+        # The version's own id: the same entry in every feed that shows it, whatever its URL.
+        id=f"urn:uuid:{row['id']}",
+        title=f"{row['mod_name']} {row['version_number']}",
+        updated=row["updated_at"] or row["published_at"], published=row["published_at"] or row["created_at"],
+        authors=authors,
+        links=_links(
+            atom.Link(mod_page, "alternate", "text/html"),
+            atom.Link(download["url"], "enclosure", "application/java-archive", download.get("filename"),
+                      download.get("size")) if download.get("url") else None,
+            atom.Link(release_page, "related", "text/html", "Release on GitHub") if release_page else None),
+        categories=((NEW_PROJECT,) if row["new_project"] else ())
+        + tuple(atom.Category(lo, _url(public + LOADER_SCHEME)) for lo in loaders)
+        + tuple(atom.Category(g, _url(public + GAME_VERSION_SCHEME)) for g in game_versions),
+        summary=summary,
+        # The release notes are Markdown: until the site's renderer exists (indexium_content.markdown),
+        # the author's text as it is, as plain text (type="text": a reader shows it, never renders it).
+        content=cut(row["changelog"] or "", NOTES_CHARS), content_type="text",
+    )
+
+
+def _document(request: web.Request, *, feed_id_path: str, title: str, subtitle: str, page: str | None,
+              rows, stamp, releases) -> Cached:
+    public = request.app[API].settings.public_url.rstrip("/")
+    self_url = public + feed_id_path
+    newest = max((r["updated_at"] or r["published_at"] for r in rows if r["updated_at"] or r["published_at"]),
+                 default=None)
+    updated = max((t for t in (stamp, newest) if t is not None), default=None)
+    feed = atom.Feed(
+        id=self_url, title=title, subtitle=subtitle, updated=updated,
+        links=_links(atom.Link(self_url, "self", "application/atom+xml"),
+                     atom.Link(public + page, "alternate", "text/html") if page else None),
+        entries=tuple(_entry(r, public, releases) for r in rows),
+    )
+    body = atom.render(feed)
+    last_modified = format_datetime((updated or atom.EPOCH).astimezone(UTC).replace(microsecond=0), usegmt=True)
+    return Cached(200, body, etag_of(body), atom.CONTENT_TYPE, last_modified=last_modified)
+
+
+async def mod_feed(request: web.Request) -> web.StreamResponse:
+    api = request.app[API]
+    slug = request.match_info["slug"]
+    loaders, game_versions = _facets(request)
+    if not is_slug(slug):
+        raise ApiError(404, "not_found", f"No mod with slug '{slug[:64]}'.")
+
+    async def compute():
+        async def read(conn):
+            mod, rows, stamp = await feeds_q.mod_feed(conn, slug, loaders=loaders, game_versions=game_versions,
+                                                      limit=MAX_ENTRIES)
+            return mod, rows, stamp, tuple(await notify_q.releases(conn)) if mod is not None else ()
+        mod, rows, stamp, releases = await api.db.run(read)
+        if mod is None:
+            return no_mod(slug)
+        query = urlencode([*(("loader", v) for v in loaders), *(("game_version", v) for v in game_versions)])
+        return _document(request, feed_id_path=f"/mods/{quote(slug)}/versions.atom" + (f"?{query}" if query else ""),
+                         title=f"{mod['name']}: new versions", subtitle=mod["summary"] or "",
+                         page=f"/mods/{quote(slug)}", rows=rows, stamp=stamp or mod["created_at"], releases=releases)
+
+    return await cached(request, ("feed-mod", slug, loaders, game_versions), (mod_tag(slug),), compute)
+
+
+async def author_feed(request: web.Request) -> web.StreamResponse:
+    api = request.app[API]
+    login = request.match_info["login"]
+    loaders, game_versions = _facets(request)
+    if not _LOGIN.match(login):
+        raise ApiError(404, "not_found", f"No author '{login[:64]}'.")
+    login = login.lower()
+
+    async def compute():
+        async def read(conn):
+            author, rows, stamp = await feeds_q.author_feed(conn, login, loaders=loaders,
+                                                            game_versions=game_versions, limit=MAX_ENTRIES)
+            return author, rows, stamp, tuple(await notify_q.releases(conn)) if author is not None else ()
+        author, rows, stamp, releases = await api.db.run(read)
+        if author is None:
+            return not_found(f"No author '{login}'.")
+        query = urlencode([*(("loader", v) for v in loaders), *(("game_version", v) for v in game_versions)])
+        name = author["login"]
+        return _document(request, feed_id_path=f"/authors/{quote(name)}/versions.atom" + (f"?{query}" if query else ""),
+                         title=f"{name}: new versions", subtitle=f"New versions of the mods {name} publishes on GitHub",
+                         page=None, rows=rows, stamp=stamp, releases=releases)
+
+    # Under the global tag: an event names the mod, not its owner.
+    return await cached(request, ("feed-author", login, loaders, game_versions), (GLOBAL,), compute)
+
+
+async def search_feed(request: web.Request) -> web.StreamResponse:
+    api = request.app[API]
+    if "type" in request.query:
+        # Project types are not a search filter yet: a feed that ignored it would answer every type.
+        raise params.bad("type", "is not a filter yet (every project is a mod)")
+    sq, _ = search_query(request)  # the site search's own parser: the same filters, the same bounds
+    sq = dataclasses.replace(sq, limit=MAX_ENTRIES, offset=0, sort=None)  # (a page and an order mean nothing here)
+
+    async def compute():
+        async def read(conn):
+            rows, stamp = await feeds_q.search_feed(conn, sq, limit=MAX_ENTRIES)
+            return rows, stamp, tuple(await notify_q.releases(conn))
+        rows, stamp, releases = await api.db.run(read)
+        query = urlencode([*((("q", sq.q),) if sq.q else ()), *(("loader", v) for v in sq.loaders),
+                           *(("game_version", v) for v in sq.game_versions),
+                           *(("category", v) for v in sq.categories),
+                           *((("environment", sq.environment),) if sq.environment else ())])
+        what = f"“{sq.q}”" if sq.q else "every mod"
+        return _document(request, feed_id_path="/search.atom" + (f"?{query}" if query else ""),
+                         title=f"Indexium: {what}", subtitle="New projects and new versions matching a search",
+                         page="/" + (f"?{query}" if query else ""), rows=rows, stamp=stamp, releases=releases)
+
+    return await cached(request, ("feed-search", sq), (GLOBAL,), compute)
+
+
+def setup(app: web.Application) -> None:
+    # Named feed-*, not site-*: machine-read, so their errors are the JSON envelope and their
+    # requests count against the API's budget, not the pages'.
+    r = app.router
+    r.add_get("/mods/{slug}/versions.atom", mod_feed, name="feed-mod")
+    r.add_get("/authors/{login}/versions.atom", author_feed, name="feed-author")
+    r.add_get("/search.atom", search_feed, name="feed-search")
