@@ -238,3 +238,46 @@ async def test_pages_link_their_feeds(client, seed):
     home = await (await client.get("/", params={"q": "linked", "loader": "fabric", "sort": "downloads"})).text()
     assert 'type="application/atom+xml"' in home and 'href="/search.atom?q=linked&amp;loader=fabric"' in home
     assert 'href="/search.atom"' in await (await client.get("/")).text()
+
+
+async def test_the_search_walk_finds_the_newest_matching_versions_batch_by_batch(client, seed, monkeypatch):
+    from indexium_db.queries import feeds as feeds_q  # noqa: PLC0415
+
+    monkeypatch.setattr(feeds_q, "SEARCH_BATCH", 2)
+    # Recently updated mods whose newest versions are fabric-only, their forge files old; and an
+    # older mod with a forge version newer than those: the walk must go past the first batches.
+    for i in range(5):
+        m = await seed.mod(f"recent{i}", name=f"Recent {i}")
+        await seed.version(m, "1.0", [FORGE_120], published=seed.T0 + seed.days(i))
+        await seed.version(m, "2.0", [FABRIC_120], published=seed.T0 + seed.days(100 + i))
+    older = await seed.mod("older", name="Older")
+    await seed.version(older, "1.0", [FORGE_120], published=seed.T0 + seed.days(50))
+    got = await feed(client, "/search.atom", loader="forge")
+    assert got == ["Older 1.0", "Recent 4 1.0", "Recent 3 1.0", "Recent 2 1.0", "Recent 1 1.0", "Recent 0 1.0"]
+    assert await feed(client, "/search.atom") == [f"Recent {i} 2.0" for i in range(4, -1, -1)] + [
+        "Older 1.0"] + [f"Recent {i} 1.0" for i in range(4, -1, -1)]
+    monkeypatch.setattr(feeds_q, "SEARCH_MAX_MODS", 2)  # the bound: the walk stops there
+    client.app[API].cache.invalidate_all()
+    assert await feed(client, "/search.atom", loader="forge") == ["Recent 4 1.0", "Recent 3 1.0"]
+
+
+async def test_a_mod_leaving_a_search_feed_moves_its_last_modified(client, seed):
+    keep = await seed.mod("keeper", name="Keeper")
+    await seed.version(keep, "1.0", [FABRIC_120])
+    leaving = await seed.mod("leaver", name="Leaver")
+    v = await seed.version(leaving, "1.0", [FABRIC_120], published=seed.T0 + seed.days(1))
+    first = await client.get("/search.atom")
+    assert titles(await first.read()) == ["Leaver 1.0", "Keeper 1.0"]
+    await asyncio.sleep(1.1)
+    # The release is deleted: the version hidden and the mod, with no public version, unlisted.
+    await seed.db.execute("UPDATE mod_versions SET hidden = true, updated_at = now() WHERE id = $1", v)
+    from indexium_db.queries import mods as mods_q  # noqa: PLC0415
+
+    await mods_q.refresh_rollup(seed.db, leaving["id"])
+    client.app[API].cache.invalidate("global", "mod:leaver")
+    resp = await client.get("/search.atom", headers={"If-Modified-Since": first.headers["Last-Modified"]})
+    assert resp.status == 200 and titles(await resp.read()) == ["Keeper 1.0"]
+    assert parsedate_to_datetime(resp.headers["Last-Modified"]) > parsedate_to_datetime(first.headers["Last-Modified"])
+    # Nothing in the catalogue changed since: both validators answer 304.
+    for headers in ({"If-Modified-Since": resp.headers["Last-Modified"]}, {"If-None-Match": resp.headers["ETag"]}):
+        assert (await client.get("/search.atom", headers=headers)).status == 304

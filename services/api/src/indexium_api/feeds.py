@@ -39,7 +39,7 @@ from .state import API
 MAX_ENTRIES = 50  # a feed reader wants what is new; 50 is a few weeks of a busy search
 NOTES_CHARS = 8000  # release notes per entry, as the webhook's JSON body carries them
 # A GitHub login: letters, digits and single hyphens, at most 39 characters.
-_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$")
+_LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\Z")  # (\Z: $ matches before a final newline)
 # Category schemes: the API's own lists of the loaders and game versions a term is one of.
 LOADER_SCHEME, GAME_VERSION_SCHEME = "/api/v1/tags/loaders", "/api/v1/tags/game-versions"
 NEW_PROJECT = atom.Category("new-project", None, "New project")
@@ -95,20 +95,19 @@ def _entry(row, public: str, releases: tuple[str, ...]) -> atom.Entry:
 
 
 def _document(request: web.Request, *, feed_id_path: str, title: str, subtitle: str, page: str | None,
-              rows, stamp, releases) -> Cached:
+              rows, stamp, releases, updated=None) -> Cached:
+    """The feed as a cache entry. ``stamp``: its change stamp (Last-Modified, and its ``<updated>``
+    unless ``updated`` is given)."""
     public = request.app[API].settings.public_url.rstrip("/")
     self_url = public + feed_id_path
-    newest = max((r["updated_at"] or r["published_at"] for r in rows if r["updated_at"] or r["published_at"]),
-                 default=None)
-    updated = max((t for t in (stamp, newest) if t is not None), default=None)
     feed = atom.Feed(
-        id=self_url, title=title, subtitle=subtitle, updated=updated,
+        id=self_url, title=title, subtitle=subtitle, updated=updated or stamp,
         links=_links(atom.Link(self_url, "self", "application/atom+xml"),
                      atom.Link(public + page, "alternate", "text/html") if page else None),
         entries=tuple(_entry(r, public, releases) for r in rows),
     )
     body = atom.render(feed)
-    last_modified = format_datetime((updated or atom.EPOCH).astimezone(UTC).replace(microsecond=0), usegmt=True)
+    last_modified = format_datetime((stamp or atom.EPOCH).astimezone(UTC).replace(microsecond=0), usegmt=True)
     return Cached(200, body, etag_of(body), atom.CONTENT_TYPE, last_modified=last_modified)
 
 
@@ -130,7 +129,7 @@ async def mod_feed(request: web.Request) -> web.StreamResponse:
         query = urlencode([*(("loader", v) for v in loaders), *(("game_version", v) for v in game_versions)])
         return _document(request, feed_id_path=f"/mods/{quote(slug)}/versions.atom" + (f"?{query}" if query else ""),
                          title=f"{mod['name']}: new versions", subtitle=mod["summary"] or "",
-                         page=f"/mods/{quote(slug)}", rows=rows, stamp=stamp or mod["created_at"], releases=releases)
+                         page=f"/mods/{quote(slug)}", rows=rows, stamp=stamp, releases=releases)
 
     return await cached(request, ("feed-mod", slug, loaders, game_versions), (mod_tag(slug),), compute)
 
@@ -179,9 +178,13 @@ async def search_feed(request: web.Request) -> web.StreamResponse:
                            *(("category", v) for v in sq.categories),
                            *((("environment", sq.environment),) if sq.environment else ())])
         what = f"“{sq.q}”" if sq.q else "every mod"
+        # <updated>: its newest entry's, so that the document (and its ETag) stays the same while
+        # its entries do; Last-Modified: the catalogue's stamp (queries/feeds.py).
+        newest = max((r["updated_at"] for r in rows), default=None)
         return _document(request, feed_id_path="/search.atom" + (f"?{query}" if query else ""),
                          title=f"Indexium: {what}", subtitle="New projects and new versions matching a search",
-                         page="/" + (f"?{query}" if query else ""), rows=rows, stamp=stamp, releases=releases)
+                         page="/" + (f"?{query}" if query else ""), rows=rows, stamp=stamp, releases=releases,
+                         updated=newest or atom.EPOCH)
 
     return await cached(request, ("feed-search", sq), (GLOBAL,), compute)
 
