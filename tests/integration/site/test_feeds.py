@@ -78,6 +78,9 @@ async def test_feeds_through_a_real_feed_parser(world, pipeline):
     terms = [t.term for t in newest.tags]
     # Game versions as compact ranges: ~1.20.1 is 1.20.1 up to 1.20.6, [1.19.2] is 1.19.2.
     assert {"fabric", "forge", "1.19.2", "1.20.1–1.20.6"} <= set(terms), terms
+    # (~1.20.1 takes 1.20.2-pre1 and the like too: left out, as on the site's pages, and counted.)
+    assert not [t for t in terms if "-pre" in t or "-rc" in t], terms
+    assert "snapshots or pre-releases)." in newest.summary
     assert "Loaders: fabric, forge. Minecraft: 1.19.2, 1.20.1–1.20.6" in newest.summary, newest.summary
     # The download link: one of the release's files, on GitHub.
     (enclosure,) = [link.href for link in newest.links if link.rel == "enclosure"]

@@ -27,8 +27,9 @@ from aiohttp import web
 
 from indexium_content import urls
 from indexium_contracts.slugs import is_slug
-from indexium_db.queries import feeds as feeds_q, notify as notify_q
-from indexium_notify.payloads import VERSION_GROUPS, compact_versions, cut, versions_text
+from indexium_db.queries import feeds as feeds_q
+from indexium_jar.gameversions import shown_versions
+from indexium_notify.payloads import VERSION_GROUPS, cut
 from indexium_platform.web import ApiError
 
 from . import atom, params
@@ -60,18 +61,22 @@ def _links(*links: atom.Link | None) -> tuple[atom.Link, ...]:
     return tuple(link for link in links if link is not None and _url(link.href) is not None)
 
 
-def _entry(row, public: str, releases: tuple[str, ...]) -> atom.Entry:
+def _entry(row, public: str) -> atom.Entry:
     mod_page = f"{public}/mods/{quote(row['slug'], safe='')}"
     download = row["download"] or {}
     repo = _url(row["repo_url"]) if row["repo_url"] else None
     release_page = f"{repo}/releases/tag/{quote(row['tag_name'], safe='')}" if repo else None
     loaders = list(row["loaders"] or ())
-    # Runs of consecutive releases as ranges (1.20.1–1.20.6), at most VERSION_GROUPS of them, as
-    # in a webhook's body; pre-releases and snapshots are groups of their own.
-    game_versions = compact_versions(list(row["game_versions"] or ()), releases)[:VERSION_GROUPS]
+    # Game versions as the site's pages show them (indexium_jar.gameversions.shown_versions):
+    # runs of consecutive releases as ranges (1.20.1–1.20.6), snapshots and pre-releases left
+    # out unless they are all there is; at most VERSION_GROUPS groups, as in a webhook's body.
+    shown, left_out = shown_versions(list(row["game_versions"] or ()))
+    game_versions = shown[:VERSION_GROUPS]
+    more = len(shown) - len(game_versions)
+    versions = ", ".join(game_versions) + (f" + {more} more" if more else "")
+    versions += f" (and {left_out} snapshots or pre-releases)" if left_out else ""
     summary = (("New project. " if row["new_project"] else "")
-               + f"Loaders: {', '.join(loaders) or 'any'}. "
-               + f"Minecraft: {versions_text(list(row['game_versions'] or ()), releases)}.")
+               + f"Loaders: {', '.join(loaders) or 'any'}. Minecraft: {versions or 'any'}.")
     authors = tuple(a for a in (row["owner"],) if a) or tuple(row["authors"] or ())[:5]
     return atom.Entry(
         # The version's own id: the same entry in every feed that shows it, whatever its URL.
@@ -95,7 +100,7 @@ def _entry(row, public: str, releases: tuple[str, ...]) -> atom.Entry:
 
 
 def _document(request: web.Request, *, feed_id_path: str, title: str, subtitle: str, page: str | None,
-              rows, stamp, releases, updated=None) -> Cached:
+              rows, stamp, updated=None) -> Cached:
     """The feed as a cache entry. ``stamp``: its change stamp (Last-Modified, and its ``<updated>``
     unless ``updated`` is given)."""
     public = request.app[API].settings.public_url.rstrip("/")
@@ -104,7 +109,7 @@ def _document(request: web.Request, *, feed_id_path: str, title: str, subtitle: 
         id=self_url, title=title, subtitle=subtitle, updated=updated or stamp,
         links=_links(atom.Link(self_url, "self", "application/atom+xml"),
                      atom.Link(public + page, "alternate", "text/html") if page else None),
-        entries=tuple(_entry(r, public, releases) for r in rows),
+        entries=tuple(_entry(r, public) for r in rows),
     )
     body = atom.render(feed)
     last_modified = format_datetime((stamp or atom.EPOCH).astimezone(UTC).replace(microsecond=0), usegmt=True)
@@ -119,17 +124,14 @@ async def mod_feed(request: web.Request) -> web.StreamResponse:
         raise ApiError(404, "not_found", f"No mod with slug '{slug[:64]}'.")
 
     async def compute():
-        async def read(conn):
-            mod, rows, stamp = await feeds_q.mod_feed(conn, slug, loaders=loaders, game_versions=game_versions,
-                                                      limit=MAX_ENTRIES)
-            return mod, rows, stamp, tuple(await notify_q.releases(conn)) if mod is not None else ()
-        mod, rows, stamp, releases = await api.db.run(read)
+        mod, rows, stamp = await api.db.run(feeds_q.mod_feed, slug, loaders=loaders, game_versions=game_versions,
+                                            limit=MAX_ENTRIES)
         if mod is None:
             return no_mod(slug)
         query = urlencode([*(("loader", v) for v in loaders), *(("game_version", v) for v in game_versions)])
         return _document(request, feed_id_path=f"/mods/{quote(slug)}/versions.atom" + (f"?{query}" if query else ""),
                          title=f"{mod['name']}: new versions", subtitle=mod["summary"] or "",
-                         page=f"/mods/{quote(slug)}", rows=rows, stamp=stamp, releases=releases)
+                         page=f"/mods/{quote(slug)}", rows=rows, stamp=stamp)
 
     return await cached(request, ("feed-mod", slug, loaders, game_versions), (mod_tag(slug),), compute)
 
@@ -143,18 +145,15 @@ async def author_feed(request: web.Request) -> web.StreamResponse:
     login = login.lower()
 
     async def compute():
-        async def read(conn):
-            author, rows, stamp = await feeds_q.author_feed(conn, login, loaders=loaders,
-                                                            game_versions=game_versions, limit=MAX_ENTRIES)
-            return author, rows, stamp, tuple(await notify_q.releases(conn)) if author is not None else ()
-        author, rows, stamp, releases = await api.db.run(read)
+        author, rows, stamp = await api.db.run(feeds_q.author_feed, login, loaders=loaders,
+                                               game_versions=game_versions, limit=MAX_ENTRIES)
         if author is None:
             return not_found(f"No author '{login}'.")
         query = urlencode([*(("loader", v) for v in loaders), *(("game_version", v) for v in game_versions)])
         name = author["login"]
         return _document(request, feed_id_path=f"/authors/{quote(name)}/versions.atom" + (f"?{query}" if query else ""),
                          title=f"{name}: new versions", subtitle=f"New versions of the mods {name} publishes on GitHub",
-                         page=None, rows=rows, stamp=stamp, releases=releases)
+                         page=None, rows=rows, stamp=stamp)
 
     # Under the global tag: an event names the mod, not its owner.
     return await cached(request, ("feed-author", login, loaders, game_versions), (GLOBAL,), compute)
@@ -169,10 +168,7 @@ async def search_feed(request: web.Request) -> web.StreamResponse:
     sq = dataclasses.replace(sq, limit=MAX_ENTRIES, offset=0, sort=None)  # (a page and an order mean nothing here)
 
     async def compute():
-        async def read(conn):
-            rows, stamp = await feeds_q.search_feed(conn, sq, limit=MAX_ENTRIES)
-            return rows, stamp, tuple(await notify_q.releases(conn))
-        rows, stamp, releases = await api.db.run(read)
+        rows, stamp = await api.db.run(feeds_q.search_feed, sq, limit=MAX_ENTRIES)
         query = urlencode([*((("q", sq.q),) if sq.q else ()), *(("loader", v) for v in sq.loaders),
                            *(("game_version", v) for v in sq.game_versions),
                            *(("category", v) for v in sq.categories),
@@ -183,7 +179,7 @@ async def search_feed(request: web.Request) -> web.StreamResponse:
         newest = max((r["updated_at"] for r in rows), default=None)
         return _document(request, feed_id_path="/search.atom" + (f"?{query}" if query else ""),
                          title=f"Indexium: {what}", subtitle="New projects and new versions matching a search",
-                         page="/" + (f"?{query}" if query else ""), rows=rows, stamp=stamp, releases=releases,
+                         page="/" + (f"?{query}" if query else ""), rows=rows, stamp=stamp,
                          updated=newest or atom.EPOCH)
 
     return await cached(request, ("feed-search", sq), (GLOBAL,), compute)
