@@ -162,8 +162,8 @@ async def author_feed(request: web.Request) -> web.StreamResponse:
 async def search_feed(request: web.Request) -> web.StreamResponse:
     api = request.app[API]
     if "type" in request.query:
-        # Project types are not a search filter yet: a feed that ignored it would answer every type.
-        raise params.bad("type", "is not a filter yet (every project is a mod)")
+        # The site's search has no project-type filter yet: a feed that ignored it would answer every type.
+        raise params.bad("type", "is not a filter of the site's search yet")
     sq, _ = search_query(request)  # the site search's own parser: the same filters, the same bounds
     sq = dataclasses.replace(sq, limit=MAX_ENTRIES, offset=0, sort=None)  # (a page and an order mean nothing here)
 
