@@ -84,7 +84,8 @@ def test_an_empty_feed_is_still_atom():
 
 async def test_mod_feed_holds_public_versions_newest_first(client, seed):
     m = await seed.mod("lanterns", name="Lanterns")
-    await seed.version(m, "1.0", [FABRIC_120], published=seed.T0, changelog="First <b>light</b>")
+    await seed.version(m, "1.0", [FABRIC_120], published=seed.T0,
+                       changelog="First **light** <script>alert(1)</script> [x](javascript:alert(1)) ]]>")
     await seed.version(m, "1.1", [FABRIC_120, FORGE_119], published=seed.T0 + seed.days(1))
     await seed.version(m, "1.2", [FABRIC_120], published=seed.T0 + seed.days(2), status="quarantined")
     await seed.version(m, "1.3", [FABRIC_120], published=seed.T0 + seed.days(3), status="pending_scan")
@@ -105,8 +106,12 @@ async def test_mod_feed_holds_public_versions_newest_first(client, seed):
     assert {c.get("term") for c in newest.findall("a:category", NS)} == {"fabric", "forge", "1.19.2", "1.20.1"}
     first_terms = {c.get("term") for c in first.findall("a:category", NS)}
     assert "new-project" in first_terms and first.findtext("a:summary", namespaces=NS).startswith("New project.")
-    assert first.find("a:content", NS).get("type") == "text"
-    assert first.findtext("a:content", namespaces=NS) == "First <b>light</b>"  # text, never markup
+    # The notes: the site's Markdown renderer and sanitizer, carried as escaped text (type="html").
+    content = first.find("a:content", NS)
+    assert content.get("type") == "html" and "First <strong>light</strong>" in content.text
+    # (markdown-it leaves a javascript: link as the text it was; the HTML escapes ">".)
+    assert "<script" not in content.text and 'href="javascript' not in content.text and "]]&gt;" in content.text
+    assert not list(content)  # no element of the author's inside the document
     # Filters hold per file: 1.1's forge file is for 1.19.2 only.
     assert await feed(client, "/mods/lanterns/versions.atom", loader="forge") == ["Lanterns 1.1"]
     assert await feed(client, "/mods/lanterns/versions.atom", loader="forge", game_version="1.20.1") == []

@@ -86,8 +86,9 @@ async def test_feeds_through_a_real_feed_parser(world, pipeline):
     (enclosure,) = [link.href for link in newest.links if link.rel == "enclosure"]
     assert enclosure in {a["browser_download_url"] for a in gh.release_payload(second)["release"]["assets"]}
     assert "new-project" in {t.term for t in first.tags}
-    # The release notes: the author's text as text (a reader shows it, never renders it).
-    assert (first.content[0].type, first.content[0].value) == ("text/plain", NOTES)
+    # The release notes: the site's renderer's sanitized HTML.
+    assert first.content[0].type == "text/html" and "Brighter bugs." in first.content[0].value
+    assert "alert(" not in first.content[0].value
 
     # The search feed: the site search's filters, held per file.
     search = f"{base}/search.atom"

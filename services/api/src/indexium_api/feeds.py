@@ -29,16 +29,15 @@ from indexium_content import urls
 from indexium_contracts.slugs import is_slug
 from indexium_db.queries import feeds as feeds_q
 from indexium_jar.gameversions import shown_versions
-from indexium_notify.payloads import VERSION_GROUPS, cut
+from indexium_notify.payloads import VERSION_GROUPS
 from indexium_platform.web import ApiError
 
-from . import atom, params
+from . import atom, markup, params
 from .respond import GLOBAL, Cached, cached, etag_of, mod_tag, no_mod, not_found
 from .site.pages import search_query
 from .state import API
 
 MAX_ENTRIES = 50  # a feed reader wants what is new; 50 is a few weeks of a busy search
-NOTES_CHARS = 8000  # release notes per entry, as the webhook's JSON body carries them
 # A GitHub login: letters, digits and single hyphens, at most 39 characters.
 _LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})\Z")  # (\Z: $ matches before a final newline)
 # Category schemes: the API's own lists of the loaders and game versions a term is one of.
@@ -64,8 +63,8 @@ def _links(*links: atom.Link | None) -> tuple[atom.Link, ...]:
 def _entry(row, public: str) -> atom.Entry:
     mod_page = f"{public}/mods/{quote(row['slug'], safe='')}"
     download = row["download"] or {}
-    repo = _url(row["repo_url"]) if row["repo_url"] else None
-    release_page = f"{repo}/releases/tag/{quote(row['tag_name'], safe='')}" if repo else None
+    repo = markup.repository(row)  # where the notes' relative links resolve, and the release's page
+    release_page = markup.release_url(repo, row["tag_name"])
     loaders = list(row["loaders"] or ())
     # Game versions as the site's pages show them (indexium_jar.gameversions.shown_versions):
     # runs of consecutive releases as ranges (1.20.1–1.20.6), snapshots and pre-releases left
@@ -93,9 +92,10 @@ def _entry(row, public: str) -> atom.Entry:
         + tuple(atom.Category(lo, _url(public + LOADER_SCHEME)) for lo in loaders)
         + tuple(atom.Category(g, _url(public + GAME_VERSION_SCHEME)) for g in game_versions),
         summary=summary,
-        # The release notes are Markdown: until the site's renderer exists (indexium_content.markdown),
-        # the author's text as it is, as plain text (type="text": a reader shows it, never renders it).
-        content=cut(row["changelog"] or "", NOTES_CHARS), content_type="text",
+        # The release notes as the site shows them: the one Markdown renderer and sanitizer
+        # (indexium_content.markdown, every link and image through the one URL policy), at most
+        # markdown.NOTES_MAX_HTML characters then "Read more on GitHub". Carried as escaped text.
+        content=markup.notes(row["changelog"], repo, row["tag_name"], heading_shift=1), content_type="html",
     )
 
 
