@@ -56,8 +56,9 @@ def _url(value: str) -> str | None:
 
 
 def _links(*links: atom.Link | None) -> tuple[atom.Link, ...]:
-    """Only the links whose URL passed the one URL policy."""
-    return tuple(link for link in links if link is not None and _url(link.href) is not None)
+    """Only the links whose URL passed the one URL policy, as the policy answers them."""
+    kept = ((link, _url(link.href)) for link in links if link is not None)
+    return tuple(dataclasses.replace(link, href=href) for link, href in kept if href is not None)
 
 
 def _entry(row, public: str) -> atom.Entry:

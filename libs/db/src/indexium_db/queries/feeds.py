@@ -23,12 +23,12 @@ from datetime import UTC, datetime
 
 import asyncpg
 
-from .catalog import PUBLIC_VERSION, REPO_URL, SearchQuery, file_match, mod_conditions
+from .catalog import PUBLIC_VERSION, SearchQuery, file_match, mod_conditions
 
 # What an entry needs (indexium_api.feeds turns it into Atom).
 _ENTRY_COLUMNS = f"""v.id, v.version_number, v.name, v.version_type, v.changelog, v.tag_name, v.published_at,
        v.version_sort, v.created_at, v.updated_at, v.loaders, v.game_versions,
-       m.slug, m.name AS mod_name, m.authors, m.repo_full_name, m.default_branch, {REPO_URL},
+       m.slug, m.name AS mod_name, m.authors, m.repo_full_name, m.default_branch,
        (SELECT login FROM authors a WHERE a.github_id = m.author_github_id) AS owner,
        NOT EXISTS (SELECT 1 FROM mod_versions o WHERE o.mod_id = v.mod_id AND o.id <> v.id
                    AND o.status = 'public' AND NOT o.hidden AND o.created_at < v.created_at) AS new_project,
