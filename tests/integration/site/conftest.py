@@ -28,6 +28,8 @@ from indexium_db.queries import deadletters as deadletters_q, github as github_q
 from indexium_db.queries import skips as skips_q, versions as versions_q
 from indexium_devstack.embedded import free_port
 from indexium_devstack.fakegithub import FakeGitHub
+from indexium_devstack.procs import BY_NAME, ServiceProcess
+from indexium_platform import natsutil
 from indexium_platform.settings import load
 
 CHROMIUM = "/usr/bin/chromium"
@@ -35,6 +37,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 SHOTS = Path("/tmp/site-shots")
 SESSION_SECRET = secrets.token_urlsafe(40)
 AUTHOR, ADMIN, STRANGER = "demo-author", "op-admin", "stranger"
+WEBHOOK_SECRET = "site-tests-webhook-secret"  # ingest's, for the tests that send webhooks (pipeline)
 
 
 @dataclass
@@ -161,6 +164,29 @@ async def world(database_url, nats_url, tmp_path):
     yield w
     await runner.cleanup()
     await gh.close()
+
+
+@pytest.fixture
+async def pipeline(world, nats_url, tmp_path):
+    """ingest and the indexer as their own processes, on the world's NATS, PostgreSQL and GitHub."""
+    import nats  # noqa: PLC0415
+
+    nc = await nats.connect(nats_url)
+    await natsutil.ensure_all(nc.jetstream())
+    await nc.drain()
+    env = {"NATS_URL": nats_url, "DATABASE_URL": world.db_url, "INDEXIUM_WEBHOOK_SECRET": WEBHOOK_SECRET,
+           "INDEXIUM_DOWNLOAD_HOSTS": f"{world.gh.github_host},{world.gh.cdn_host}",
+           "INDEXIUM_PUBLISH_BEFORE_SCAN": "true", "INDEXIUM_LOG_FORMAT": "json"}
+    procs = {name: ServiceProcess(BY_NAME[name], port=free_port(), env=env, log_path=tmp_path / f"{name}.log")
+             for name in ("ingest", "indexer")}
+    for p in procs.values():
+        p.start()
+    try:
+        await asyncio.gather(*(asyncio.to_thread(p.wait_ready, 60) for p in procs.values()))
+        yield procs
+    finally:
+        for p in procs.values():
+            await asyncio.to_thread(p.stop, 30)
 
 
 POLICY_MISSED_PATH = "/__test__/policy-missed"

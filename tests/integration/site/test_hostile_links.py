@@ -20,37 +20,10 @@ from playwright.async_api import expect
 
 from indexium_db.pool import connect
 from indexium_devstack import jars
-from indexium_devstack.embedded import free_port
-from indexium_devstack.procs import BY_NAME, ServiceProcess
-from indexium_platform import natsutil
 
-from .conftest import ADMIN, HOSTILE_SCRIPT, POLICY_MISSED_PATH
+from .conftest import ADMIN, HOSTILE_SCRIPT, POLICY_MISSED_PATH, WEBHOOK_SECRET as SECRET
 
-SECRET = "hostile-links-secret"
 HOMEPAGE = "javascript:" + HOSTILE_SCRIPT
-
-
-@pytest.fixture
-async def pipeline(world, nats_url, tmp_path):
-    """ingest and the indexer as their own processes, on the world's NATS, PostgreSQL and GitHub."""
-    import nats  # noqa: PLC0415
-
-    nc = await nats.connect(nats_url)
-    await natsutil.ensure_all(nc.jetstream())
-    await nc.drain()
-    env = {"NATS_URL": nats_url, "DATABASE_URL": world.db_url, "INDEXIUM_WEBHOOK_SECRET": SECRET,
-           "INDEXIUM_DOWNLOAD_HOSTS": f"{world.gh.github_host},{world.gh.cdn_host}",
-           "INDEXIUM_PUBLISH_BEFORE_SCAN": "true", "INDEXIUM_LOG_FORMAT": "json"}
-    procs = {name: ServiceProcess(BY_NAME[name], port=free_port(), env=env, log_path=tmp_path / f"{name}.log")
-             for name in ("ingest", "indexer")}
-    for p in procs.values():
-        p.start()
-    try:
-        await asyncio.gather(*(asyncio.to_thread(p.wait_ready, 60) for p in procs.values()))
-        yield procs
-    finally:
-        for p in procs.values():
-            await asyncio.to_thread(p.stop, 30)
 
 
 async def _publish_hostile_mod(world, pipeline) -> str:

@@ -19,7 +19,7 @@ from indexium_platform.lifecycle import Resources, cleanup_ctx
 from indexium_platform.metrics import ServiceMetrics
 from indexium_platform.web import base_app, serve
 
-from . import db, edge, lookups, openapi, players, respond, routes, site, snapshots, subscriptions, v2
+from . import db, edge, feeds, lookups, openapi, players, respond, routes, site, snapshots, subscriptions, v2
 from .cache import Cache
 from .inflight import InFlight
 from .invalidation import Invalidator
@@ -94,6 +94,7 @@ def create_app(settings: Settings) -> web.Application:
     v2.setup(app)
     _setup_analytics(app)
     subscriptions.setup(app)  # a signed-in user's webhook subscriptions and API tokens
+    feeds.setup(app)  # Atom feeds of new versions (feeds.py)
     openapi.setup(app, settings)
     site.setup(app)  # the web site's pages at / (site/, docs/web.md)
     edge.setup(app)

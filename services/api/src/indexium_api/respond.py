@@ -1,4 +1,5 @@
-"""Cached JSON answers: one cache lookup, ETag / If-None-Match -> 304, Cache-Control, X-Cache.
+"""Cached JSON answers: one cache lookup, ETag / If-None-Match -> 304 (and Last-Modified /
+If-Modified-Since for answers that carry a date: the Atom feeds), Cache-Control, X-Cache.
 
 Handlers call :func:`cached` with a key, the tags that invalidate it, a TTL and a
 function computing ``(status, payload)`` from the database. 404s are cached like 200s
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import email.utils
 import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -40,6 +42,9 @@ class Cached:
     content_type: str = "application/json"
     # Headers of this body alone (a page's Content-Security-Policy naming its README's image origins).
     extra_headers: tuple[tuple[str, str], ...] = ()
+    # An HTTP-date, for answers that have one (the Atom feeds: their change stamp): sent as
+    # Last-Modified, and If-Modified-Since is answered 304 by it when no If-None-Match came.
+    last_modified: str | None = None
     # (X-Cache, Cache-Control) -> the answer's headers, built once: a hit copies them.
     _headers: dict = field(default_factory=dict, compare=False, repr=False)
 
@@ -53,12 +58,19 @@ class Cached:
             headers = by_cache[cache_control] = CIMultiDict({
                 "Content-Type": self.content_type, "ETag": self.etag, "Cache-Control": cache_control,
                 "X-Cache": x_cache, **dict(self.extra_headers)})
+            if self.last_modified is not None:
+                headers["Last-Modified"] = self.last_modified
         return headers
+
+
+def etag_of(body: bytes) -> str:
+    """A strong ETag of an answer's body (its BLAKE2b-128, quoted)."""
+    return '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"'
 
 
 def make(status: int, payload: object) -> Cached:
     body = _json.encode(payload)
-    return Cached(status, body, '"' + hashlib.blake2b(body, digest_size=16).hexdigest() + '"')
+    return Cached(status, body, etag_of(body))
 
 
 ENTRY_OVERHEAD = 2048
@@ -94,6 +106,20 @@ def etag_matches(header: str | None, etag: str) -> bool:
     if header == "*":
         return True
     return any(t.strip().removeprefix("W/") == etag for t in header.split(","))
+
+
+def not_modified_since(header: str | None, last_modified: str) -> bool:
+    """If-Modified-Since (RFC 9110 13.1.3): true when the answer's Last-Modified is not later than
+    the date the client sent. A date that does not parse is ignored (the full answer goes)."""
+    if not header:
+        return False
+    try:
+        since = email.utils.parsedate_to_datetime(header)
+    except (TypeError, ValueError, IndexError):
+        return False
+    if since is None or since.tzinfo is None:
+        return False
+    return email.utils.parsedate_to_datetime(last_modified) <= since
 
 
 def unavailable(request: web.Request) -> ApiError:
@@ -207,9 +233,13 @@ def _answer(request: web.Request, api: Api, value: Cached, result: str, cache_co
         return web.Response(status=value.status, body=value.body, content_type=value.content_type, headers=headers)
     cache_control = cache_control or api.client_cache_control
     if_none_match = request.headers.get(hdrs.IF_NONE_MATCH)  # (an istr: no case-folding per look-up)
-    if if_none_match is not None and etag_matches(if_none_match, value.etag):
-        return web.Response(status=304, headers={"ETag": value.etag, "Cache-Control": cache_control,
-                                                 "X-Cache": _X_CACHE[result]})
+    if if_none_match is not None and etag_matches(if_none_match, value.etag) or (
+            if_none_match is None and value.last_modified is not None
+            and not_modified_since(request.headers.get(hdrs.IF_MODIFIED_SINCE), value.last_modified)):
+        headers = {"ETag": value.etag, "Cache-Control": cache_control, "X-Cache": _X_CACHE[result]}
+        if value.last_modified is not None:
+            headers["Last-Modified"] = value.last_modified
+        return web.Response(status=304, headers=headers)
     return web.Response(status=value.status, body=value.body, headers=value.headers(_X_CACHE[result], cache_control))
 
 

@@ -522,15 +522,24 @@ async def finds_mod(conn: asyncpg.Connection, sq: SearchQuery, mod_id) -> bool:
     saved search's notification: the new version's files, not the mod's roll-up); the typo
     fallbacks (corrections, trigram names) are not applied: they rescue a search that found
     nothing at all, which says nothing about one mod."""
+    cte, frm, where, s = mod_conditions(replace(sq, game_versions=(), loaders=(), facets=()))
+    where.append(f"m.id = {s.p(mod_id, '::uuid')}")
+    return await conn.fetchval(f"{cte} SELECT EXISTS (SELECT 1 FROM {frm} WHERE {' AND '.join(where)})", *s.args)
+
+
+def mod_conditions(sq: SearchQuery) -> tuple[str, str, list[str], _Sql]:
+    """(CTE, FROM, conditions, parameters) selecting the mods ``m`` search ``sq`` finds: its full
+    text and every filter, the very ones ``search`` writes, unranked and without the typo
+    fallbacks. For a caller that adds its own conditions (``s.p(value)``) and columns: a saved
+    search's notification (``finds_mod``), the search's Atom feed (``feeds``)."""
     s = _Sql()
-    bare = replace(sq, game_versions=(), loaders=(), facets=())
-    where = [*_filters(bare, s), f"m.id = {s.p(mod_id, '::uuid')}"]
+    where = _filters(sq, s)
     cte, frm = "", "mods m"
-    if bare.q:
-        cte, match, _ = _text_query(bare, s, fuzzy=False, ranked=False)
+    if sq.q:
+        cte, match, _ = _text_query(sq, s, fuzzy=False, ranked=False)
         frm += " CROSS JOIN query"
         where.append(match)
-    return await conn.fetchval(f"{cte} SELECT EXISTS (SELECT 1 FROM {frm} WHERE {' AND '.join(where)})", *s.args)
+    return cte, frm, where, s
 
 
 async def count(conn: asyncpg.Connection, sq: SearchQuery) -> int:
