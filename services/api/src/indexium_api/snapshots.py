@@ -25,11 +25,18 @@ class NoSnapshot(Exception):
     """Nothing to start from (no bucket, no object): the reason, for the log line."""
 
 
+async def _quiet(_exc: Exception) -> None:
+    pass
+
+
 async def fetch(nats_url: str, directory: Path, *, connect_timeout_s: float = 2.0) -> tuple[Path, bool]:
     """The latest snapshot as a file on this node, and whether it was fetched now (False: reused)."""
-    # (bounded as a whole: nats-py may go on trying an unreachable server)
+    # One try per server, no wait between: with max_reconnect_attempts=0 nats-py retries a refused
+    # server in a busy loop until the bound below (every API start without NATS took 4 s of CPU).
+    # Its errors are this function's to raise, not nats-py's to log. Still bounded as a whole.
     nc = await asyncio.wait_for(nats.connect(nats_url, connect_timeout=connect_timeout_s, allow_reconnect=False,
-                                             max_reconnect_attempts=0, name="indexium-api-snapshot"),
+                                             max_reconnect_attempts=1, reconnect_time_wait=0,
+                                             error_cb=_quiet, name="indexium-api-snapshot"),
                                 2 * connect_timeout_s)
     try:
         try:
