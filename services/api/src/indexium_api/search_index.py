@@ -41,6 +41,8 @@ from indexium_db.queries import catalog as catalog_q, indexed
 from indexium_db.searchindex import Lexicon, SearchIndex
 from indexium_platform import heap, logs
 
+from .snapshots import NoSnapshot
+
 log = logs.get(__name__)
 RETRY_S = 5.0  # a load that failed (PostgreSQL away) is tried again this soon
 # The catch-up looks this much further back than its interval: updated_at is a writer's
@@ -145,8 +147,11 @@ class LiveIndex:
             for i in range(0, len(slugs), REREAD_BATCH):
                 await self.api.db.run(indexed.reread, index, slugs[i:i + REREAD_BATCH])
         except Exception as exc:  # (no snapshot, a damaged one, NATS or PostgreSQL away)
-            log.warning("search_index_snapshot_unusable", reason=type(exc).__name__, detail=str(exc)[:200],
-                        then="keep the index" if self.snapshot_digest is not None else "load from postgresql")
+            # No snapshot written yet (a new stack, `make run`, which runs no writer) is a state, not
+            # a fault: info; anything else (damaged, NATS or PostgreSQL away) a warning.
+            level = log.info if isinstance(exc, NoSnapshot) else log.warning
+            level("search_index_snapshot_unusable", reason=type(exc).__name__, detail=str(exc)[:200],
+                  then="keep the index" if self.snapshot_digest is not None else "load from postgresql")
             return False
         self.index, self.lexicon, self._synced_at = index, lexicon, synced
         self.snapshot_digest = path.stem
