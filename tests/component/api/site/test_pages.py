@@ -6,6 +6,8 @@ import re
 
 from indexium_api.respond import mod_tag
 from indexium_api.state import API
+from indexium_db.queries import mods as mods_q
+from indexium_jar import formats
 
 
 async def _listed(seed, manifest_id="lumen", name="Lumen Lanterns", summary="Colourful lanterns", **kw):
@@ -30,6 +32,27 @@ async def test_home_lists_and_searches(client, seed):
     body = await r.text()
     assert "Quarry Logistics" in body and "Lumen Lanterns" not in body
     assert re.search(r"<h2 id=\"results-h\">1 mod for “quarries”</h2>", body)
+
+
+async def test_home_filters_by_type_and_shows_it_on_every_card(client, seed):
+    await _listed(seed)
+    pack = await _listed(seed, "glowpack", name="Glow Textures", summary="Glowing textures")
+    await mods_q.set_project_type(seed.db, pack["id"], formats.RESOURCEPACK)
+    body = await (await client.get("/")).text()
+    # The registry's every type, by its readable name.
+    options = re.search(r'<select id="type" name="type">(.*?)</select>', body, re.S).group(1)
+    assert re.findall(r'<option value="(\w*)"', options) == ["", *formats.PROJECT_TYPES]
+    assert f'<option value="{formats.RESOURCEPACK}">Resource pack</option>' in options
+    cards = dict(re.findall(r'<a href="/mods/([\w-]+)">.*?<li class="type">([^<]+)</li>', body, re.S))
+    assert cards == {"lumen": "Mod", "glowpack": "Resource pack"}, cards
+    r = await client.get("/", params={"type": formats.RESOURCEPACK})
+    body = await r.text()
+    assert r.status == 200 and "Glow Textures" in body and "Lumen Lanterns" not in body
+    assert f'<option value="{formats.RESOURCEPACK}" selected>' in body
+    assert f"type={formats.RESOURCEPACK}" in body  # the links (subscribe, pages) keep it
+    body = await (await client.get("/", params={"type": formats.MOD})).text()
+    assert "Lumen Lanterns" in body and "Glow Textures" not in body
+    assert (await client.get("/", params={"type": "banana"})).status == 400
 
 
 async def test_empty_search_says_so_with_200(client, seed):

@@ -38,7 +38,7 @@ ENVIRONMENT_LABELS = {"client": "Client", "server": "Server"}
 LOADERS = formats.LOADERS
 BADGE_PATH = "/api/v1/badges/{slug}/servers.svg"
 NO_CHOICE = downloads.Choice()
-SEARCH_PARAMS = frozenset({"q", "loader", "game_version", "environment", "category", "sort", "snapshots"})
+SEARCH_PARAMS = frozenset({"q", "type", "loader", "game_version", "environment", "category", "sort", "snapshots"})
 
 
 def _game_versions(snapshots: bool = False) -> list[str]:
@@ -53,12 +53,15 @@ def search_query(request: web.Request) -> tuple[catalog_q.SearchQuery, int]:
     env = params.text(request, "environment", max_len=16) or None  # "" = any
     if env is not None and env not in ENVIRONMENT_LABELS:
         raise ApiError(400, "invalid_parameter", "environment must be client or server.")
+    project_type = params.text(request, "type", max_len=32) or None  # "" = any
+    if project_type is not None and project_type not in formats.PROJECT_TYPES:
+        raise ApiError(400, "invalid_parameter", f"type must be one of: {', '.join(formats.PROJECT_TYPES)}.")
     sq = catalog_q.SearchQuery(
         q=" ".join(q.split()) or None if q else None,
         game_versions=tuple(v for v in params.texts(request, "game_version") if v),
         loaders=tuple(v for v in params.texts(request, "loader", max_len=32) if v),
         categories=params.categories(request),
-        environment=env, sort=sort, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE,
+        environment=env, project_type=project_type, sort=sort, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE,
     )
     return sq, page
 
@@ -80,7 +83,7 @@ async def home(request: web.Request) -> web.Response:
         return cached_page(
             request.app, "home.html", sq=sq, hits=rows, total=total, page=page, pages=min(pages, MAX_PAGE),
             query=base, sorts=SORT_LABELS, environments=ENVIRONMENT_LABELS, loaders=LOADERS,
-            categories=vocabulary.CATEGORIES,
+            categories=vocabulary.CATEGORIES, types=formats.PROJECT_TYPE_TITLES,
             game_versions=_game_versions(snapshots), searched=searched, snapshots=snapshots,
         )
 
