@@ -149,3 +149,47 @@ async def test_the_mod_page_chart_moves_on_at_midnight(client, seed, db, monkeyp
     monkeypatch.setattr(pages, "now", lambda: datetime(2026, 12, 1, 0, 1, tzinfo=timezone.utc))
     body = await (await client.get(f"/mods/{mod['slug']}")).text()
     assert "2026-11-30" in body  # the last complete day is now the 30th, not the 29th
+
+
+async def _owned(seed, mod, n):
+    """Mod ``mod`` publishes the file of hashes ``n``: its owner (content_owners), as the indexer records it."""
+    await seed.db.execute("INSERT INTO content_owners (sha256, mod_id) VALUES ($1, $2) ON CONFLICT (sha256) "
+                          "DO UPDATE SET mod_id = EXCLUDED.mod_id", _hashes(n)["sha256"], mod["id"])
+
+
+async def _pack(seed, slug, name, number, files, published):
+    """A listed modpack whose version ``number`` holds ``files`` [(path, hashes n)] (pack_files)."""
+    pack = await seed.mod(slug, name=name, summary="A pack")
+    vid = await seed.version(pack, number, [(["fabric"], ["1.20.1"])], published=published)
+    fid = await seed.db.fetchval("SELECT id FROM version_files WHERE version_id = $1", vid)
+    for path, n in files:
+        await seed.db.execute(
+            "INSERT INTO pack_files (file_id, path, sha1, sha512, downloads) VALUES ($1, $2, $3, $4, $5)",
+            fid, path, _hashes(n)["sha1"], _hashes(n)["sha512"], [f"https://cdn.example/{path}"])
+    await mods_q.set_project_type(seed.db, pack["id"], formats.MODPACK)
+    return pack
+
+
+async def test_a_modpack_lists_its_mods_and_a_mod_the_modpacks_that_include_it(client, seed):
+    lumen = await _listed(seed)  # its file is hashes 1
+    await _owned(seed, lumen, 1)
+    copycat = await _listed(seed, "copycat", name="Copy Cat", summary="Re-uploads")
+    # The same bytes (sha512) uploaded by another owner: never what a pack's file resolves to.
+    await seed.db.execute("UPDATE version_files SET sha512 = $1 WHERE filename LIKE 'copycat-%'", _hashes(1)["sha512"])
+    await _owned(seed, lumen, 1)
+    old = await _pack(seed, "oldpack", "Old Pack", "1.0", [("mods/lumen.jar", 1)], seed.T0)
+    new = await _pack(seed, "newpack", "New Pack", "2.0", [("mods/lumen.jar", 1), ("mods/elsewhere.jar", 99)],
+                      seed.T0 + seed.days(1))
+    await _pack(seed, "otherpack", "Other Pack", "1.0", [("mods/elsewhere.jar", 99)], seed.T0)
+    body = await (await client.get(f"/mods/{new['slug']}")).text()
+    section = re.search(r'<ul class="pack-files">(.*?)</ul>', body, re.S).group(1)
+    # Linked where indexed, to the project that owns those bytes (not a re-upload); the rest by path.
+    assert re.findall(r'<li>(.*?)</li>', section, re.S) == [
+        "mods/elsewhere.jar <span class=\"muted\">(not on Indexium)</span>",
+        f'<a href="/mods/{lumen["slug"]}">Lumen Lanterns</a> <span class="muted">mods/lumen.jar</span>']
+    assert copycat["slug"] not in section and 'class="in-packs"' not in body
+    body = await (await client.get(f"/mods/{lumen['slug']}")).text()
+    packs = re.search(r'<ul class="in-packs">(.*?)</ul>', body, re.S).group(1)
+    assert re.findall(r'href="/mods/([\w-]+)"', packs) == [new["slug"], old["slug"]]  # newest first
+    assert 'class="pack-files"' not in body
+    assert 'class="in-packs"' not in await (await client.get(f"/mods/{copycat['slug']}")).text()

@@ -99,7 +99,13 @@ async def _mod_page_data(conn, slug: str, days: int, today):
     last = today - timedelta(days=1)
     series = await telemetry_q.daily_servers(conn, mod["id"], last - timedelta(days=days - 1), last)
     latest = await telemetry_q.day_stats(conn, mod["id"], last)
-    return mod, versions, deps, series, latest
+    # A modpack's files resolved to indexed projects, or the modpacks that include this project:
+    # the resolution /v2's embedded dependencies make (modrinth.PACK_FILE_PROJECT).
+    if mod["project_type"] == formats.MODPACK:
+        packs = {"pack_contents": await site_q.pack_contents(conn, mod["id"]), "in_packs": []}
+    else:
+        packs = {"pack_contents": [], "in_packs": await site_q.packs_including(conn, mod["id"])}
+    return mod, versions, deps, series, latest, packs
 
 
 def download_choice(request: web.Request) -> downloads.Choice:
@@ -134,7 +140,8 @@ def dependency_words(deps) -> list[dict]:
 
 
 def mod_context(app: web.Application, mod, versions, deps, series, latest, *, range_key: str,
-                choice: downloads.Choice = downloads.Choice(), notes: list[dict] | None = None) -> dict:
+                choice: downloads.Choice = downloads.Choice(), notes: list[dict] | None = None,
+                pack_contents=(), in_packs=()) -> dict:
     """What mod.html is rendered with, from the rows _mod_page_data read; ``notes``: the
     release notes rendered already (``release_notes``), else rendered here."""
     slug = mod["slug"]
@@ -147,7 +154,7 @@ def mod_context(app: web.Application, mod, versions, deps, series, latest, *, ra
     public = app[API].settings.public_url.rstrip("/")
     badge = BADGE_PATH.format(slug=slug)
     return dict(
-        mod=mod, versions=versions, deps=dependency_words(deps), range_key=range_key, ranges=RANGES,
+        mod=mod, versions=versions, deps=dependency_words(deps), pack_contents=pack_contents, in_packs=in_packs, range_key=range_key, ranges=RANGES,
         choice=choice, offer=downloads.pick(versions, choice), offered_loaders=offered_loaders,
         offered_versions=offered_versions, kept=kept,
         # The stored card through the one URL policy and the vocabulary again: a row written
@@ -207,7 +214,7 @@ async def mod_page(request: web.Request) -> web.Response:
                                        "or not indexed yet.")
         # Release notes render in pure Python (ms per version on a miss): off the event loop.
         notes = await asyncio.to_thread(release_notes, data[0], data[1], limit=markup.PAGE_NOTES)
-        context = mod_context(app, *data, range_key=range_key, choice=choice, notes=notes)
+        context = mod_context(app, *data[:5], range_key=range_key, choice=choice, notes=notes, **data[5])
         images = security.image_origins(context["readme_html"] or "", *(n["html"] for n in context["notes"]))
         return cached_page(app, "mod.html", images=images, **context)
 
