@@ -134,6 +134,8 @@ QUERIES = [
     {"q": "хранилище"}, {"q": "sodim"}, {"q": "irn chests"}, {"q": "irno chests"}, {"q": "sodium exra"},
     {"game_version": "1.20.1"},
     {"loader": "forge", "sort": "newest"}, {"sort": "name"}, {"category": "storage"}, {"offset": "2", "limit": "2"},
+    {"q": "iron", "type": "mod"}, {"q": "iron", "type": "plugin"}, {"q": "iron", "type": "resourcepack"},
+    {"type": "shader"}, {"type": "mod", "loader": "fabric", "sort": "downloads"},
 ]
 V2_QUERIES = [
     {"query": "iron"}, {"query": "sodium", "facets": '[["categories:fabric"],["versions:1.20.1"]]'},
@@ -161,6 +163,11 @@ async def test_the_index_answers_v1_and_v2_as_the_sql_path_does(make_client, nat
         # A resource pack is not a mod; a plugin is one on v2 (Modrinth rewrites it so) and a plugin.
         assert found == {"mod": ["ironwarps", "mod2", "mod3", "mod4"], "plugin": ["ironwarps"],
                          "resourcepack": ["irontextures"]}, found
+        # /api/v1's type filter: the same semantics, and every hit says its own type.
+        v1 = {ptype: sorted((h["slug"], h["project_type"]) for h in (await body(client, q="iron", type=ptype))["hits"])
+              for ptype in ("mod", "plugin", "resourcepack")}
+        assert v1 == {"mod": [("ironwarps", "plugin"), ("mod2", "mod"), ("mod3", "mod"), ("mod4", "mod")],
+                      "plugin": [("ironwarps", "plugin")], "resourcepack": [("irontextures", "resourcepack")]}, v1
 
 
 async def test_without_events_the_index_is_not_used(make_client, seed):

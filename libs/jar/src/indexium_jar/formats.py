@@ -27,6 +27,9 @@ from indexium_jar.packs import _mcmeta, datapack, mrpack, resourcepack, shaderpa
 # answers as ``mod`` but whose ``project_type:`` facets still tell them apart), in the order we list them.
 MOD, PLUGIN, RESOURCEPACK, DATAPACK, SHADER, MODPACK = "mod", "plugin", "resourcepack", "datapack", "shader", "modpack"
 PROJECT_TYPES: tuple[str, ...] = (MOD, PLUGIN, RESOURCEPACK, DATAPACK, SHADER, MODPACK)
+# Each type as people read it (the site's type filter and cards).
+PROJECT_TYPE_TITLES: dict[str, str] = {MOD: "Mod", PLUGIN: "Plugin", RESOURCEPACK: "Resource pack",
+                                       DATAPACK: "Data pack", SHADER: "Shader", MODPACK: "Modpack"}
 # What API v2 answers for a project type: Modrinth's v2 rewrites data packs and plugins to "mod".
 _V2_TYPE = {PLUGIN: MOD, DATAPACK: MOD}
 # A project whose files we have not classified yet (rows stored before migration 0023): a mod.
@@ -188,7 +191,7 @@ def describe(name: str) -> str:
 
 __all__ = [
     "BY_NAME", "DATAPACK", "DEFAULT_PROJECT_TYPE", "FORMATS", "Format", "JAR_FORMATS", "JAR_SUFFIXES", "LOADERS",
-    "LOADER_RUNS", "LOADER_TITLES", "LoaderName", "MOD", "MODPACK", "MODULE_LOADERS", "PACK_FORMATS", "PACK_SUFFIXES",
+    "LOADER_RUNS", "LOADER_TITLES", "LoaderName", "MOD", "MODPACK", "MODULE_LOADERS", "PACK_FORMATS", "PACK_SUFFIXES", "PROJECT_TYPE_TITLES",
     "PLUGIN", "PROJECT_TYPES", "RESOURCEPACK", "SHADER", "SOURCE_MANIFESTS", "SUFFIXES", "all_project_types",
     "loaders_of", "no_manifest_reason", "project_type_of", "supported_project_types", "v2_project_type",
     "v2_project_types",

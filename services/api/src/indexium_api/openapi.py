@@ -19,6 +19,7 @@ from aiohttp import web
 
 from indexium_content import categories as vocabulary
 from indexium_db.queries import catalog as catalog_q
+from indexium_jar import formats
 
 from indexium_contracts.slugs import SLUG_PATTERN
 from . import shapes
@@ -133,6 +134,9 @@ def _paths(settings: Settings) -> dict:
                        explode=True),
                 _query("author", {"type": "string", "maxLength": 64, "pattern": _NO_NUL},
                        "A manifest author or the repository owner's login (case-insensitive)."),
+                _query("type", {"type": "string", "enum": list(formats.PROJECT_TYPES)},
+                       "A project type: the meaning of /v2's project_type facet (mod matches plugins too, "
+                       "plugin matches mods with a plugin loader)."),
                 _query("sort", {"type": "string", "enum": list(catalog_q.SORTS)},
                        "Default: relevance with q, updated without."),
                 _query("limit", {"type": "integer", "minimum": 1, "maximum": settings.max_limit,

@@ -38,6 +38,7 @@ def _search_query(request: web.Request) -> catalog_q.SearchQuery:
         environment=params.choice(request, "environment", catalog_q.ENVIRONMENTS),
         categories=params.categories(request),
         author=params.text(request, "author", max_len=64),
+        project_type=params.choice(request, "type", formats.PROJECT_TYPES),
     )
 
 

@@ -12,9 +12,13 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from indexium_jar import formats
+
 Count = Annotated[int, msgspec.Meta(ge=0)]
 Environment = Literal["client", "server", "both"]
 VersionType = Literal["release", "beta", "alpha"]
+ProjectType = Annotated[Literal[formats.PROJECT_TYPES], msgspec.Meta(  # (the registry's, in its order)
+    description="The project's type (the registry's, indexium_jar.formats): what GET /mods?type= filters by.")]
 
 
 class _Shape(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -34,6 +38,7 @@ class SearchHit(_Shape):
     categories: list[str]
     environment: Environment
     loaders: list[str]
+    project_type: ProjectType
     game_versions: list[str]
     latest_version: str | None
     downloads: Count
@@ -71,6 +76,7 @@ class Mod(_Shape):
         description="The repository's other GitHub topics: plain words (a-z, 0-9, hyphens), at most 20.")]
     environment: Environment
     loaders: list[str]
+    project_type: ProjectType
     game_versions: list[str]
     latest_version: Annotated[str | None, msgspec.Meta(description="The release tag of the latest version.")]
     latest_mod_version: Annotated[str | None, msgspec.Meta(

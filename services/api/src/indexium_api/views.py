@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from indexium_content import categories as vocabulary, urls
+from indexium_jar import formats
 
 from . import markup
 from .shapes import File, FileHashes, GameVersionTag, LoaderTag, Mod, SearchHit, SearchResult, Version
@@ -14,11 +15,16 @@ def _icon_url(row) -> str | None:
     return f"{BASE}/mods/{row['slug']}/icon" if row["has_icon"] else None
 
 
+def _project_type(row) -> str:
+    return row["project_type"] or formats.DEFAULT_PROJECT_TYPE
+
+
 def hit(row) -> SearchHit:
     return SearchHit(
         slug=row["slug"], name=row["name"], summary=row["summary"], authors=list(row["authors"]),
         categories=vocabulary.only_categories(row["categories"]), environment=row["environment"],
-        loaders=list(row["loaders"]), game_versions=list(row["game_versions"]), latest_version=row["latest_version"],
+        loaders=list(row["loaders"]), project_type=_project_type(row),
+        game_versions=list(row["game_versions"]), latest_version=row["latest_version"],
         downloads=row["downloads"], active_servers=row["active_servers"], icon_url=_icon_url(row),
         created_at=row["created_at"], updated_at=row["updated_at"],
     )
@@ -35,6 +41,7 @@ def mod(row) -> Mod:
         # Stored rows pass the one URL policy and the vocabulary again: rows written before them are safe too.
         links=urls.safe_links(row["links"]), categories=vocabulary.only_categories(row["categories"]),
         tags=vocabulary.only_tags(row["tags"]), environment=row["environment"], loaders=list(row["loaders"]),
+        project_type=_project_type(row),
         game_versions=list(row["game_versions"]), latest_version=row["latest_version"],
         latest_mod_version=row["latest_mod_version"], downloads=row["downloads"],
         active_servers=row["active_servers"], repository=row["repo_full_name"], fork=row["fork"],

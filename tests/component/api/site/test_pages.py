@@ -6,6 +6,8 @@ import re
 
 from indexium_api.respond import mod_tag
 from indexium_api.state import API
+from indexium_db.queries import mods as mods_q
+from indexium_jar import formats
 
 
 async def _listed(seed, manifest_id="lumen", name="Lumen Lanterns", summary="Colourful lanterns", **kw):
@@ -30,6 +32,27 @@ async def test_home_lists_and_searches(client, seed):
     body = await r.text()
     assert "Quarry Logistics" in body and "Lumen Lanterns" not in body
     assert re.search(r"<h2 id=\"results-h\">1 mod for “quarries”</h2>", body)
+
+
+async def test_home_filters_by_type_and_shows_it_on_every_card(client, seed):
+    await _listed(seed)
+    pack = await _listed(seed, "glowpack", name="Glow Textures", summary="Glowing textures")
+    await mods_q.set_project_type(seed.db, pack["id"], formats.RESOURCEPACK)
+    body = await (await client.get("/")).text()
+    # The registry's every type, by its readable name.
+    options = re.search(r'<select id="type" name="type">(.*?)</select>', body, re.S).group(1)
+    assert re.findall(r'<option value="(\w*)"', options) == ["", *formats.PROJECT_TYPES]
+    assert f'<option value="{formats.RESOURCEPACK}">Resource pack</option>' in options
+    cards = dict(re.findall(r'<a href="/mods/([\w-]+)">.*?<li class="type">([^<]+)</li>', body, re.S))
+    assert cards == {"lumen": "Mod", "glowpack": "Resource pack"}, cards
+    r = await client.get("/", params={"type": formats.RESOURCEPACK})
+    body = await r.text()
+    assert r.status == 200 and "Glow Textures" in body and "Lumen Lanterns" not in body
+    assert f'<option value="{formats.RESOURCEPACK}" selected>' in body
+    assert f"type={formats.RESOURCEPACK}" in body  # the links (subscribe, pages) keep it
+    body = await (await client.get("/", params={"type": formats.MOD})).text()
+    assert "Lumen Lanterns" in body and "Glow Textures" not in body
+    assert (await client.get("/", params={"type": "banana"})).status == 400
 
 
 async def test_empty_search_says_so_with_200(client, seed):
@@ -126,3 +149,47 @@ async def test_the_mod_page_chart_moves_on_at_midnight(client, seed, db, monkeyp
     monkeypatch.setattr(pages, "now", lambda: datetime(2026, 12, 1, 0, 1, tzinfo=timezone.utc))
     body = await (await client.get(f"/mods/{mod['slug']}")).text()
     assert "2026-11-30" in body  # the last complete day is now the 30th, not the 29th
+
+
+async def _owned(seed, mod, n):
+    """Mod ``mod`` publishes the file of hashes ``n``: its owner (content_owners), as the indexer records it."""
+    await seed.db.execute("INSERT INTO content_owners (sha256, mod_id) VALUES ($1, $2) ON CONFLICT (sha256) "
+                          "DO UPDATE SET mod_id = EXCLUDED.mod_id", _hashes(n)["sha256"], mod["id"])
+
+
+async def _pack(seed, slug, name, number, files, published):
+    """A listed modpack whose version ``number`` holds ``files`` [(path, hashes n)] (pack_files)."""
+    pack = await seed.mod(slug, name=name, summary="A pack")
+    vid = await seed.version(pack, number, [(["fabric"], ["1.20.1"])], published=published)
+    fid = await seed.db.fetchval("SELECT id FROM version_files WHERE version_id = $1", vid)
+    for path, n in files:
+        await seed.db.execute(
+            "INSERT INTO pack_files (file_id, path, sha1, sha512, downloads) VALUES ($1, $2, $3, $4, $5)",
+            fid, path, _hashes(n)["sha1"], _hashes(n)["sha512"], [f"https://cdn.example/{path}"])
+    await mods_q.set_project_type(seed.db, pack["id"], formats.MODPACK)
+    return pack
+
+
+async def test_a_modpack_lists_its_mods_and_a_mod_the_modpacks_that_include_it(client, seed):
+    lumen = await _listed(seed)  # its file is hashes 1
+    await _owned(seed, lumen, 1)
+    copycat = await _listed(seed, "copycat", name="Copy Cat", summary="Re-uploads")
+    # The same bytes (sha512) uploaded by another owner: never what a pack's file resolves to.
+    await seed.db.execute("UPDATE version_files SET sha512 = $1 WHERE filename LIKE 'copycat-%'", _hashes(1)["sha512"])
+    await _owned(seed, lumen, 1)
+    old = await _pack(seed, "oldpack", "Old Pack", "1.0", [("mods/lumen.jar", 1)], seed.T0)
+    new = await _pack(seed, "newpack", "New Pack", "2.0", [("mods/lumen.jar", 1), ("mods/elsewhere.jar", 99)],
+                      seed.T0 + seed.days(1))
+    await _pack(seed, "otherpack", "Other Pack", "1.0", [("mods/elsewhere.jar", 99)], seed.T0)
+    body = await (await client.get(f"/mods/{new['slug']}")).text()
+    section = re.search(r'<ul class="pack-files">(.*?)</ul>', body, re.S).group(1)
+    # Linked where indexed, to the project that owns those bytes (not a re-upload); the rest by path.
+    assert re.findall(r'<li>(.*?)</li>', section, re.S) == [
+        "mods/elsewhere.jar <span class=\"muted\">(not on Indexium)</span>",
+        f'<a href="/mods/{lumen["slug"]}">Lumen Lanterns</a> <span class="muted">mods/lumen.jar</span>']
+    assert copycat["slug"] not in section and 'class="in-packs"' not in body
+    body = await (await client.get(f"/mods/{lumen['slug']}")).text()
+    packs = re.search(r'<ul class="in-packs">(.*?)</ul>', body, re.S).group(1)
+    assert re.findall(r'href="/mods/([\w-]+)"', packs) == [new["slug"], old["slug"]]  # newest first
+    assert 'class="pack-files"' not in body
+    assert 'class="in-packs"' not in await (await client.get(f"/mods/{copycat['slug']}")).text()

@@ -76,6 +76,8 @@ class SearchQuery:
     environment: str | None = None
     categories: tuple[str, ...] = ()
     author: str | None = None
+    # One of formats.PROJECT_TYPES (/api/v1's ``type``): the project_type facet's condition (type_facet).
+    project_type: str | None = None
     # Modrinth-style facet groups (/v2/search) beyond the loader/game-version pair: facets.py.
     facets: tuple = ()
 
@@ -84,6 +86,12 @@ class SearchQuery:
             object.__setattr__(self, name, _as_tuple(getattr(self, name)))
         if self.sort is not None and self.sort not in SORTS:
             raise ValueError(f"unknown sort {self.sort!r}")
+
+    @property
+    def type_facet(self) -> facets_q.Facet | None:
+        """``project_type`` as the v2 facet ``project_type:<type>``: one meaning, one condition
+        (facets._positive) and one set of index keys (indexed._facet_keys) for both APIs."""
+        return facets_q.Facet("project_type", ":", self.project_type) if self.project_type else None
 
     @property
     def effective_sort(self) -> str:
@@ -164,6 +172,8 @@ def _filters(sq: SearchQuery, s: _Sql) -> list[str]:
         a = s.p(sq.author.lower())
         where.append(f"(m.author_keys @> ARRAY[{a}::text] OR m.author_github_id IN "
                      f"(SELECT github_id FROM authors WHERE lower(login) = {a}))")
+    if sq.type_facet is not None:
+        where += facets_q.conditions(((sq.type_facet,),), s.p)
     if sq.facets:
         where += facets_q.conditions(sq.facets, s.p)
     return where
@@ -616,7 +626,7 @@ async def mod_by_slug(conn: asyncpg.Connection, slug: str, *, readme: bool = Fal
     extra = f"{README_HTML}, {DEFAULT_BRANCH}," if readme else ""
     return await conn.fetchrow(
         f"""SELECT {extra} m.id, m.slug, m.name, m.summary, m.description, m.authors, m.licenses, m.links,
-                  m.categories, m.tags, m.environment, m.loaders, m.game_versions, m.latest_version,
+                  m.categories, m.tags, m.environment, m.loaders, m.project_type, m.game_versions, m.latest_version,
                   m.downloads, m.repo_full_name, {REPO_URL}, m.created_at, m.last_published_at AS updated_at, m.fork,
                   (SELECT login FROM authors a WHERE a.github_id = m.author_github_id) AS owner,
                   EXISTS (SELECT 1 FROM mod_icons i WHERE i.mod_id = m.id) AS has_icon,

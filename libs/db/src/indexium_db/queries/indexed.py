@@ -242,6 +242,8 @@ def filters_of(sq: catalog.SearchQuery) -> Filters | None:
         groups.append(((f"env:{sq.environment}", "env:both"), False))
     for category in sq.categories:
         groups.append(((f"cat:{category}",), False))
+    if sq.type_facet is not None:
+        groups.append((_facet_keys(sq.type_facet), False))
     for group in sq.facets:
         if not group:
             continue

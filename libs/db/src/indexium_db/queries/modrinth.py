@@ -26,6 +26,16 @@ V2_VERSION = f"{PUBLIC_VERSION} AND {HASHED}"
 PLATFORM_IDS = ("minecraft", "java", "fabricloader", "fabric-loader", "quilt_loader", "forge", "neoforge",
                 "liteloader", "mcp", "fml")
 
+# A modpack's file (pack_files pf) as the public version rv of the listed project rm that holds
+# it: the same sha512 in rv's files (rf), published by rm's owner (content_owners), so a re-upload
+# of another owner's jar does not count. One resolution for /v2's embedded dependencies and the
+# site's pack and mod pages (site.pack_contents, site.packs_including).
+PACK_FILE_PROJECT = """JOIN version_files rf ON rf.sha512 = pf.sha512
+               JOIN mod_versions rv ON rv.id = rf.version_id AND rv.status = 'public' AND NOT rv.hidden
+               JOIN mods rm ON rm.id = rv.mod_id AND rm.listed AND NOT rm.hidden
+                            AND EXISTS (SELECT 1 FROM content_owners own
+                                        WHERE own.sha256 = rf.sha256 AND own.mod_id = rv.mod_id)"""
+
 # A version as v2 shows it: the v1 columns plus ids and its dependencies. Dependencies are the
 # files' declared ones (manifest mod ids) resolved to the listed project that holds the id
 # (``indexium_project_for``, migration 0015: the holder wins over any fork or re-upload of
@@ -60,11 +70,8 @@ V2_VERSION_COLUMNS = VERSION_COLUMNS + f""",
                (SELECT DISTINCT ON (rv.id) rm.public_id, NULL::text, 'embedded', rv.public_id
                FROM version_files df
                JOIN pack_files pf ON pf.file_id = df.id
-               JOIN version_files rf ON rf.sha512 = pf.sha512
-               JOIN mod_versions rv ON rv.id = rf.version_id AND rv.status = 'public' AND NOT rv.hidden
-               JOIN mods rm ON rm.id = rv.mod_id AND rm.listed AND NOT rm.hidden AND rm.id <> m.id
-               WHERE df.version_id = v.id AND EXISTS (SELECT 1 FROM content_owners own
-                                                     WHERE own.sha256 = rf.sha256 AND own.mod_id = rv.mod_id)
+               {PACK_FILE_PROJECT}
+               WHERE df.version_id = v.id AND rm.id <> m.id
                ORDER BY rv.id)
            ) d), '[]') AS dependencies"""
 

@@ -9,7 +9,13 @@ from datetime import datetime
 
 import asyncpg
 
-from .catalog import VERSION_ORDER
+from indexium_jar import formats
+
+from .catalog import PUBLIC_VERSION, VERSION_ORDER
+from .modrinth import PACK_FILE_PROJECT
+
+# A mod page lists at most this many of the indexed modpacks that include it, newest first.
+PACKS_INCLUDING_MAX = 20
 
 # ---- sessions ---------------------------------------------------------------------------------
 
@@ -116,6 +122,45 @@ async def take_action(conn: asyncpg.Connection, github_user_id: int, action: str
 # What a mod needs of the game and its loader, not other mods: never listed as dependencies.
 PLATFORM_IDS = ("minecraft", "java", "fabricloader", "fabric-loader", "forge", "neoforge", "quilt_loader",
                 "quilt_base", "fml", "javafml", "lowcodefml")
+
+
+async def pack_contents(conn: asyncpg.Connection, mod_id: uuid.UUID) -> list[asyncpg.Record]:
+    """The files of a modpack's latest public version (pack_files), by path, each with the indexed
+    project holding it (slug and name, or NULL): resolved as /v2's embedded dependencies are
+    (modrinth.PACK_FILE_PROJECT). Empty for a project that is not a pack."""
+    return await conn.fetch(
+        f"""SELECT pf.path, r.slug, r.name
+            FROM mods m
+            JOIN mod_versions v ON v.mod_id = m.id AND v.version_number = m.latest_version AND {PUBLIC_VERSION}
+            JOIN version_files df ON df.version_id = v.id
+            JOIN pack_files pf ON pf.file_id = df.id
+            LEFT JOIN LATERAL (SELECT rm.slug, rm.name FROM (SELECT 1) one {PACK_FILE_PROJECT}
+                               WHERE rm.id <> m.id ORDER BY rm.slug LIMIT 1) r ON true
+            WHERE m.id = $1
+            ORDER BY pf.path, r.slug""",
+        mod_id,
+    )
+
+
+async def packs_including(conn: asyncpg.Connection, mod_id: uuid.UUID,
+                          limit: int = PACKS_INCLUDING_MAX) -> list[asyncpg.Record]:
+    """The listed modpacks whose latest public version holds one of this project's public files
+    (the same resolution as pack_contents), newest first, at most ``limit``."""
+    return await conn.fetch(
+        f"""SELECT pm.slug, pm.name
+            FROM mods pm
+            WHERE pm.listed AND NOT pm.hidden AND pm.project_type = $2 AND pm.id <> $1 AND pm.id IN (
+                SELECT v.mod_id
+                FROM pack_files pf
+                {PACK_FILE_PROJECT}
+                JOIN version_files df ON df.id = pf.file_id
+                JOIN mod_versions v ON v.id = df.version_id AND {PUBLIC_VERSION}
+                JOIN mods p ON p.id = v.mod_id AND v.version_number = p.latest_version
+                WHERE rm.id = $1)
+            ORDER BY pm.last_published_at DESC NULLS LAST, pm.slug
+            LIMIT $3""",
+        mod_id, formats.MODPACK, limit,
+    )
 
 
 async def dependencies(conn: asyncpg.Connection, mod_id: uuid.UUID) -> list[asyncpg.Record]:

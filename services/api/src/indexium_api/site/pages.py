@@ -38,7 +38,7 @@ ENVIRONMENT_LABELS = {"client": "Client", "server": "Server"}
 LOADERS = formats.LOADERS
 BADGE_PATH = "/api/v1/badges/{slug}/servers.svg"
 NO_CHOICE = downloads.Choice()
-SEARCH_PARAMS = frozenset({"q", "loader", "game_version", "environment", "category", "sort", "snapshots"})
+SEARCH_PARAMS = frozenset({"q", "type", "loader", "game_version", "environment", "category", "sort", "snapshots"})
 
 
 def _game_versions(snapshots: bool = False) -> list[str]:
@@ -53,12 +53,15 @@ def search_query(request: web.Request) -> tuple[catalog_q.SearchQuery, int]:
     env = params.text(request, "environment", max_len=16) or None  # "" = any
     if env is not None and env not in ENVIRONMENT_LABELS:
         raise ApiError(400, "invalid_parameter", "environment must be client or server.")
+    project_type = params.text(request, "type", max_len=32) or None  # "" = any
+    if project_type is not None and project_type not in formats.PROJECT_TYPES:
+        raise ApiError(400, "invalid_parameter", f"type must be one of: {', '.join(formats.PROJECT_TYPES)}.")
     sq = catalog_q.SearchQuery(
         q=" ".join(q.split()) or None if q else None,
         game_versions=tuple(v for v in params.texts(request, "game_version") if v),
         loaders=tuple(v for v in params.texts(request, "loader", max_len=32) if v),
         categories=params.categories(request),
-        environment=env, sort=sort, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE,
+        environment=env, project_type=project_type, sort=sort, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE,
     )
     return sq, page
 
@@ -80,7 +83,7 @@ async def home(request: web.Request) -> web.Response:
         return cached_page(
             request.app, "home.html", sq=sq, hits=rows, total=total, page=page, pages=min(pages, MAX_PAGE),
             query=base, sorts=SORT_LABELS, environments=ENVIRONMENT_LABELS, loaders=LOADERS,
-            categories=vocabulary.CATEGORIES,
+            categories=vocabulary.CATEGORIES, types=formats.PROJECT_TYPE_TITLES,
             game_versions=_game_versions(snapshots), searched=searched, snapshots=snapshots,
         )
 
@@ -96,7 +99,13 @@ async def _mod_page_data(conn, slug: str, days: int, today):
     last = today - timedelta(days=1)
     series = await telemetry_q.daily_servers(conn, mod["id"], last - timedelta(days=days - 1), last)
     latest = await telemetry_q.day_stats(conn, mod["id"], last)
-    return mod, versions, deps, series, latest
+    # A modpack's files resolved to indexed projects, or the modpacks that include this project:
+    # the resolution /v2's embedded dependencies make (modrinth.PACK_FILE_PROJECT).
+    if mod["project_type"] == formats.MODPACK:
+        packs = {"pack_contents": await site_q.pack_contents(conn, mod["id"]), "in_packs": []}
+    else:
+        packs = {"pack_contents": [], "in_packs": await site_q.packs_including(conn, mod["id"])}
+    return mod, versions, deps, series, latest, packs
 
 
 def download_choice(request: web.Request) -> downloads.Choice:
@@ -131,7 +140,8 @@ def dependency_words(deps) -> list[dict]:
 
 
 def mod_context(app: web.Application, mod, versions, deps, series, latest, *, range_key: str,
-                choice: downloads.Choice = downloads.Choice(), notes: list[dict] | None = None) -> dict:
+                choice: downloads.Choice = downloads.Choice(), notes: list[dict] | None = None,
+                pack_contents=(), in_packs=()) -> dict:
     """What mod.html is rendered with, from the rows _mod_page_data read; ``notes``: the
     release notes rendered already (``release_notes``), else rendered here."""
     slug = mod["slug"]
@@ -144,7 +154,7 @@ def mod_context(app: web.Application, mod, versions, deps, series, latest, *, ra
     public = app[API].settings.public_url.rstrip("/")
     badge = BADGE_PATH.format(slug=slug)
     return dict(
-        mod=mod, versions=versions, deps=dependency_words(deps), range_key=range_key, ranges=RANGES,
+        mod=mod, versions=versions, deps=dependency_words(deps), pack_contents=pack_contents, in_packs=in_packs, range_key=range_key, ranges=RANGES,
         choice=choice, offer=downloads.pick(versions, choice), offered_loaders=offered_loaders,
         offered_versions=offered_versions, kept=kept,
         # The stored card through the one URL policy and the vocabulary again: a row written
@@ -204,7 +214,7 @@ async def mod_page(request: web.Request) -> web.Response:
                                        "or not indexed yet.")
         # Release notes render in pure Python (ms per version on a miss): off the event loop.
         notes = await asyncio.to_thread(release_notes, data[0], data[1], limit=markup.PAGE_NOTES)
-        context = mod_context(app, *data, range_key=range_key, choice=choice, notes=notes)
+        context = mod_context(app, *data[:5], range_key=range_key, choice=choice, notes=notes, **data[5])
         images = security.image_origins(context["readme_html"] or "", *(n["html"] for n in context["notes"]))
         return cached_page(app, "mod.html", images=images, **context)
 
