@@ -12,6 +12,8 @@ from email.utils import format_datetime, parsedate_to_datetime
 from indexium_api import atom
 from indexium_api.feeds import MAX_ENTRIES
 from indexium_api.state import API
+from indexium_db.queries import mods as mods_q
+from indexium_jar import formats
 
 NS = {"a": atom.NAMESPACE}
 FABRIC_120 = (["fabric"], ["1.20.1"])
@@ -150,10 +152,14 @@ async def test_search_feed_uses_the_search_filters_per_file(client, seed):
     assert await feed(client, "/search.atom", loader="forge", game_version="1.20.1") == ["Crops 0.1"]
     assert await feed(client, "/search.atom", category="food") == ["Crops 0.1"]
     assert await feed(client, "/search.atom", q="lamps", game_version="1.20.1") == ["Mixed Lamps 5.0", "Lamps 1.0"]
+    # The project type, as the site's search and /api/v1 filter it: a resource pack is not a mod.
+    await mods_q.set_project_type(seed.db, crops["id"], formats.RESOURCEPACK)
+    assert await feed(client, "/search.atom", type="resourcepack") == ["Crops 0.1"]
+    assert await feed(client, "/search.atom", type="mod") == ["Mixed Lamps 5.0", "Lamps 1.1", "Lamps 1.0"]
     # The site search's parser and bounds: a bad value is a 400 naming it.
     for query, name in (({"category": "nonsense"}, "category"), ({"environment": "moon"}, "environment"),
                         ({"q": "x" * 201}, "q"), ({"loader": [f"l{i}" for i in range(21)]}, "loader"),
-                        ({"type": "plugin"}, "type")):
+                        ({"type": "texturepack"}, "type")):
         resp = await client.get("/search.atom", params=query)
         assert resp.status == 400, query
         assert resp.headers["Content-Type"].startswith("application/json")

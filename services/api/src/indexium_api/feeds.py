@@ -162,9 +162,6 @@ async def author_feed(request: web.Request) -> web.StreamResponse:
 
 async def search_feed(request: web.Request) -> web.StreamResponse:
     api = request.app[API]
-    if "type" in request.query:
-        # The site's search has no project-type filter yet: a feed that ignored it would answer every type.
-        raise params.bad("type", "is not a filter of the site's search yet")
     sq, _ = search_query(request)  # the site search's own parser: the same filters, the same bounds
     sq = dataclasses.replace(sq, limit=MAX_ENTRIES, offset=0, sort=None)  # (a page and an order mean nothing here)
 
@@ -173,7 +170,8 @@ async def search_feed(request: web.Request) -> web.StreamResponse:
         query = urlencode([*((("q", sq.q),) if sq.q else ()), *(("loader", v) for v in sq.loaders),
                            *(("game_version", v) for v in sq.game_versions),
                            *(("category", v) for v in sq.categories),
-                           *((("environment", sq.environment),) if sq.environment else ())])
+                           *((("environment", sq.environment),) if sq.environment else ()),
+                           *((("type", sq.project_type),) if sq.project_type else ())])
         what = f"“{sq.q}”" if sq.q else "every mod"
         # <updated>: its newest entry's, so that the document (and its ETag) stays the same while
         # its entries do; Last-Modified: the catalogue's stamp (queries/feeds.py).
