@@ -1,6 +1,10 @@
-"""Strict JSON bodies of the POST lookups: unknown fields and wrong types are a 400 naming the field."""
+"""Strict JSON bodies of the API's POST routes (lookups, players' tools, subscriptions): unknown
+fields and wrong types are a 400 naming the field. ``read`` is the one reader: each route's
+msgspec.Struct, a decoder made once per struct."""
 
 from __future__ import annotations
+
+import functools
 
 import msgspec
 from aiohttp import web
@@ -21,13 +25,16 @@ class UpdateCheck(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     version_types: list[str] = []
 
 
-_decoders = {cls: msgspec.json.Decoder(cls) for cls in (ByHashes, UpdateCheck)}
+@functools.cache
+def _decoder(cls: type[msgspec.Struct]) -> msgspec.json.Decoder:
+    return msgspec.json.Decoder(cls)
 
 
-async def read(request: web.Request, cls: type[msgspec.Struct]):
-    raw = await read_request_body(request)  # bounded by the app's client_max_size (413 beyond it)
+async def read(request: web.Request, cls: type[msgspec.Struct], limit: int | None = None):
+    """``limit``: bytes (413 beyond them); default the app's client_max_size."""
+    raw = await read_request_body(request, limit)
     try:
-        return _decoders[cls].decode(raw)
+        return _decoder(cls).decode(raw)
     except msgspec.ValidationError as exc:
         # msgspec names the field: "Expected `array`, got `str` - at `$.hashes`"
         raise ApiError(400, "invalid_body", f"Invalid request body: {exc}.") from None

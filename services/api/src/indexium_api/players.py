@@ -25,9 +25,9 @@ from indexium_jar.deps import (
     LOADS, Requested, Resolution, describe, fitting, newest_for_loader, range_words,
 )
 from indexium_content import urls
-from indexium_platform.web import ApiError, json_response, read_request_body
+from indexium_platform.web import ApiError, json_response
 
-from . import hashes, openapi, packexport, params
+from . import bodies, hashes, openapi, packexport, params
 from .respond import query
 from .views import BASE
 
@@ -55,19 +55,6 @@ class UpgradeBody(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     hashes: list[str]
     target_game_version: str
     loader: str
-
-
-_DECODERS = {cls: msgspec.json.Decoder(cls) for cls in (ResolveBody, UpgradeBody)}
-
-
-async def _body(request: web.Request, cls):
-    raw = await read_request_body(request)  # bounded by the app's client_max_size (413 beyond it)
-    try:
-        return _DECODERS[cls].decode(raw)
-    except msgspec.ValidationError as exc:
-        raise ApiError(400, "invalid_body", f"Invalid request body: {exc}.") from None
-    except msgspec.DecodeError:
-        raise ApiError(400, "invalid_body", "The request body must be a JSON object.") from None
 
 
 def _loader(value: str, name: str = "loader") -> str:
@@ -197,7 +184,7 @@ def _json(payload) -> web.Response:
 
 
 async def resolve(request: web.Request) -> web.Response:
-    body = check_body(await _body(request, ResolveBody))
+    body = check_body(await bodies.read(request, ResolveBody))
     answer, _, _ = await query(request, run_resolve, body)
     return _json(answer)
 
@@ -222,7 +209,7 @@ async def export(request: web.Request) -> web.Response:
     fmt = params.choice(request, "format", packexport.FORMATS)
     if fmt is None:
         raise params.bad("format", f"is required: one of {', '.join(packexport.FORMATS)}")
-    body = check_body(_from_query(request) if request.method == "GET" else await _body(request, ResolveBody))
+    body = check_body(_from_query(request) if request.method == "GET" else await bodies.read(request, ResolveBody))
     if body.loader not in packexport.EXPORT_LOADERS:
         raise params.bad("loader", f"must be one of {', '.join(packexport.EXPORT_LOADERS)} for a pack")
     answer, resolution, rows = await query(request, run_resolve, body)
@@ -347,7 +334,7 @@ def _blockers(source, fits, game: str, file) -> list[str]:
 
 
 async def upgrade_check(request: web.Request) -> web.Response:
-    body = await _body(request, UpgradeBody)
+    body = await bodies.read(request, UpgradeBody)
     if len(body.hashes) > MAX_UPGRADE_HASHES:
         raise params.bad("hashes", f"may hold at most {MAX_UPGRADE_HASHES} hashes")
     if not body.hashes:

@@ -21,9 +21,9 @@ from indexium_db.queries import catalog as catalog_q, notify as notify_q
 from indexium_jar import formats
 from indexium_notify import signing
 from indexium_notify.targets import TargetRefused
-from indexium_platform.web import ApiError, json_response, read_request_body
+from indexium_platform.web import ApiError, json_response
 
-from . import accounts, openapi, subscription_docs
+from . import accounts, bodies, openapi, subscription_docs
 from .state import API
 from .views import BASE
 
@@ -54,21 +54,12 @@ class NewToken(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     name: str
 
 
-_decoders = {cls: msgspec.json.Decoder(cls) for cls in (NewSubscription, NewToken)}
-
-
 def settings_of(request: web.Request):
     return request.app[API].settings
 
 
 async def read_body(request: web.Request, cls):
-    raw = await read_request_body(request, BODY_LIMIT)
-    try:
-        return _decoders[cls].decode(raw)
-    except msgspec.ValidationError as exc:
-        raise ApiError(400, "invalid_body", f"Invalid request body: {exc}.") from None
-    except msgspec.DecodeError:
-        raise ApiError(400, "invalid_body", "The request body must be a JSON object.") from None
+    return await bodies.read(request, cls, BODY_LIMIT)
 
 
 def uuid_param(request: web.Request, name: str) -> uuid.UUID:
