@@ -155,6 +155,13 @@ async def cached(
     if answer is not None:
         return answer
     api = request.app[API]
+    value, result = await _computed(request, api, key, tags, compute, ttl)
+    return _answer(request, api, value, result, cache_control)
+
+
+async def _computed(request: web.Request, api, key: tuple, tags: tuple[str, ...],
+                    compute: Callable[[], Awaitable[tuple[int, object] | Cached]], ttl: float | None):
+    """The entry for ``key`` from the cache, computed once if it is not there, and how it came."""
 
     async def build() -> Cached:
         result = await compute()
@@ -163,10 +170,9 @@ async def cached(
     # Waiting for a computation of this key already in flight costs the database nothing: no slot.
     try:
         async with contextlib.nullcontext() if api.cache.computing(key) else uncached(request, api):
-            value, result = await api.cache.get(key, tags, api.settings.cache_ttl_s if ttl is None else ttl, build)
+            return await api.cache.get(key, tags, api.settings.cache_ttl_s if ttl is None else ttl, build)
     except Unavailable:
         raise unavailable(request) from None
-    return _answer(request, api, value, result, cache_control)
 
 
 async def entry(request: web.Request, key: tuple, tags: tuple[str, ...],
@@ -178,16 +184,7 @@ async def entry(request: web.Request, key: tuple, tags: tuple[str, ...],
     if value is not None:
         api.metrics.cache_result(request.match_info.route.resource, HIT).value += 1
         return value
-
-    async def build() -> Cached:
-        result = await compute()
-        return result if isinstance(result, Cached) else make(*result)
-
-    try:
-        async with contextlib.nullcontext() if api.cache.computing(key) else uncached(request, api):
-            value, result = await api.cache.get(key, tags, api.settings.cache_ttl_s if ttl is None else ttl, build)
-    except Unavailable:
-        raise unavailable(request) from None
+    value, result = await _computed(request, api, key, tags, compute, ttl)
     api.metrics.cache_result(request.match_info.route.resource, result).value += 1
     return value
 
