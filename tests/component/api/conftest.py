@@ -107,8 +107,8 @@ async def make_client(database_url):
     clients: list[TestClient] = []
 
     async def make(**env) -> TestClient:
-        values = {"DATABASE_URL": database_url, "NATS_URL": dead_nats_url(), **env}
-        client = TestClient(TestServer(create_app(load(Settings, values))))
+        values = {"DATABASE_URL": database_url, "NATS_URL": dead_nats_url(), **env}  # None: a default left out
+        client = TestClient(TestServer(create_app(load(Settings, {k: v for k, v in values.items() if v is not None}))))
         await client.start_server()
         clients.append(client)
         return client

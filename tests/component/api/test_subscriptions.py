@@ -2,41 +2,24 @@
 through the app on a real PostgreSQL."""
 
 import hashlib
-
 from datetime import UTC, datetime
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
 
-from indexium_api.app import create_app
-from indexium_api.settings import Settings
 from indexium_db.queries import notify as notify_q
 from indexium_devstack import notifykit as kit
 from indexium_notify import signing
-from indexium_platform.settings import load
-
-from .conftest import dead_nats_url
 
 SESSION_SECRET = "s" * 40
 KEY = "k" * 40
 
 
 @pytest.fixture
-async def api(database_url, db):
-    clients = []
-
-    async def make(**env):
-        values = {"DATABASE_URL": database_url, "NATS_URL": dead_nats_url(), "INDEXIUM_SESSION_SECRET": SESSION_SECRET,
-                  "INDEXIUM_NOTIFY_SECRET_KEY": KEY, "INDEXIUM_API_SEARCH_INDEX": "false", **env}
-        values = {k: v for k, v in values.items() if v is not None}
-        client = TestClient(TestServer(create_app(load(Settings, values))))
-        await client.start_server()
-        clients.append(client)
-        return client
-
-    yield make
-    for c in clients:
-        await c.close()
+def api(make_client, db):
+    def make(**env):
+        return make_client(**{"INDEXIUM_SESSION_SECRET": SESSION_SECRET, "INDEXIUM_NOTIFY_SECRET_KEY": KEY,
+                              "INDEXIUM_API_SEARCH_INDEX": "false", **env})
+    return make
 
 
 class User:

@@ -20,7 +20,6 @@ from indexium_devstack import notifykit as kit
 from indexium_notify import signing
 from indexium_platform.settings import load
 
-from ..conftest import dead_nats_url
 from .test_auth import gh  # noqa: F401 - a fixture
 
 SESSION_SECRET = "s" * 40
@@ -29,20 +28,11 @@ PUBLIC_TARGET = "https://93.184.216.34/hook"
 
 
 @pytest.fixture
-async def site(database_url, db):
-    clients = []
-
-    async def make(**env):
-        values = {"DATABASE_URL": database_url, "NATS_URL": dead_nats_url(), "INDEXIUM_SESSION_SECRET": SESSION_SECRET,
-                  "INDEXIUM_NOTIFY_SECRET_KEY": KEY, "INDEXIUM_API_SEARCH_INDEX": "false", **env}
-        client = TestClient(TestServer(create_app(load(Settings, {k: v for k, v in values.items() if v is not None}))))
-        await client.start_server()
-        clients.append(client)
-        return client
-
-    yield make
-    for c in clients:
-        await c.close()
+def site(make_client, db):
+    def make(**env):
+        return make_client(**{"INDEXIUM_SESSION_SECRET": SESSION_SECRET, "INDEXIUM_NOTIFY_SECRET_KEY": KEY,
+                              "INDEXIUM_API_SEARCH_INDEX": "false", **env})
+    return make
 
 
 class Browser:
