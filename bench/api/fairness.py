@@ -145,34 +145,19 @@ async def rows(env: dict, tmp: Path, names: list[str], *, seconds: float, floode
 
 
 async def main(args) -> None:
-    import asyncpg  # noqa: PLC0415
-    import nats  # noqa: PLC0415
-
     import run  # noqa: PLC0415 - the bench's own helpers (catalogue loader, say)
-    from indexium_devstack.embedded import EmbeddedNats, EmbeddedPostgres  # noqa: PLC0415
-    from indexium_platform import natsutil  # noqa: PLC0415
+    from indexium_devstack.embedded import throwaway  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory(prefix="indexium-bench-fair-") as d:
         tmp = Path(d)
-        pg = EmbeddedPostgres(tmp / "pg", durable=False).start()
-        nats_server = EmbeddedNats(tmp / "nats").start()
-        try:
-            admin = await asyncpg.connect(pg.dsn("postgres"))
-            await admin.execute("CREATE DATABASE bench")
-            await admin.close()
-            nc = await nats.connect(nats_server.url)
-            await natsutil.ensure_all(nc.jetstream())  # streams, consumers and KV buckets, as the setup step
-            await nc.drain()
-            catalogue = await run.load_catalogue(pg.dsn("bench"), args.mods)
-            env = {"DATABASE_URL": pg.dsn("bench"), "NATS_URL": nats_server.url, "INDEXIUM_LOG_FORMAT": "json"}
+        async with throwaway(tmp) as servers:
+            catalogue = await run.load_catalogue(servers.dsn, args.mods)
+            env = {"DATABASE_URL": servers.dsn, "NATS_URL": servers.nats_url, "INDEXIUM_LOG_FORMAT": "json"}
             for _ in range(args.repeat):
                 run.say(f"\n{time.strftime('%H:%M', time.gmtime())} UTC")
                 for line in await rows(env, tmp, catalogue.names, seconds=args.seconds, flooders=args.flooders,
                                        flood_path=args.flood_path):
                     run.say(line)
-        finally:
-            nats_server.stop()
-            pg.stop()
 
 
 if __name__ == "__main__":

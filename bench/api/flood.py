@@ -20,6 +20,8 @@ import random
 import sys
 import time
 
+from load import next_response  # (bench/api/load.py: the script's folder is on sys.path)
+
 
 class Conn(asyncio.Protocol):
     def __init__(self, make_request, stats: dict, stop: asyncio.Event, closed: asyncio.Future):
@@ -33,17 +35,8 @@ class Conn(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.buf += data
-        while True:
-            end = self.buf.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            head = self.buf[:end].lower()
-            at = head.find(b"content-length:")
-            eol = head.find(b"\r\n", at)
-            length = int(head[at + 15: eol if eol > 0 else None]) if at >= 0 else 0
-            total = end + 4 + length
-            if len(self.buf) < total:
-                return
+        while (response := next_response(self.buf)) is not None:
+            head, total = response
             status = head[9:12].decode()
             self.stats["status"][status] = self.stats["status"].get(status, 0) + 1
             self.buf = self.buf[total:]

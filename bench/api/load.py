@@ -20,6 +20,20 @@ import sys
 import time
 
 
+def next_response(buf: bytes) -> tuple[bytes, int] | None:
+    """The first complete HTTP/1.1 response in ``buf``: its lower-cased head and its whole length
+    (framed by Content-Length, none read as 0), or None while it is still arriving."""
+    end = buf.find(b"\r\n\r\n")
+    if end < 0:
+        return None
+    head = buf[:end].lower()
+    at = head.find(b"content-length:")
+    eol = head.find(b"\r\n", at)
+    length = int(head[at + 15: eol if eol > 0 else None]) if at >= 0 else 0
+    total = end + 4 + length
+    return (head, total) if len(buf) >= total else None
+
+
 class Conn(asyncio.Protocol):
     def __init__(self, request: bytes, stats: dict, stop: asyncio.Event):
         self.request, self.stats, self.stop = request, stats, stop
@@ -32,16 +46,8 @@ class Conn(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.buf += data
-        while True:
-            end = self.buf.find(b"\r\n\r\n")
-            if end < 0:
-                return
-            head = self.buf[:end].lower()
-            at = head.find(b"content-length:")
-            length = int(head[at + 15: head.find(b"\r\n", at) if head.find(b"\r\n", at) > 0 else None]) if at >= 0 else 0
-            total = end + 4 + length
-            if len(self.buf) < total:
-                return
+        while (response := next_response(self.buf)) is not None:
+            head, total = response
             if not head.startswith(b"http/1.1 200"):
                 self.stats["bad"] += 1
             self.buf = self.buf[total:]

@@ -23,20 +23,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 import asyncpg
-import nats
 
-from indexium_db import migrate
 from indexium_db.queries import notify as notify_q
 from indexium_devstack import jars
 from indexium_devstack import notifykit as kit
-from indexium_devstack.embedded import EmbeddedNats, EmbeddedPostgres, free_port
+from indexium_devstack.embedded import free_port, throwaway
 from indexium_devstack.fakegithub import FakeGitHub
 from indexium_devstack.procs import BY_NAME, ServiceProcess
-from indexium_platform import natsutil
 from timing import summary  # (bench/api/timing.py: the script's folder is on sys.path)
 
 SECRET = "bench-notify-secret"
 KEY = "bench-notify-key-of-at-least-32-bytes"
+# Repository ids of this row's own: run.py's other rows start their fake GitHubs at the same
+# first id on the same database, and a release of a known repository id is that project's.
+REPO_IDS = 700_000_000
 
 
 async def webhook_to_subscriber(env: dict, tmp: Path, rounds: int, summary: Callable[[list[float]], str]) -> str:
@@ -63,7 +63,7 @@ async def webhook_to_subscriber(env: dict, tmp: Path, rounds: int, summary: Call
                 mod_id = f"notifybench{i}"
                 jar = jars.fabric_jar(mod_id, "1.0.0", f"Notified {i}", "A mod someone waits for.",
                                       minecraft="~1.20.1")
-                release = gh.add_release(gh.add_repo("notifyowner", f"notified-{i}"), "v1.0.0",
+                release = gh.add_release(gh.add_repo("notifyowner", f"notified-{i}", repo_id=REPO_IDS + i), "v1.0.0",
                                          [(f"{mod_id}.jar", jar)])
                 seen = len(receiver.received)
                 status = await gh.send_webhook(f"{ingest.url}/webhooks/github", "release",
@@ -89,25 +89,11 @@ async def webhook_to_subscriber(env: dict, tmp: Path, rounds: int, summary: Call
 async def main(rounds: int) -> None:
     with tempfile.TemporaryDirectory(prefix="indexium-bench-notify-") as d:
         tmp = Path(d)
-        pg = EmbeddedPostgres(tmp / "pg", durable=False).start()
-        server = EmbeddedNats(tmp / "nats").start()
-        try:
-            admin = await asyncpg.connect(pg.dsn("postgres"))
-            await admin.execute("CREATE DATABASE bench")
-            await admin.close()
-            conn = await asyncpg.connect(pg.dsn("bench"))
-            await migrate.migrate(conn)
-            await conn.close()
-            nc = await nats.connect(server.url)
-            await natsutil.ensure_all(nc.jetstream())
-            await nc.drain()
-            env = {"DATABASE_URL": pg.dsn("bench"), "NATS_URL": server.url, "INDEXIUM_LOG_FORMAT": "json"}
+        async with throwaway(tmp, migrate=True) as servers:
+            env = {"DATABASE_URL": servers.dsn, "NATS_URL": servers.nats_url, "INDEXIUM_LOG_FORMAT": "json"}
             print(f"webhook 202 -> subscriber's POST ({rounds} releases; ingest, indexer and notify as processes):",
                   flush=True)
             print(await webhook_to_subscriber(env, tmp, rounds, summary), flush=True)
-        finally:
-            server.stop()
-            pg.stop()
 
 
 if __name__ == "__main__":

@@ -40,7 +40,6 @@ from pathlib import Path
 
 import aiohttp
 import asyncpg
-import nats
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -56,10 +55,9 @@ from timing import alternating, bare_handler, distinct, misses, pct, summary, ti
 
 from indexium_db import migrate  # noqa: E402
 from indexium_devstack import jars  # noqa: E402
-from indexium_devstack.embedded import EmbeddedNats, EmbeddedPostgres, free_port  # noqa: E402
+from indexium_devstack.embedded import free_port, throwaway  # noqa: E402
 from indexium_devstack.fakegithub import FakeGitHub  # noqa: E402
 from indexium_devstack.procs import BY_NAME, ServiceProcess  # noqa: E402
-from indexium_platform import natsutil  # noqa: E402
 
 SECRET = "bench-secret"
 
@@ -339,111 +337,103 @@ async def webhook_to_searchable(env: dict, tmp: Path, api: str, http, rounds: in
 async def main(args) -> None:
     with tempfile.TemporaryDirectory(prefix="indexium-bench-") as d:
         tmp = Path(d)
-        pg = EmbeddedPostgres(tmp / "pg", durable=False).start()
-        nats_server = EmbeddedNats(tmp / "nats").start()
-        procs: list[ServiceProcess] = []
-        try:
-            admin = await asyncpg.connect(pg.dsn("postgres"))
-            await admin.execute("CREATE DATABASE bench")
-            await admin.close()
-            dsn = pg.dsn("bench")
-            nc = await nats.connect(nats_server.url)
-            await natsutil.ensure_all(nc.jetstream())  # streams, consumers and KV buckets, as the setup step
-            await nc.drain()
-            catalogue = await load_catalogue(dsn, args.mods)
-            env = {"DATABASE_URL": dsn, "NATS_URL": nats_server.url, "INDEXIUM_API_RATE_LIMIT_PER_MINUTE": "0",
-                   "INDEXIUM_LOG_FORMAT": "json"}
-            api_proc = ServiceProcess(BY_NAME["api"], port=free_port(), env=env, log_path=tmp / "api.log").start()
-            procs.append(api_proc)
+        async with throwaway(tmp) as servers:
+            dsn = servers.dsn
+            procs: list[ServiceProcess] = []
             try:
-                await asyncio.to_thread(api_proc.wait_ready, 60)
-            except Exception:
-                say((tmp / "api.log").read_text()[-3000:])
-                raise
-            api = api_proc.url
-            async with aiohttp.ClientSession() as http:
-                await visibility.subscribed(http, api, lambda: (tmp / "api.log").read_text()[-3000:])
-                # --- cache-hit throughput vs a bare handler with the same bytes -----------------
-                hot = "/api/v1/mods?q=" + catalogue.names[0].split()[-1].lower()
-                async with http.get(api + hot) as resp:
-                    body = await resp.read()
-                (tmp / "body.json").write_bytes(body)
-                bare_port = free_port()
-                with bare_handler(bare_port, tmp / "body.json") as bare:
-                    # The same API with the platform's per-request log line filtered out: what the
-                    # API's own code costs (the line is libs/platform's, not the API's to change).
-                    quiet = ServiceProcess(BY_NAME["api"], port=free_port(),
-                                           env={**env, "INDEXIUM_LOG_LEVEL": "warning"},
-                                           log_path=tmp / "api-quiet.log").start()
-                    procs.append(quiet)
-                    await asyncio.to_thread(quiet.wait_ready, 60)
-                    # Subscribed first, as the first API was: until then a replica's search is the SQL
-                    # path's (search_index.py), which estimates a broad query's total and pages other
-                    # bounded candidates ('magic': 14,850 estimated against the index's exact 8,249),
-                    # so the bodies differ (15:26 on 8d9bc98: this comparison failed once).
-                    await visibility.subscribed(http, quiet.url, lambda: (tmp / "api-quiet.log").read_text()[-3000:])
-                    async with http.get(quiet.url + hot) as resp:
-                        assert await resp.read() == body
-                    say(f"\ncache-hit throughput: GET {hot} ({len(body)} bytes), {args.connections} connections, "
-                        f"{args.seconds:.0f} s each, best of 2, measured in turns (bare, API, API at warning)")
-                    (bare_rps, bare_cpu), (api_rps, api_cpu), (quiet_rps, quiet_cpu) = await alternating(
-                        2, args.seconds, args.connections, (bare_port, bare.pid, hot),
-                        (api_proc.port, api_proc.proc.pid, hot), (quiet.port, quiet.proc.pid, hot))
-                quiet.stop(30)
-                procs.remove(quiet)
-                say(f"  bare aiohttp handler        {bare_rps:8.0f} req/s   {bare_cpu:6.0f} µs CPU/request")
-                say(f"  API (cache hit)             {api_rps:8.0f} req/s   {api_cpu:6.0f} µs CPU/request   "
-                    f"ratio {api_rps / bare_rps:.2f} (by CPU {bare_cpu / api_cpu:.2f}; target >= 0.6)")
-                say(f"  API, log level warning      {quiet_rps:8.0f} req/s   {quiet_cpu:6.0f} µs CPU/request   "
-                    f"ratio {quiet_rps / bare_rps:.2f} (by CPU {bare_cpu / quiet_cpu:.2f})")
-                for line in await siterows.rows(api, api_proc.port, api_proc.proc.pid, args.seconds,
-                                                args.connections, alternating, dsn=dsn):  # the web site's rows
-                    say(line)
-                say("\ncache-miss search latency (client-side, sequential, every request a MISS):")
-                miss_lines, http_ms = await cache_miss_search(http, api, catalogue)
-                for line in miss_lines:
-                    say(line)
-                say("\nsearch vs the plain FTS baseline (websearch_to_tsquery('english') ... ORDER BY ts_rank "
-                    "DESC LIMIT 20), same mix; both timed from this process, ours as the API runs it (its "
-                    "search index and one PostgreSQL query; target: ours p95 <= 0.5x):")
-                for line in await search_baseline(dsn, catalogue, http_ms):
-                    say(line)
-                if not args.skip_peer:
-                    import peer  # (here: peer.py imports this module's query mix)
-
-                    say("\nsearch vs tantivy, the honest peer (bench/api/peer.py: the same catalogue and mix, "
-                        "both in this process; target: ours p95 <= tantivy's; the memory rows are peer.py's "
-                        "own only when it runs alone, this process held an index before):")
-                    for line in await peer.rows(dsn, catalogue, tmp / "tantivy"):
-                        say(line)
-                say("\nhash lookups and update checks (uncached):")
-                for line in await lookups(http, api, catalogue):
-                    say(line)
-                say("\nplayers' tools (uncached, sequential, bench/api/playersrows.py):")
-                conn = await asyncpg.connect(dsn)
+                catalogue = await load_catalogue(dsn, args.mods)
+                env = {"DATABASE_URL": dsn, "NATS_URL": servers.nats_url, "INDEXIUM_API_RATE_LIMIT_PER_MINUTE": "0",
+                       "INDEXIUM_LOG_FORMAT": "json"}
+                api_proc = ServiceProcess(BY_NAME["api"], port=free_port(), env=env, log_path=tmp / "api.log").start()
+                procs.append(api_proc)
                 try:
-                    asked = await playersrows.add_dependencies(conn)  # (Fabric files get manifests)
-                finally:
-                    await conn.close()
-                for line in await playersrows.rows(http, api, asked, pid=api_proc.proc.pid):
-                    say(line)
-                say("\nAPI v2 (Modrinth-compatible, bench/api/v2rows.py):")
-                for line in await v2rows.rows(http, api_proc, catalogue.names, tmp, seconds=args.seconds,
-                                              connections=args.connections):
-                    say(line)
-                for line in await fairness.rows(env, tmp, catalogue.names, seconds=args.fair_seconds,
-                                                flooders=args.flooders):
-                    say(line)
-                if not args.skip_webhooks:
-                    say(f"\nwebhook-to-searchable ({args.webhooks} releases, ingest + indexer + API as processes):")
-                    say(await webhook_to_searchable(env, tmp, api, http, args.webhooks))
-                    say(await visibility.webhook_to_invisible(env, tmp, api, http, args.webhooks, summary))
-                    say(await notifyrow.webhook_to_subscriber(env, tmp, args.webhooks, summary))
-        finally:
-            for p in procs:
-                p.stop(30)
-            nats_server.stop()
-            pg.stop()
+                    await asyncio.to_thread(api_proc.wait_ready, 60)
+                except Exception:
+                    say((tmp / "api.log").read_text()[-3000:])
+                    raise
+                api = api_proc.url
+                async with aiohttp.ClientSession() as http:
+                    await visibility.subscribed(http, api, lambda: (tmp / "api.log").read_text()[-3000:])
+                    # --- cache-hit throughput vs a bare handler with the same bytes -----------------
+                    hot = "/api/v1/mods?q=" + catalogue.names[0].split()[-1].lower()
+                    async with http.get(api + hot) as resp:
+                        body = await resp.read()
+                    (tmp / "body.json").write_bytes(body)
+                    bare_port = free_port()
+                    with bare_handler(bare_port, tmp / "body.json") as bare:
+                        # The same API with the platform's per-request log line filtered out: what the
+                        # API's own code costs (the line is libs/platform's, not the API's to change).
+                        quiet = ServiceProcess(BY_NAME["api"], port=free_port(),
+                                               env={**env, "INDEXIUM_LOG_LEVEL": "warning"},
+                                               log_path=tmp / "api-quiet.log").start()
+                        procs.append(quiet)
+                        await asyncio.to_thread(quiet.wait_ready, 60)
+                        # Subscribed first, as the first API was: until then a replica's search is the SQL
+                        # path's (search_index.py), which estimates a broad query's total and pages other
+                        # bounded candidates ('magic': 14,850 estimated against the index's exact 8,249),
+                        # so the bodies differ (15:26 on 8d9bc98: this comparison failed once).
+                        await visibility.subscribed(http, quiet.url,
+                                                    lambda: (tmp / "api-quiet.log").read_text()[-3000:])
+                        async with http.get(quiet.url + hot) as resp:
+                            assert await resp.read() == body
+                        say(f"\ncache-hit throughput: GET {hot} ({len(body)} bytes), {args.connections} connections, "
+                            f"{args.seconds:.0f} s each, best of 2, measured in turns (bare, API, API at warning)")
+                        (bare_rps, bare_cpu), (api_rps, api_cpu), (quiet_rps, quiet_cpu) = await alternating(
+                            2, args.seconds, args.connections, (bare_port, bare.pid, hot),
+                            (api_proc.port, api_proc.proc.pid, hot), (quiet.port, quiet.proc.pid, hot))
+                    quiet.stop(30)
+                    procs.remove(quiet)
+                    say(f"  bare aiohttp handler        {bare_rps:8.0f} req/s   {bare_cpu:6.0f} µs CPU/request")
+                    say(f"  API (cache hit)             {api_rps:8.0f} req/s   {api_cpu:6.0f} µs CPU/request   "
+                        f"ratio {api_rps / bare_rps:.2f} (by CPU {bare_cpu / api_cpu:.2f}; target >= 0.6)")
+                    say(f"  API, log level warning      {quiet_rps:8.0f} req/s   {quiet_cpu:6.0f} µs CPU/request   "
+                        f"ratio {quiet_rps / bare_rps:.2f} (by CPU {bare_cpu / quiet_cpu:.2f})")
+                    for line in await siterows.rows(api, api_proc.port, api_proc.proc.pid, args.seconds,
+                                                    args.connections, alternating, dsn=dsn):  # the web site's rows
+                        say(line)
+                    say("\ncache-miss search latency (client-side, sequential, every request a MISS):")
+                    miss_lines, http_ms = await cache_miss_search(http, api, catalogue)
+                    for line in miss_lines:
+                        say(line)
+                    say("\nsearch vs the plain FTS baseline (websearch_to_tsquery('english') ... ORDER BY ts_rank "
+                        "DESC LIMIT 20), same mix; both timed from this process, ours as the API runs it (its "
+                        "search index and one PostgreSQL query; target: ours p95 <= 0.5x):")
+                    for line in await search_baseline(dsn, catalogue, http_ms):
+                        say(line)
+                    if not args.skip_peer:
+                        import peer  # (here: peer.py imports this module's query mix)
+
+                        say("\nsearch vs tantivy, the honest peer (bench/api/peer.py: the same catalogue and mix, "
+                            "both in this process; target: ours p95 <= tantivy's; the memory rows are peer.py's "
+                            "own only when it runs alone, this process held an index before):")
+                        for line in await peer.rows(dsn, catalogue, tmp / "tantivy"):
+                            say(line)
+                    say("\nhash lookups and update checks (uncached):")
+                    for line in await lookups(http, api, catalogue):
+                        say(line)
+                    say("\nplayers' tools (uncached, sequential, bench/api/playersrows.py):")
+                    conn = await asyncpg.connect(dsn)
+                    try:
+                        asked = await playersrows.add_dependencies(conn)  # (Fabric files get manifests)
+                    finally:
+                        await conn.close()
+                    for line in await playersrows.rows(http, api, asked, pid=api_proc.proc.pid):
+                        say(line)
+                    say("\nAPI v2 (Modrinth-compatible, bench/api/v2rows.py):")
+                    for line in await v2rows.rows(http, api_proc, catalogue.names, tmp, seconds=args.seconds,
+                                                  connections=args.connections):
+                        say(line)
+                    for line in await fairness.rows(env, tmp, catalogue.names, seconds=args.fair_seconds,
+                                                    flooders=args.flooders):
+                        say(line)
+                    if not args.skip_webhooks:
+                        say(f"\nwebhook-to-searchable ({args.webhooks} releases, ingest + indexer + API as processes):")
+                        say(await webhook_to_searchable(env, tmp, api, http, args.webhooks))
+                        say(await visibility.webhook_to_invisible(env, tmp, api, http, args.webhooks, summary))
+                        say(await notifyrow.webhook_to_subscriber(env, tmp, args.webhooks, summary))
+            finally:
+                for p in procs:
+                    p.stop(30)
 
 
 if __name__ == "__main__":

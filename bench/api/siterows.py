@@ -94,40 +94,25 @@ async def rows(api: str, port: int, pid: int, seconds: float, connections: int, 
 
 
 async def main(args) -> None:
-    import asyncpg  # noqa: PLC0415
-    import nats  # noqa: PLC0415
-
     import run  # noqa: PLC0415 - the bench's own helpers (catalogue loader)
     import timing  # noqa: PLC0415 - the load generator, in turns
-    from indexium_devstack.embedded import EmbeddedNats, EmbeddedPostgres, free_port  # noqa: PLC0415
+    from indexium_devstack.embedded import free_port, throwaway  # noqa: PLC0415
     from indexium_devstack.procs import BY_NAME, ServiceProcess  # noqa: PLC0415
-    from indexium_platform import natsutil  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory(prefix="indexium-bench-site-") as d:
         tmp = Path(d)
-        pg = EmbeddedPostgres(tmp / "pg", durable=False).start()
-        nats_server = EmbeddedNats(tmp / "nats").start()
-        api = None
-        try:
-            admin = await asyncpg.connect(pg.dsn("postgres"))
-            await admin.execute("CREATE DATABASE bench")
-            await admin.close()
-            nc = await nats.connect(nats_server.url)
-            await natsutil.ensure_all(nc.jetstream())  # streams, consumers and KV buckets, as the setup step
-            await nc.drain()
-            await run.load_catalogue(pg.dsn("bench"), args.mods)
-            env = {"DATABASE_URL": pg.dsn("bench"), "NATS_URL": nats_server.url,
+        async with throwaway(tmp) as servers:
+            await run.load_catalogue(servers.dsn, args.mods)
+            env = {"DATABASE_URL": servers.dsn, "NATS_URL": servers.nats_url,
                    "INDEXIUM_API_RATE_LIMIT_PER_MINUTE": "0", "INDEXIUM_LOG_FORMAT": "json"}
             api = ServiceProcess(BY_NAME["api"], port=free_port(), env=env, log_path=tmp / "api.log").start()
-            await asyncio.to_thread(api.wait_ready, 60)
-            for line in await rows(api.url, api.port, api.proc.pid, args.seconds, args.connections, timing.alternating,
-                                   dsn=pg.dsn("bench")):
-                run.say(line)
-        finally:
-            if api is not None:
+            try:
+                await asyncio.to_thread(api.wait_ready, 60)
+                for line in await rows(api.url, api.port, api.proc.pid, args.seconds, args.connections,
+                                       timing.alternating, dsn=servers.dsn):
+                    run.say(line)
+            finally:
                 api.stop(30)
-            nats_server.stop()
-            pg.stop()
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ import queries as judged  # noqa: E402
 from indexium_db import migrate  # noqa: E402
 from indexium_db.queries import catalog as catalog_q, indexed  # noqa: E402
 from indexium_db.searchindex import Lexicon  # noqa: E402
-from indexium_devstack.embedded import EmbeddedPostgres  # noqa: E402
+from indexium_devstack.embedded import throwaway  # noqa: E402
 
 _TOKENS = re.compile(r"[a-z0-9]+")
 
@@ -123,21 +123,15 @@ async def main(args) -> None:
           f"popularity: {'mcmod.cn page proxy' if args.popularity else 'none, every mod 0 downloads'}); "
           + ", ".join(f"{kind} {len(items)}" for kind, items in classes.items()) + " judged queries")
     with tempfile.TemporaryDirectory(prefix="indexium-relevance-") as d:
-        pg = EmbeddedPostgres(Path(d) / "pg", durable=False).start()
-        try:
-            admin = await asyncpg.connect(pg.dsn("postgres"))
-            await admin.execute("CREATE DATABASE relevance")
-            await admin.close()
-            conn = await asyncpg.connect(pg.dsn("relevance"))
+        async with throwaway(Path(d), "relevance", nats=False) as servers:
+            conn = await asyncpg.connect(servers.dsn)
             started = time.monotonic()
             await load(conn, mods, args.popularity)
             await conn.close()
             print(f"  loaded and migrated in {time.monotonic() - started:.1f} s")
             started = time.monotonic()
-            our_hits = await ours(pg.dsn("relevance"), classes)
+            our_hits = await ours(servers.dsn, classes)
             print(f"  our search: {sum(map(len, classes.values()))} queries in {time.monotonic() - started:.1f} s")
-        finally:
-            pg.stop()
     their_hits = bm25(mods, classes)
     print(f"\n  {'class':22} {'ours hit@1':>10} {'hit@5':>6} {'MRR@10':>7} | {'BM25 hit@1':>10} {'hit@5':>6} {'MRR@10':>7}")
     targets = []

@@ -402,3 +402,44 @@ class EmbeddedNatsCluster:
     def stop(self) -> None:
         for proc in self.procs:
             _stop(proc)
+
+
+class Throwaway:
+    """What :func:`throwaway` started: the servers, the database's DSN and NATS's URL."""
+
+    def __init__(self, pg: EmbeddedPostgres, nats: EmbeddedNats | None, database: str):
+        self.pg, self.nats = pg, nats
+        self.dsn = pg.dsn(database)
+        self.nats_url = nats.url if nats else None
+
+
+@contextlib.asynccontextmanager
+async def throwaway(root: Path, database: str = "bench", *, nats: bool = True, migrate: bool = False):
+    """A benchmark's servers under ``root``, stopped on leaving: a non-durable PostgreSQL with
+    ``database`` created in it (migrated when ``migrate``) and, when ``nats``, a NATS server with
+    every stream, consumer and KV bucket made as the setup step makes them."""
+    import asyncpg  # noqa: PLC0415 - the servers alone need neither client library
+    import nats as nats_client  # noqa: PLC0415
+    from indexium_db import migrate as migrations  # noqa: PLC0415
+    from indexium_platform import natsutil  # noqa: PLC0415
+
+    pg = EmbeddedPostgres(Path(root) / "pg", durable=False).start()
+    server = None
+    try:
+        server = EmbeddedNats(Path(root) / "nats").start() if nats else None
+        admin = await asyncpg.connect(pg.dsn("postgres"))
+        await admin.execute(f'CREATE DATABASE "{database}"')
+        await admin.close()
+        if migrate:
+            conn = await asyncpg.connect(pg.dsn(database))
+            await migrations.migrate(conn)
+            await conn.close()
+        if server is not None:
+            nc = await nats_client.connect(server.url)
+            await natsutil.ensure_all(nc.jetstream())
+            await nc.drain()
+        yield Throwaway(pg, server, database)
+    finally:
+        if server is not None:
+            server.stop()
+        pg.stop()
