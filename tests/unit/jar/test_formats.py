@@ -122,6 +122,11 @@ def test_the_lists_are_derived():
         assert is_manifest_path(f"src/main/resources/{path}")
         assert is_manifest_path(f"neoforge/src/main/resources/{path}")
     assert not is_manifest_path("src/main/resources/plugin.yml.bak")
+    # The pack formats' source paths, at the repository's root only (a folder: any file under it).
+    for path in formats.SOURCE_PACK_PATHS:
+        sample = path + "final.fsh" if path.endswith("/") else path
+        assert is_manifest_path(sample) and not is_manifest_path("docs/" + sample), path
+    assert not is_manifest_path("src/main/resources/pack.mcmeta") and not is_manifest_path("shaders/")
 
 
 def test_every_format_declares_everything():
@@ -206,8 +211,10 @@ def find_spec(cls, name, path=None, target=None):
     return spec
 importlib.machinery.PathFinder.find_spec = classmethod(find_spec)
 
+from indexium_contracts.github import is_manifest_path
 from indexium_db.queries import facets
 from indexium_github import assets
+from indexium_indexer.github import probe
 from indexium_jar import formats
 from indexium_jar.packs import Archive, classify, entries_to_read, parse_pack
 
@@ -220,6 +227,7 @@ print(json.dumps({
     "classified": classify(names, "pack-1.0.thrw").format,
     "entries": entries_to_read(names),
     "parsed": parse_pack({"throwaway.json": b"{}"}, Archive(names=names)).record.loaders,
+    "probed": is_manifest_path("throwaway.json") and "throwaway.json" in probe.CANDIDATE_PATHS,
 }))
 """
 
@@ -231,4 +239,4 @@ def test_a_new_format_is_one_module(tmp_path):
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {
         "loader": True, "title": "Throw", "types": [formats.RESOURCEPACK], "read": True, "classified": "throwaway",
-        "entries": ["throwaway.json"], "parsed": ["throwloader"]}
+        "entries": ["throwaway.json"], "parsed": ["throwloader"], "probed": True}
