@@ -153,3 +153,32 @@ async def test_an_older_event_arriving_late_does_not_undo_a_newer_one(gh, stack,
         "SELECT outcome = 'stale' FROM webhook_deliveries WHERE delivery_id = 'd-old-unsuspend'"))
     assert await db.fetchval("SELECT state FROM github_installations WHERE id = $1", inst.id) == "deleted"
     assert await db.fetchval("SELECT hidden FROM mods WHERE github_repo_id = $1", lumen.id)
+
+
+async def test_pack_repositories_onboard_by_the_registrys_source_paths(gh, stack, db, eventually):
+    """A resource pack (pack.mcmeta at the root), a shader pack (shaders/) and modpacks (modrinth.index.json;
+    packwiz's pack.toml) are registered from their default branch; a repository with a pack.mcmeta only
+    inside a mod's resources, or a shaders/ folder below the root, is not a pack by that."""
+    rp = gh.add_repo("dana/faithful-ish")
+    gh.set_file(rp, "pack.mcmeta", json.dumps({"pack": {"pack_format": 15, "description": "x"}}))
+    gh.set_file(rp, "assets/minecraft/textures/block/stone.png", b"png")
+    shader = gh.add_repo("dana/glsl-shaders")
+    gh.set_file(shader, "shaders/final.fsh", "void main() {}")
+    modpack = gh.add_repo("dana/adventure-pack")
+    gh.set_file(modpack, "modrinth.index.json", json.dumps({"formatVersion": 1, "game": "minecraft"}))
+    packwiz = gh.add_repo("dana/packwiz-pack")
+    gh.set_file(packwiz, "pack.toml", 'name = "P"\n[versions]\nminecraft = "1.20.1"\n')
+    nested = gh.add_repo("dana/not-a-pack")
+    gh.set_file(nested, "docs/shaders/notes.txt", "a folder of notes")
+    gh.set_file(nested, "example/src/main/resources/pack.mcmeta", "{}")
+    inst = gh.add_installation([rp, shader, modpack, packwiz, nested])
+
+    assert await stack.send("installation", gh.installation_payload(inst, "created")) == 202
+    by_name = {r["full_name"]: r for r in await eventually(_all_evaluated(db, 5))}
+    assert {n: (r["state"], r["manifest_source"]) for n, r in by_name.items()} == {
+        "dana/faithful-ish": ("registered", "branch:pack.mcmeta"),
+        "dana/glsl-shaders": ("registered", "branch:shaders/final.fsh"),
+        "dana/adventure-pack": ("registered", "branch:modrinth.index.json"),
+        "dana/packwiz-pack": ("registered", "branch:pack.toml"),
+        "dana/not-a-pack": ("skipped", None),
+    }

@@ -9,7 +9,11 @@ else: each exception names the words it may use and why.
 from __future__ import annotations
 
 import ast
+import json
 import pathlib
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -23,7 +27,8 @@ pytestmark = pytest.mark.unit
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 # Where format names belong: the registry and the parsers it declares.
-HOME = ("libs/jar/src/indexium_jar/formats.py", "libs/jar/src/indexium_jar/manifests/",
+HOME = ("libs/jar/src/indexium_jar/formats.py", "libs/jar/src/indexium_jar/formatspec.py",
+        "libs/jar/src/indexium_jar/manifests/",
         "libs/jar/src/indexium_jar/packs/")
 # Files where a registry word means something else, and the words each may write.
 ELSEWHERE: dict[str, tuple[set[str], str]] = {
@@ -117,6 +122,11 @@ def test_the_lists_are_derived():
         assert is_manifest_path(f"src/main/resources/{path}")
         assert is_manifest_path(f"neoforge/src/main/resources/{path}")
     assert not is_manifest_path("src/main/resources/plugin.yml.bak")
+    # The pack formats' source paths, at the repository's root only (a folder: any file under it).
+    for path in formats.SOURCE_PACK_PATHS:
+        sample = path + "final.fsh" if path.endswith("/") else path
+        assert is_manifest_path(sample) and not is_manifest_path("docs/" + sample), path
+    assert not is_manifest_path("src/main/resources/pack.mcmeta") and not is_manifest_path("shaders/")
 
 
 def test_every_format_declares_everything():
@@ -140,3 +150,93 @@ def test_project_types_as_modrinth_v2_answers_them():
     assert formats.supported_project_types("paper") == [formats.MOD, formats.PLUGIN]
     assert formats.project_type_of(["paper", "velocity"]) == formats.PLUGIN
     assert formats.project_type_of(["paper", "fabric"]) == formats.MOD
+
+
+JAR_SRC = ROOT / "libs/jar/src/indexium_jar"
+# The code that reads archives and derives the lists: it names no format, it walks the registry.
+READERS = ("formats.py", "manifests/__init__.py", "packs/__init__.py")
+
+
+def _declaring_modules() -> set[str]:
+    return {m for m, mod in sys.modules.items() if m.startswith("indexium_jar.") and getattr(mod, "FORMATS", None)
+            and m != "indexium_jar.formats"}
+
+
+def test_the_readers_list_no_format():
+    """The parse order (was manifests' _PARSERS) and the classification (was packs.classify's
+    branches) come from the declarations: the readers write no format's name or entry, and
+    call no parser but through its declaration."""
+    parser_modules = {m.rsplit(".", 1)[1] for m in _declaring_modules()}
+    for rel in READERS:
+        tree = ast.parse((JAR_SRC / rel).read_text())
+        # (manifests' jar-level rules after parsing, nested jars per loader, name loaders, not formats)
+        entries = {e for f in formats.FORMATS for e in f.identified_by} | (
+            set() if rel.startswith("manifests/") else set(formats.BY_NAME))
+        named = [(n.lineno, n.value) for n in ast.walk(tree) if isinstance(n, ast.Constant) and n.value in entries]
+        assert not named, f"{rel} names formats or their entries: {named}"
+        calls = [(n.lineno, ast.unparse(n.func)) for n in ast.walk(tree) if isinstance(n, ast.Call)
+                 and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+                 and n.func.value.id in parser_modules and n.func.attr.startswith("parse")]
+        assert not calls, f"{rel} calls a parser by name: {calls}"
+    for rel in ("formats.py", "packs/__init__.py"):  # these import no parser module at all
+        imported = {a.name for n in ast.walk(ast.parse((JAR_SRC / rel).read_text())) if isinstance(n, ast.ImportFrom)
+                    for a in n.names}
+        assert not imported & parser_modules, rel
+
+
+# A throwaway format in a module of its own, put beside the pack parsers (the package's search
+# path extended before it is imported): every list must know it, with no other file touched.
+_THROWAWAY = """
+from indexium_jar.formatspec import PACK, RESOURCEPACK, Format, LoaderName
+from indexium_jar.model import PackParseResult, PackRecord
+
+PATH = "throwaway.json"
+
+
+def parse(files, archive):
+    return PackParseResult(record=PackRecord(project_type=RESOURCEPACK, loaders=("throwloader",),
+                                             manifest_path=PATH))
+
+
+FORMATS = (Format("throwaway", PACK, 250, (".thrw",), (PATH,), parse, (LoaderName("throwloader", "Throw"),),
+                  RESOURCEPACK, ("throwaway.json",), "throwaway pack: throwaway.json"),)
+"""
+_CHECK = """
+import importlib.machinery, json, sys
+_find = importlib.machinery.PathFinder.find_spec.__func__
+def find_spec(cls, name, path=None, target=None):
+    spec = _find(cls, name, path, target)
+    if name == "indexium_jar.packs" and spec is not None:
+        spec.submodule_search_locations.append(sys.argv[1])
+    return spec
+importlib.machinery.PathFinder.find_spec = classmethod(find_spec)
+
+from indexium_contracts.github import is_manifest_path
+from indexium_db.queries import facets
+from indexium_github import assets
+from indexium_indexer.github import probe
+from indexium_jar import formats
+from indexium_jar.packs import Archive, classify, entries_to_read, parse_pack
+
+names = ["throwaway.json", "textures/a.png"]
+print(json.dumps({
+    "loader": "throwloader" in formats.LOADERS and "throwloader" in facets.LOADERS,
+    "title": formats.LOADER_TITLES.get("throwloader"),
+    "types": formats.supported_project_types("throwloader"),
+    "read": assets.is_mod_file("pack-1.0.thrw") and not assets.is_jar("pack-1.0.thrw"),
+    "classified": classify(names, "pack-1.0.thrw").format,
+    "entries": entries_to_read(names),
+    "parsed": parse_pack({"throwaway.json": b"{}"}, Archive(names=names)).record.loaders,
+    "probed": is_manifest_path("throwaway.json") and "throwaway.json" in probe.CANDIDATE_PATHS,
+}))
+"""
+
+
+def test_a_new_format_is_one_module(tmp_path):
+    (tmp_path / "throwaway.py").write_text(_THROWAWAY)
+    out = subprocess.run([sys.executable, "-c", _CHECK, str(tmp_path)], capture_output=True, text=True, timeout=120,
+                         cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {
+        "loader": True, "title": "Throw", "types": [formats.RESOURCEPACK], "read": True, "classified": "throwaway",
+        "entries": ["throwaway.json"], "parsed": ["throwloader"], "probed": True}

@@ -145,9 +145,14 @@ class PushWebhook(msgspec.Struct, frozen=True):
 
 
 # A loader manifest in any module's resources (a build may name its modules anything): the
-# source-tree files the format registry's jar formats name.
+# source-tree files the format registry's jar formats name; or, at the repository's root, a
+# file (or any file under a folder, e.g. shaders/) the pack formats name.
+_PACK_FILES = [p for p in formats.SOURCE_PACK_PATHS if not p.endswith("/")]
+_PACK_FOLDERS = [p for p in formats.SOURCE_PACK_PATHS if p.endswith("/")]
 _MANIFEST_PATH = re.compile(
     r"(^|/)src/main/resources/(" + "|".join(re.escape(p) for p in formats.SOURCE_MANIFESTS) + r")$"
+    + "".join("|^" + re.escape(p) + "$" for p in _PACK_FILES)
+    + "".join("|^" + re.escape(p) + r"[^/]" for p in _PACK_FOLDERS)
 )
 
 
@@ -156,7 +161,7 @@ def is_manifest_path(path: str) -> bool:
 
 
 def manifest_paths_only(push: PushWebhook) -> PushWebhook:
-    """The push with each commit's added/removed/modified lists cut to loader-manifest paths:
+    """The push with each commit's added/removed/modified lists cut to manifest paths (a pack's too):
     all a push is read for (a card refresh). A push listing thousands of files would
     otherwise outgrow a queue message and be refused on every redelivery."""
     def keep(paths: list[str]) -> list[str]:

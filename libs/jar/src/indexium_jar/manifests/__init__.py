@@ -1,6 +1,8 @@
 """Mod-jar manifests → normalized :class:`~indexium_jar.model.ModRecord` s.
 
 The indexer fetches the entries named in :data:`WANTED_NAMES` and calls :func:`parse_jar`.
+Each parser module declares its formats (``FORMATS``, :mod:`indexium_jar.formatspec`); the
+registry (:mod:`indexium_jar.formats`) gives the parse order and the entries.
 Every parser is pure over bytes and never raises: an unusable manifest becomes a
 :class:`~indexium_jar.model.ManifestProblem`, a tolerable oddity a warning on its record.
 A jar yields one record per loader manifest (multi-loader builds give several, and their
@@ -9,40 +11,33 @@ ids may differ, e.g. walljump-fabric / walljump-quilt / walljump).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import msgspec
 
+from indexium_jar import formats as _formats  # the registry; read only inside functions (it imports these parsers)
 from indexium_jar.gameversions import VersionTable, default_table
-from indexium_jar.manifests import coremod, fabric, forge_toml, jarjar, litemod, mcmod, plugins, quilt
-from indexium_jar.manifests._common import Jar, Output, problem
+from indexium_jar.manifests import coremod, forge_toml, jarjar, mcmod, quilt
+from indexium_jar.manifests._common import Jar, problem
 from indexium_jar.manifests.manifest_mf import parse_manifest
 from indexium_jar.model import ManifestProblem, ModRecord, ParseResult
 from indexium_jar.zip.zipfmt import CentralDirectory
 
 MANIFEST_PATH = "META-INF/MANIFEST.MF"
 
-# Parsers in the order their records are reported.
-_PARSERS: tuple[tuple[str, Callable[[bytes, Jar], Output]], ...] = (
-    (fabric.PATH, fabric.parse),
-    (quilt.PATH_JSON5, lambda d, j: quilt.parse(d, j, quilt.PATH_JSON5)),
-    (quilt.PATH_JSON, lambda d, j: quilt.parse(d, j, quilt.PATH_JSON)),
-    (forge_toml.FORGE_PATH, lambda d, j: forge_toml.parse(d, j, forge_toml.FORGE_PATH)),
-    (forge_toml.NEOFORGE_PATH, lambda d, j: forge_toml.parse(d, j, forge_toml.NEOFORGE_PATH)),
-    (mcmod.PATH, mcmod.parse),
-    *((path, lambda d, j, path=path: coremod.parse_info(d, j, path)) for path in coremod.INFO_PATHS),
-    (plugins.BUKKIT_PATH, lambda d, j: plugins.parse_bukkit(d, j, plugins.BUKKIT_PATH)),
-    (plugins.PAPER_PATH, lambda d, j: plugins.parse_bukkit(d, j, plugins.PAPER_PATH)),
-    (plugins.BUNGEE_PATH, plugins.parse_bungee),
-    (plugins.VELOCITY_PATH, plugins.parse_velocity),
-    (plugins.SPONGE_PATH, plugins.parse_sponge),
-    (litemod.PATH, litemod.parse),
-)
 
-#: Every jar entry the indexer should fetch for :func:`parse_jar`.
-WANTED_NAMES: frozenset[str] = frozenset([path for path, _ in _PARSERS] + [MANIFEST_PATH, jarjar.PATH])
-#: The loader manifests alone: a jar without any of these is not a mod.
-LOADER_MANIFESTS: frozenset[str] = frozenset(path for path, _ in _PARSERS)
+def __getattr__(name: str) -> frozenset[str]:
+    """The entry sets, from the format registry (derived on first use: the registry imports this package)."""
+    if name == "LOADER_MANIFESTS":  # the loader manifests alone: a jar without any of these is not a mod
+        value = _formats.LOADER_MANIFESTS
+    elif name == "WANTED_NAMES":  # every jar entry the indexer should fetch for parse_jar
+        value = frozenset([*_formats.JAR_ENTRIES, MANIFEST_PATH, jarjar.PATH])
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
 _TOML_PATHS = (forge_toml.FORGE_PATH, forge_toml.NEOFORGE_PATH)
 _NESTED_PREFIX = "META-INF/jar"  # META-INF/jars/ (Fabric, Quilt) and META-INF/jarjar/ (Forge, NeoForge)
 
@@ -59,7 +54,7 @@ def entries_to_read(entry_names: Collection[str]) -> tuple[list[str], list[str]]
     reader fetches optional entries only when they cost no extra request.
     """
     names = entry_names if isinstance(entry_names, (set, frozenset, CentralDirectory)) else set(entry_names)
-    loaders = sorted(p for p in LOADER_MANIFESTS if p in names)
+    loaders = sorted(p for p in _formats.LOADER_MANIFESTS if p in names)
     required = loaders + ([jarjar.PATH] if jarjar.PATH in names else [])
     optional: list[str] = []
     if MANIFEST_PATH in names:
@@ -81,15 +76,18 @@ def parse_jar(files: Mapping[str, bytes], entry_names: Sequence[str] | CentralDi
               table=table or default_table(), manifest_known=known)
     records: list[ModRecord] = []
     problems: list[ManifestProblem] = []
-    for path, parser in _PARSERS:
-        if path not in files or (path == quilt.PATH_JSON and quilt.PATH_JSON5 in files):
-            continue  # quilt.mod.json5 wins over quilt.mod.json (ClasspathModCandidateFinder)
-        try:
-            output = parser(files[path], jar)
-        except Exception as exc:  # a bug of ours must not lose the jar
-            output = [problem(path, "parser_error", f"{type(exc).__name__}: {exc}")]
-        records += [o for o in output if isinstance(o, ModRecord)]
-        problems += [o for o in output if isinstance(o, ManifestProblem)]
+    for fmt in _formats.JAR_FORMATS:  # rank order: the order records are reported
+        for path in fmt.identified_by:
+            if path not in files:
+                continue
+            try:
+                output = fmt.parser(files[path], jar, path)
+            except Exception as exc:  # a bug of ours must not lose the jar
+                output = [problem(path, "parser_error", f"{type(exc).__name__}: {exc}")]
+            records += [o for o in output if isinstance(o, ModRecord)]
+            problems += [o for o in output if isinstance(o, ManifestProblem)]
+            if fmt.first_entry_only:
+                break  # e.g. quilt.mod.json5 wins over quilt.mod.json (ClasspathModCandidateFinder)
     records, problems = _coremod(jar, records, problems)
     records, problems = _jar_level_notes(files, jar, records, problems)
     records, problems, nested = _attach_nested(files, names, records, problems)

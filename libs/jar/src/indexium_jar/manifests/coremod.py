@@ -18,6 +18,7 @@ import re
 
 import msgspec
 
+from indexium_jar.formatspec import JAR, MOD, Format, LoaderName
 from indexium_jar.manifests import _common as helpers
 from indexium_jar.manifests import mcmod
 from indexium_jar.manifests._gamever import resolve
@@ -79,3 +80,8 @@ def from_core_plugin(jar: helpers.Jar) -> ModRecord | None:
         warnings.append("no version")
     return ModRecord(loader="forge", manifest_path=MANIFEST_PATH, mod_id=mod_id, version=version,
                      name=title or base, game_versions=game, warnings=tuple(warnings))
+
+
+# (A coremod with neither file, only MANIFEST.MF's FMLCorePlugin, is parse_jar's last resort.)
+FORMATS = (Format("forge-coremod", JAR, 131, (".jar",), INFO_PATHS, parse_info, (LoaderName("forge", "Forge"),), MOD,
+                  (), "Forge 1.6–1.12 coremod: neimod.info / cccmod.info, or MANIFEST.MF's FMLCorePlugin"),)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from indexium_jar.formatspec import JAR, MOD, Format, LoaderName
 from indexium_jar.manifests import _common as helpers
 from indexium_jar.manifests._gamever import from_named_version, resolve
 from indexium_jar.model import Dependency, DependencyKind, GameVersions, ModRecord, Person
@@ -144,3 +145,8 @@ def _game_versions(deps: list[Dependency], root: dict[str, Any], schema: int, ja
         # Loom writes the compile-target Minecraft version here (JarManifestService).
         return from_named_version(loom, "MANIFEST.MF:Fabric-Minecraft-Version", jar.table, inferred=True)
     return GameVersions(), []
+
+
+LOADER = LoaderName("fabric", "Fabric")
+FORMATS = (Format("fabric", JAR, 100, (".jar",), (PATH,), lambda data, jar, path: parse(data, jar), (LOADER,), MOD,
+                  (PATH,), "Fabric mod: fabric.mod.json"),)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from indexium_jar.formatspec import JAR, MOD, Format, LoaderName
 from indexium_jar.manifests import _common as helpers
 from indexium_jar.manifests._gamever import from_forge_version, from_neoforge_version, resolve
 from indexium_jar.manifests.lenient_toml import loads_lenient
@@ -174,3 +175,12 @@ def _game_versions(entries: list[dict[str, Any]], doc: dict[str, Any], loader: s
     if found is None and loader == "forge" and isinstance(doc.get("loaderVersion"), str):
         found = from_forge_version(doc["loaderVersion"], "loaderVersion", jar.table)
     return found or (GameVersions(), [])
+
+
+FORGE = LoaderName("forge", "Forge")
+FORMATS = (
+    Format("forge", JAR, 120, (".jar",), (FORGE_PATH,), parse, (FORGE,), MOD, (FORGE_PATH,),
+           "Forge mod: META-INF/mods.toml"),
+    Format("neoforge", JAR, 121, (".jar",), (NEOFORGE_PATH,), parse, (LoaderName("neoforge", "NeoForge"),), MOD,
+           (NEOFORGE_PATH,), "NeoForge mod: META-INF/neoforge.mods.toml"),
+)

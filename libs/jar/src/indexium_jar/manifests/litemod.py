@@ -5,6 +5,7 @@ LiteLoader identifies a mod by its ``name``, so that is the record's id.
 
 from __future__ import annotations
 
+from indexium_jar.formatspec import JAR, MOD, Format, LoaderName
 from indexium_jar.manifests import _common as helpers
 from indexium_jar.manifests._gamever import from_named_version
 from indexium_jar.model import GameVersions, ModRecord
@@ -37,3 +38,7 @@ def parse(data: bytes, jar: helpers.Jar) -> helpers.Output:
         links=helpers.links_from({"homepage": doc.get("url")}),
         game_versions=game, warnings=tuple(warnings + notes),
     )]
+
+
+FORMATS = (Format("liteloader", JAR, 150, (".litemod", ".jar"), (PATH,), lambda data, jar, path: parse(data, jar),
+                  (LoaderName("liteloader", "LiteLoader"),), MOD, (), "LiteLoader mod: litemod.json"),)

@@ -13,6 +13,7 @@ from typing import Any
 
 import json5
 
+from indexium_jar.formatspec import JAR, MOD, Format, LoaderName
 from indexium_jar.manifests import _common as helpers
 from indexium_jar.manifests._gamever import from_named_version
 from indexium_jar.model import Dependency, GameVersions, ModRecord
@@ -99,3 +100,7 @@ def _game_versions(mcversion: Any, jar: helpers.Jar) -> tuple[GameVersions, list
     if leak := helpers.template_leak(mcversion):
         return GameVersions(source="mcmod.info:mcversion", raw=mcversion), [f"mcversion contains the unexpanded template {leak}"]
     return from_named_version(mcversion, "mcmod.info:mcversion", jar.table)
+
+
+FORMATS = (Format("forge-mcmod", JAR, 130, (".jar",), (PATH,), lambda data, jar, path: parse(data, jar),
+                  (LoaderName("forge", "Forge"),), MOD, (), "Forge 1.12 and older mod: mcmod.info"),)

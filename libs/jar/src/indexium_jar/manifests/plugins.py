@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from indexium_jar.formatspec import JAR, PLUGIN, Format, LoaderName
 from indexium_jar.manifests import _common as helpers
 from indexium_jar.manifests._gamever import resolve
 from indexium_jar.model import Dependency, GameVersions, Loader, ModRecord
@@ -175,3 +176,18 @@ def parse_sponge(data: bytes, jar: helpers.Jar) -> helpers.Output:
             licenses=(license_,) if license_ else (), links=helpers.links_from(merged.get("links")),
             environment="server", dependencies=tuple(deps), warnings=tuple(notes)))
     return out
+
+
+FORMATS = (
+    Format("bukkit", JAR, 140, (".jar",), (BUKKIT_PATH,), parse_bukkit, (LoaderName("bukkit", "Bukkit"),), PLUGIN, (),
+           "Bukkit/Spigot/Paper plugin: plugin.yml"),
+    Format("paper", JAR, 141, (".jar",), (PAPER_PATH,), parse_bukkit,
+           (LoaderName("paper", "Paper", ("bukkit",)),), PLUGIN, (),  # Paper loads Bukkit plugins
+           "Paper plugin: paper-plugin.yml"),
+    Format("bungeecord", JAR, 142, (".jar",), (BUNGEE_PATH,), lambda data, jar, path: parse_bungee(data, jar),
+           (LoaderName("bungeecord", "BungeeCord"),), PLUGIN, (), "BungeeCord plugin: bungee.yml"),
+    Format("velocity", JAR, 143, (".jar",), (VELOCITY_PATH,), lambda data, jar, path: parse_velocity(data, jar),
+           (LoaderName("velocity", "Velocity"),), PLUGIN, (), "Velocity plugin: velocity-plugin.json"),
+    Format("sponge", JAR, 144, (".jar",), (SPONGE_PATH,), lambda data, jar, path: parse_sponge(data, jar),
+           (LoaderName("sponge", "Sponge"),), PLUGIN, (), "Sponge plugin: META-INF/sponge_plugins.json"),
+)

@@ -12,6 +12,7 @@ from typing import Any
 
 import json5
 
+from indexium_jar.formatspec import JAR, MOD, Format, LoaderName
 from indexium_jar.manifests import _common as helpers
 from indexium_jar.manifests._gamever import from_named_version, resolve
 from indexium_jar.model import Dependency, DependencyKind, GameVersions, ModRecord, Person
@@ -130,3 +131,8 @@ def _game_versions(minecraft: list[Any], jar: helpers.Jar) -> tuple[GameVersions
     if loom := jar.attribute("Fabric-Minecraft-Version"):
         return from_named_version(loom, "MANIFEST.MF:Fabric-Minecraft-Version", jar.table, inferred=True)
     return GameVersions(), []
+
+
+FORMATS = (Format("quilt", JAR, 110, (".jar",), (PATH_JSON5, PATH_JSON), parse,
+                  (LoaderName("quilt", "Quilt", ("fabric",)),), MOD,  # Quilt loads Fabric mods
+                  (PATH_JSON,), "Quilt mod: quilt.mod.json(5)", first_entry_only=True),)

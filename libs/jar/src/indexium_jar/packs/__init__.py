@@ -6,22 +6,22 @@ format (:func:`classify`, no entry read, so a pack costs the same Range requests
 turns their bytes into a :class:`~indexium_jar.model.PackRecord` (or a problem, or a skip
 with its reason). Nothing here raises on bad input.
 
-:mod:`indexium_jar.formats` declares each format once (suffixes, identifying entries, the
-parser here, loaders, project type, source-tree paths, a one-line description); the names
-:func:`classify` returns are its format names.
+Each parser module here declares its formats once (``FORMATS``: suffixes, identifying entries
+and how the directory matches, the parser, loaders, project type, source-tree paths, a
+one-line description); :mod:`indexium_jar.formats` collects them, and :func:`classify` walks
+them in rank order: the names it returns are the registry's format names.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from itertools import repeat
 
 from indexium_jar import formats as _formats  # the registry; read only inside functions (it imports these parsers)
-from indexium_jar.manifests import LOADER_MANIFESTS
+from indexium_jar.formatspec import JAR
 from indexium_jar.manifests._common import problem
 from indexium_jar.model import PackParseResult
-from indexium_jar.packs import _mcmeta, mrpack, notpacks, shaderpack
+from indexium_jar.packs import notpacks
 from indexium_jar.packs._common import Archive
 
 
@@ -35,34 +35,19 @@ class Classification:
 
 
 def classify(names: Collection[str], file_name: str = "") -> Classification:
-    """The archive's kind from its entry names alone (no entry is read)."""
+    """The archive's kind from its entry names alone (no entry is read): the first format, in
+    the registry's rank order, whose declaration matches (a jar format: a mod jar), else a skip."""
     names = names if isinstance(names, (set, frozenset)) else set(names)
-    if mrpack.PATH in names:
-        return Classification(format="modpack")
-    if any(n in names for n in LOADER_MANIFESTS):
-        return Classification(mod=True)
-    if _mcmeta.PATH in names:
-        if shaderpack.canvas_pipelines(names):
-            return Classification(format="shader-canvas")
-        if any(map(str.startswith, names, repeat("data/"))):  # (map: no Python frame per name)
-            return Classification(format="datapack")
-        return Classification(format="resourcepack")
-    if shaderpack.shader_root(names) is not None and notpacks.which(names, file_name) != "sources_archive":
-        return Classification(format="shader")
+    for fmt in _formats.FORMATS:
+        if fmt.is_in(names, file_name):
+            return Classification(mod=True) if fmt.reader == JAR else Classification(format=fmt.name)
     return Classification(skip=notpacks.which(names, file_name))
 
 
 def entries_to_read(names: Collection[str], file_name: str = "") -> list[str]:
     """The entries :func:`parse_pack` needs: all small, usually in the tail read with the directory."""
     kind = classify(names, file_name)
-    if kind.format == "modpack":
-        return [mrpack.PATH]
-    if kind.format in ("resourcepack", "datapack", "shader-canvas"):
-        return [_mcmeta.PATH]
-    if kind.format == "shader":
-        props = (shaderpack.shader_root(names) or "") + shaderpack.PROPERTIES
-        return [props] if props in names else []
-    return []
+    return _formats.BY_NAME[kind.format].entries(names) if kind.format else []
 
 
 def parse_pack(files: Mapping[str, bytes], archive: Archive) -> PackParseResult:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from indexium_jar.formatspec import MODPACK, PACK, Format, LoaderName
 from indexium_jar.manifests._common import problem, text
 from indexium_jar.model import FileEnv, GameVersions, ManifestProblem, PackFile, PackParseResult, PackRecord
 from indexium_jar.packs._common import Archive, description_of, read_json
@@ -150,3 +151,10 @@ def parse(files: Mapping[str, bytes], archive: Archive) -> PackParseResult:
         version=text(doc.get("versionId"))[:100] if text(doc.get("versionId")) else None,
         description=description_of(doc.get("summary")), game_versions=game, files=tuple(pack_files),
         nested_jars=nested, held_for_review=review, warnings=tuple(warnings)))
+
+
+# packwiz's pack.toml: a modpack's source tree (``packwiz modrinth export`` makes the .mrpack).
+PACKWIZ = "pack.toml"
+FORMATS = (Format("modpack", PACK, 50, (".mrpack", ".zip"), (PATH,), parse,
+                  tuple(LoaderName(n, n) for n in LOADER_DEPENDENCIES.values()), MODPACK, (PATH, PACKWIZ),
+                  "Modrinth modpack (.mrpack): modrinth.index.json lists the files a launcher downloads"),)

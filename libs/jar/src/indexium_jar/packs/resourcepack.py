@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from indexium_jar.formatspec import PACK, RESOURCEPACK, Format, LoaderName
 from indexium_jar.model import PackParseResult, PackRecord
 from indexium_jar.packs import _mcmeta
 from indexium_jar.packs._common import Archive
@@ -23,3 +24,9 @@ def parse(files: Mapping[str, bytes], archive: Archive) -> PackParseResult:
         project_type="resourcepack", loaders=("minecraft",), manifest_path=_mcmeta.PATH,
         description=meta.description, icon=ICON if ICON in archive.names else None,
         game_versions=meta.game_versions, warnings=meta.warnings))
+
+
+FORMATS = (Format("resourcepack", PACK, 320, (".zip",), (_mcmeta.PATH, "assets/"), parse,
+                  (LoaderName("minecraft", "Minecraft"),), RESOURCEPACK, (_mcmeta.PATH,),
+                  "resource pack: pack.mcmeta with assets/ (or without data/)",
+                  matches=lambda names, file_name: _mcmeta.PATH in names),)

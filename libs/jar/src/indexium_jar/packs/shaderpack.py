@@ -16,10 +16,11 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping
 
+from indexium_jar.formatspec import PACK, SHADER, Format, LoaderName
 from indexium_jar.gameversions import VersionTable
 from indexium_jar.manifests._common import decode_utf8
 from indexium_jar.model import GameVersions, PackParseResult, PackRecord
-from indexium_jar.packs import _mcmeta
+from indexium_jar.packs import _mcmeta, notpacks
 from indexium_jar.packs._common import Archive
 from indexium_jar.packs.resourcepack import ICON
 
@@ -119,3 +120,23 @@ def parse_canvas(files: Mapping[str, bytes], archive: Archive) -> PackParseResul
     return PackParseResult(record=PackRecord(
         project_type="shader", loaders=("canvas",), manifest_path=_mcmeta.PATH, description=meta.description,
         icon=ICON if ICON in archive.names else None, game_versions=meta.game_versions, warnings=meta.warnings))
+
+
+def _is_shader(names: Collection[str], file_name: str) -> bool:
+    return shader_root(names) is not None and notpacks.which(names, file_name) != "sources_archive"
+
+
+def _shader_reads(names: Collection[str]) -> list[str]:
+    props = (shader_root(names) or "") + PROPERTIES
+    return [props] if props in names else []
+
+
+FORMATS = (
+    Format("shader-canvas", PACK, 300, (".zip",), (_mcmeta.PATH, "assets/*/pipelines/"), parse_canvas,
+           (LoaderName("canvas", "Canvas"),), SHADER, (_mcmeta.PATH,),
+           "Canvas shader pipeline: a resource pack with assets/*/pipelines/",
+           matches=lambda names, file_name: _mcmeta.PATH in names and bool(canvas_pipelines(names))),
+    Format("shader", PACK, 400, (".zip",), ("shaders/",), parse,
+           (LoaderName("iris", "Iris"), LoaderName("optifine", "OptiFine")), SHADER, ("shaders/",),
+           "Iris/OptiFine shader pack: shaders/ with its programs", matches=_is_shader, reads=_shader_reads),
+)

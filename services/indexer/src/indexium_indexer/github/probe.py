@@ -1,10 +1,13 @@
-"""Is a repository a mod? A loader manifest on its default branch, or in its latest release's jar.
+"""Is a repository a mod (or a pack)? A loader manifest on its default branch, or a pack's file at
+its root (the format registry's pack formats' source paths: ``pack.mcmeta``, ``shaders/``,
+``modrinth.index.json``, packwiz's ``pack.toml``), or a loader manifest in its latest release's jar.
 
 Branch: one request for the branch's file list (the git trees API, recursive), then the
 contents API for the manifest it names: any module's ``src/main/resources`` manifest, the
 single-module layout first, then the common multi-module ones (``fabric/``, ``neoforge/``,
 ``forge/``, ``quilt/``, ``common/``), then any other module. Two requests whatever the
-layout, one for a repository without commits (409) or without the branch (404). Only when
+layout, one for a repository without commits (409) or without the branch (404); a mod's
+manifest ranks before a pack's file. Only when
 GitHub truncates the list (a very large repository) are the usual paths probed one by one
 (``len(CANDIDATE_PATHS)`` requests at most: a 404 costs quota too).
 """
@@ -29,12 +32,15 @@ from indexium_jar.http.remote import DownloadPolicy
 
 
 MANIFEST_FILES = formats.SOURCE_MANIFESTS  # the format registry's jar formats' source-tree files
+# The pack formats' files at a repository's root (a folder, e.g. shaders/, is found in the file
+# list only: there is no file to probe for it when the list is truncated).
+PACK_FILES = tuple(p for p in formats.SOURCE_PACK_PATHS if not p.endswith("/"))
 # The single-module layout, then modules named after a loader (fabric/, neoforge/ ...), then common/.
 MODULE_DIRS = ("", *formats.MODULE_LOADERS, "common")
 RESOURCES = "src/main/resources"
 CANDIDATE_PATHS = tuple(
     f"{module + '/' if module else ''}{RESOURCES}/{name}" for module in MODULE_DIRS for name in MANIFEST_FILES
-)
+) + PACK_FILES
 RAW = "application/vnd.github.raw+json"
 _releases = msgspec.json.Decoder(list[github.Release])
 
@@ -52,14 +58,20 @@ class _Tree(msgspec.Struct):
 _trees = msgspec.json.Decoder(_Tree)
 
 
-def jar_path(source_path: str) -> str:
-    """``fabric/src/main/resources/fabric.mod.json`` -> ``fabric.mod.json`` (its path in the jar)."""
-    return source_path.split(f"{RESOURCES}/", 1)[1]
+def jar_path(source_path: str) -> str | None:
+    """``fabric/src/main/resources/fabric.mod.json`` -> ``fabric.mod.json`` (its path in the jar);
+    None for a pack's file (no jar manifest)."""
+    parts = source_path.split(f"{RESOURCES}/", 1)
+    return parts[1] if len(parts) == 2 else None
 
 
 def source_record(source_path: str, data: bytes) -> ModRecord | None:
-    """The manifest's record, read by the jar reader's own parsers (templates and all)."""
-    result = parse_jar({jar_path(source_path): data})
+    """The manifest's record, read by the jar reader's own parsers (templates and all); None for a
+    pack's file (the card keeps the repository's name until a release is indexed)."""
+    path = jar_path(source_path)
+    if path is None:
+        return None
+    result = parse_jar({path: data})
     return result.records[0] if result.records else None
 
 
@@ -120,7 +132,8 @@ class Prober:
             return None
         found = [e.path for e in tree.tree if e.type == "blob" and is_manifest_path(e.path)]
         rank = {path: i for i, path in enumerate(CANDIDATE_PATHS)}
-        return sorted(found, key=lambda p: (rank.get(p, len(rank)), p.count("/"), p))
+        # A mod's manifest (listed or in any module) first, then a pack's root file, then a pack's folder.
+        return sorted(found, key=lambda p: (f"{RESOURCES}/" not in p, rank.get(p, len(rank)), p.count("/"), p))
 
     async def latest_release(self, repo: github.Repository, installation_id: int) -> github.Release | None:
         try:
