@@ -70,3 +70,37 @@ async def test_without_a_snapshot_the_replica_builds_from_postgresql_and_says_wh
     text = out.out + out.err
     assert "search_index_snapshot_unusable" in text and "ObjectNotFoundError" in text
     assert await hits(client, q="cozy") == (["m0"], 1)
+
+
+async def test_one_fetch_a_node_the_start_s_prefetch_and_a_replica_beside_it_wait_for_it(
+        nats_url, seed, database_url, tmp_path, monkeypatch):
+    import asyncio
+    import hashlib
+
+    from indexium_api import prefetch, snapshots
+
+    mod = await seed.mod("m0", name="Cozy Lanterns")
+    await seed.version(mod, "1.0", [FABRIC_120])
+    put = await _write(database_url, nats_url)
+    # Two replicas starting together on one node: one fetches, the other waits for its file.
+    node = tmp_path / "node"
+    (a_path, a_fetched), (b_path, b_fetched) = await asyncio.gather(snapshots.fetch(nats_url, node),
+                                                                    snapshots.fetch(nats_url, node))
+    assert a_path == b_path and a_fetched and b_fetched
+    # (named by the object's SHA-256; the file's own digest of its body is its last 32 bytes)
+    body = a_path.read_bytes()
+    assert a_path.stem == hashlib.sha256(body).hexdigest() and body[-32:].hex() == put["digest"]
+    assert [p.name for p in node.glob("*.snap")] == [a_path.name] and not list(node.glob("*.part"))
+
+    # The API process's prefetch child (prefetch.start, its environment's settings) leaves the
+    # file on the node; the replica's own fetch then reuses it.
+    other = tmp_path / "other"
+    monkeypatch.setenv("NATS_URL", nats_url)
+    monkeypatch.setenv("INDEXIUM_API_SEARCH_SNAPSHOT_DIR", str(other))
+    child = prefetch.start()
+    assert child is not None and await asyncio.to_thread(child.wait, 60) == 0
+    path, fetched = await snapshots.fetch(nats_url, other)
+    assert path.name == a_path.name and path.read_bytes() == a_path.read_bytes() and not fetched
+    # Off when the replica will not start from a snapshot.
+    monkeypatch.setenv("INDEXIUM_API_SEARCH_SNAPSHOT", "false")
+    assert prefetch.start() is None

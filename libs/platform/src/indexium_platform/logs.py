@@ -31,7 +31,20 @@ import time
 from typing import BinaryIO, TextIO
 
 import msgspec
-import structlog
+
+# structlog imports its dev console (structlog.dev) whatever the format, and that imports `rich`
+# when it is installed (a dev dependency here, not in the image): ~0.1-0.2 s of every process's
+# start for tracebacks only the console renderer on a terminal shows. A process whose standard
+# error is not a terminal (a service under `make run`, a replica) imports structlog without it;
+# `rich` stays importable for whatever else wants it.
+if "rich" not in sys.modules and not sys.stderr.isatty():
+    sys.modules["rich"] = None  # type: ignore[assignment]  # (an ImportError for `import rich`)
+    try:
+        import structlog
+    finally:
+        del sys.modules["rich"]
+else:
+    import structlog
 
 _json = msgspec.json.Encoder(enc_hook=repr)
 

@@ -9,8 +9,6 @@ so a database outage never takes every replica out of the load balancer at once.
 from __future__ import annotations
 
 import importlib.util
-import tempfile
-from pathlib import Path
 
 from aiohttp import web
 
@@ -19,7 +17,7 @@ from indexium_platform.lifecycle import Resources, cleanup_ctx
 from indexium_platform.metrics import ServiceMetrics
 from indexium_platform.web import base_app, serve
 
-from . import db, edge, feeds, lookups, openapi, players, respond, routes, site, snapshots, subscriptions, v2
+from . import db, edge, feeds, lookups, openapi, players, prefetch, respond, routes, site, snapshots, subscriptions, v2
 from .cache import Cache
 from .inflight import InFlight
 from .invalidation import Invalidator
@@ -105,7 +103,7 @@ def _snapshot_fetcher(settings: Settings):
     """The search snapshot's fetch on this node (snapshots.py), or None: off, or no NATS."""
     if not settings.search_snapshot or not settings.nats_url:
         return None
-    directory = Path(settings.search_snapshot_dir or Path(tempfile.gettempdir()) / "indexium-search-snapshot")
+    directory = prefetch.directory(settings.search_snapshot_dir)
     return lambda: snapshots.fetch(settings.nats_url, directory)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import json5
 
 from indexium_jar.formatspec import JAR, MOD, Format, LoaderName
 from indexium_jar.manifests import _common as helpers
@@ -38,6 +37,8 @@ def _loads_lenient(text: str) -> Any:
     try:
         return helpers.loads_gson_strict(text)[0]
     except ValueError:
+        import json5  # (here, not at the top: only a manifest that is not JSON needs it)
+
         return json5.loads(text)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import yaml
 
 from indexium_jar.formatspec import JAR, PLUGIN, Format, LoaderName
 from indexium_jar.manifests import _common as helpers
@@ -26,13 +25,14 @@ VELOCITY_PATH = "velocity-plugin.json"
 # SpongeAPI 8+ (SpongePowered/plugin-meta, written by SpongeGradle's ``sponge { plugin(...) }``).
 SPONGE_PATH = "META-INF/sponge_plugins.json"
 _SPONGE_ID = re.compile(r"[a-z][a-z0-9_-]{1,63}")
-_BaseLoader = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 
 
 def _load_yaml(data: bytes, path: str) -> tuple[dict[str, Any] | None, list[str], helpers.Output]:
+    import yaml  # (here: ~0.1 s of every importing process's start, the API's among them, for plugin jars only)
+
     text, warnings = helpers.decode_utf8(data, path)
     try:
-        doc = yaml.load(text, Loader=_BaseLoader)  # noqa: S506 - BaseLoader builds only str/list/dict
+        doc = yaml.load(text, Loader=getattr(yaml, "CBaseLoader", yaml.BaseLoader))  # noqa: S506 - BaseLoader builds only str/list/dict
     except Exception as exc:  # yaml.YAMLError and friends: never raise
         return None, warnings, [helpers.problem(path, "invalid_yaml", f"{path} is not YAML: {exc}")]
     if not isinstance(doc, dict):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import json5
 
 from indexium_jar.formatspec import JAR, MOD, Format, LoaderName
 from indexium_jar.manifests import _common as helpers
@@ -27,6 +26,8 @@ def parse(data: bytes, jar: helpers.Jar, path: str = PATH_JSON) -> helpers.Outpu
     text, warnings = helpers.decode_utf8(data, path)
     try:
         if path.endswith(".json5"):
+            import json5  # (here, not at the top: only quilt.mod.json5 needs it)
+
             root = json5.loads(text)
         else:
             root, extra = helpers.loads_gson_strict(text)
