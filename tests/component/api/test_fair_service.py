@@ -14,7 +14,7 @@ import random
 import pytest
 
 from indexium_api import app as app_module
-from indexium_api.state import API
+from indexium_api.core.state import API
 
 FLOODER, OTHER = {"X-Forwarded-For": "203.0.113.7"}, {"X-Forwarded-For": "198.51.100.20"}
 FABRIC_120 = (["fabric"], ["1.20.1"])

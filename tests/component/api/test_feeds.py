@@ -9,9 +9,9 @@ import xml.etree.ElementTree as ET
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime, parsedate_to_datetime
 
-from indexium_api import atom
-from indexium_api.feeds import MAX_ENTRIES
-from indexium_api.state import API
+from indexium_api.feeds import atom
+from indexium_api.feeds.routes import MAX_ENTRIES
+from indexium_api.core.state import API
 from indexium_db.queries import mods as mods_q
 from indexium_jar import formats
 

@@ -3,7 +3,7 @@ the read replica URL, rate limits and CORS."""
 
 import asyncio
 
-from indexium_api.state import API
+from indexium_api.core.state import API
 
 FABRIC_120 = (["fabric"], ["1.20.1"])
 

@@ -123,7 +123,7 @@ async def test_json_surfaces_serve_the_readme_html_and_neutralised_changelogs(cl
     project = await (await client.get("/v2/project/lumen")).json()
     assert project["body"] == "Long text."  # no README read yet: the manifest's description, as before
     rendered = await store_readme(db, mod)
-    from indexium_api.state import API
+    from indexium_api.core.state import API
 
     client.app[API].cache.invalidate_all()
     card = await (await client.get("/api/v1/mods/lumen")).json()

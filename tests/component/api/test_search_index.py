@@ -11,7 +11,7 @@ import nats
 import pytest
 
 from indexium_api.app import INVALIDATOR
-from indexium_api.state import API
+from indexium_api.core.state import API
 from indexium_contracts import versions as events
 from indexium_db.queries import mods as mods_q
 from indexium_jar import formats

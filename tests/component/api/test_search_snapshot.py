@@ -5,7 +5,7 @@ PostgreSQL; without a snapshot, the load from PostgreSQL and a log line saying w
 
 import nats
 
-from indexium_api.state import API
+from indexium_api.core.state import API
 from indexium_db.pool import connect
 from indexium_ops import searchsnapshot
 
@@ -77,7 +77,8 @@ async def test_one_fetch_a_node_the_start_s_prefetch_and_a_replica_beside_it_wai
     import asyncio
     import hashlib
 
-    from indexium_api import prefetch, snapshots
+    from indexium_api import prefetch
+    from indexium_api.core import snapshots
 
     mod = await seed.mod("m0", name="Cozy Lanterns")
     await seed.version(mod, "1.0", [FABRIC_120])

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from indexium_content.categories import CATEGORIES
-from indexium_api.state import API
+from indexium_api.core.state import API
 
 FABRIC_120 = ["fabric"], ["1.20.1"]
 FORGE_119 = ["forge"], ["1.19.2"]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from indexium_api.params import MAX_QUERY_CHARS
+from indexium_api.core.params import MAX_QUERY_CHARS
 from indexium_db.pool import connect
 from indexium_db.queries import catalog as catalog_q, mods as mods_q, versions as versions_q
 from indexium_db.queries.websearch import defuse

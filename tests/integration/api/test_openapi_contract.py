@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from indexium_api import openapi
+from indexium_api.openapi import document as openapi
 from indexium_api.app import create_app
 from indexium_api.settings import Settings
 from indexium_db.pool import connect

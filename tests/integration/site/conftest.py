@@ -21,7 +21,7 @@ from aiohttp import web
 
 from indexium_api.app import INVALIDATOR, create_app
 from indexium_api.settings import Settings
-from indexium_api.state import API
+from indexium_api.core.state import API
 from indexium_db.pool import connect
 from indexium_contracts import github as github_contract, ingest
 from indexium_db.queries import deadletters as deadletters_q, github as github_q, mods as mods_q

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 from playwright.async_api import expect
 
-from indexium_api.state import API
+from indexium_api.core.state import API
 from indexium_db.pool import connect
 from indexium_db.queries import github as github_q, mods as mods_q, versions as versions_q
 

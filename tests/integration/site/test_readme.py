@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from indexium_api.state import API
+from indexium_api.core.state import API
 from indexium_content import markdown
 from indexium_db.pool import connect
 from indexium_db.queries import readmes as readmes_q

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from indexium_api.cache import COALESCED, HIT, MISS, STALE, Cache, Unavailable
+from indexium_api.core.cache import COALESCED, HIT, MISS, STALE, Cache, Unavailable
 
 
 class Clock:
@@ -192,7 +192,7 @@ async def test_an_entry_computed_across_an_invalidation_is_never_fresh():
 
 
 def test_a_key_is_hashed_once_and_finds_what_its_plain_tuple_finds():
-    from indexium_api.cache import Key
+    from indexium_api.core.cache import Key
 
     class Part:
         hashed = 0

@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from indexium_api.inflight import QUEUE_PER_SLOT, Busy, InFlight
+from indexium_api.core.inflight import QUEUE_PER_SLOT, Busy, InFlight
 
 
 async def test_a_client_over_its_cap_waits_its_turn_and_others_never_wait_for_it():

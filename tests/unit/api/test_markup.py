@@ -1,9 +1,9 @@
-"""indexium_api.markup: release notes rendered once per text (a bounded LRU keyed by a digest),
+"""indexium_api.core.markup: release notes rendered once per text (a bounded LRU keyed by a digest),
 raw changelogs neutralised, the README's stored HTML as served."""
 
 from __future__ import annotations
 
-from indexium_api import markup
+from indexium_api.core import markup
 from indexium_content import markdown
 
 

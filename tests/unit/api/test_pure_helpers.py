@@ -3,7 +3,7 @@
 import msgspec
 import pytest
 
-from indexium_api import hashes, invalidation, respond
+from indexium_api.core import hashes, invalidation, respond
 from indexium_contracts import versions
 from indexium_db.queries import catalog as catalog_q
 from indexium_platform.web import ApiError
@@ -68,7 +68,7 @@ def test_a_whole_mod_hidden_or_shown_invalidates_its_card_and_every_listing():
 def test_cached_headers_are_built_once_and_each_response_gets_its_own_copy():
     from aiohttp import web
 
-    from indexium_api.respond import make
+    from indexium_api.core.respond import make
 
     value = make(200, {"hits": []})
     headers = value.headers("HIT", "public, max-age=0, must-revalidate")

@@ -1,6 +1,6 @@
 """Rate limiting: the token bucket, and which address is limited behind trusted proxies."""
 
-from indexium_api.ratelimit import ClientKeys, RateLimiter
+from indexium_api.core.ratelimit import ClientKeys, RateLimiter
 
 
 def test_a_bucket_lets_a_burst_through_then_the_rate_and_refills():
@@ -31,7 +31,7 @@ def test_a_flood_gets_the_rate_not_a_windows_worth_at_its_start():
 
 
 def test_clients_are_forgotten_once_their_bucket_is_full_again():
-    from indexium_api import ratelimit
+    from indexium_api.core import ratelimit
 
     now = [1000.0]
     limiter = RateLimiter(60, 5, clock=lambda: now[0])
@@ -69,7 +69,7 @@ def test_client_keys_are_remembered_until_the_next_sweep_and_in_a_bounded_table(
     """A client's key is made once a sweep from its (peer, X-Forwarded-For) and the table is
     emptied at every sweep, so no address outlives it; it is emptied whole when it is full
     (X-Forwarded-For is client-chosen text)."""
-    from indexium_api import ratelimit
+    from indexium_api.core import ratelimit
 
     made = []
 
@@ -99,7 +99,7 @@ async def test_held_refusals_are_answered_spread_over_half_to_one_and_a_half_pau
     theirs that pass would be computed in the same few milliseconds every second)."""
     import asyncio
 
-    from indexium_api.ratelimit import Tarpit
+    from indexium_api.core.ratelimit import Tarpit
 
     tarpit = Tarpit(0.2, per_client=100, total=100)
     loop = asyncio.get_running_loop()

@@ -1,6 +1,6 @@
 """Who hears a version the ownership rules held or released (VersionStatusChanged)."""
 
-from indexium_api.invalidation import tags_for
+from indexium_api.core.invalidation import tags_for
 from indexium_contracts import versions
 from indexium_indexer.notify.worker import Worker
 from indexium_indexer.release.worker import SUBJECTS

@@ -46,8 +46,8 @@ ELSEWHERE: dict[str, tuple[set[str], str]] = {
     "services/telemetry/src/indexium_telemetry/protocol.py": ({"fabric", "quilt", "forge", "neoforge"},
                                                               "the spellings a game client reports"),
     "services/api/src/indexium_api/v2/forge.py": ({"forge", "neoforge"}, "Forge's update JSON is (Neo)Forge's own"),
-    "services/api/src/indexium_api/v2/openapi.py": ({"neoforge"}, "the Forge update JSON's query parameter"),
-    "services/api/src/indexium_api/packexport.py": ({"fabric", "quilt", "forge", "neoforge", "minecraft"},
+    "services/api/src/indexium_api/openapi/v2.py": ({"neoforge"}, "the Forge update JSON's query parameter"),
+    "services/api/src/indexium_api/core/packexport.py": ({"fabric", "quilt", "forge", "neoforge", "minecraft"},
                                                      "the keys Modrinth's index and packwiz's pack.toml write for "
                                                      "the game and each loader, and the loaders' manifest ids"),
     "services/api/src/indexium_api/site/subscriptions.py": ({"mod"}, "a subscription's kind: mod, author or search"),

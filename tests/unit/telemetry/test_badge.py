@@ -4,7 +4,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from indexium_api.analytics import compact, render_badge, text_width
+from indexium_api.v1.analytics import compact, render_badge, text_width
 
 
 @pytest.mark.parametrize("n,text", [(0, "0"), (7, "7"), (999, "999"), (1000, "1k"), (1234, "1.2k"),

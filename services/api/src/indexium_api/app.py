@@ -8,8 +8,6 @@ so a database outage never takes every replica out of the load balancer at once.
 
 from __future__ import annotations
 
-import importlib.util
-
 from aiohttp import web
 
 from indexium_platform import heap
@@ -17,15 +15,19 @@ from indexium_platform.lifecycle import Resources, cleanup_ctx
 from indexium_platform.metrics import ServiceMetrics
 from indexium_platform.web import base_app, serve
 
-from . import db, edge, feeds, lookups, openapi, players, prefetch, respond, routes, site, snapshots, subscriptions, v2
-from .cache import Cache
-from .inflight import InFlight
-from .invalidation import Invalidator
-from .metrics import ApiMetrics
-from .ratelimit import ClientKeys, RateLimiter, Tarpit
-from .search_index import LiveIndex
+from . import prefetch, site, v2
+from .core import db, edge, respond, snapshots
+from .core.cache import Cache
+from .core.inflight import InFlight
+from .core.invalidation import Invalidator
+from .core.metrics import ApiMetrics
+from .core.ratelimit import ClientKeys, RateLimiter, Tarpit
+from .core.search_index import LiveIndex
 from .settings import Settings
-from .state import API, Api
+from .core.state import API, Api
+from .feeds import routes as feeds
+from .openapi import document as openapi
+from .v1 import analytics, files, players, routes, subscriptions
 
 NAME = "api"
 # A request over its client's rate limit is answered 429 after this pause (ratelimit.Tarpit): a
@@ -87,10 +89,10 @@ def create_app(settings: Settings) -> web.Application:
         app.cleanup_ctx.append(cleanup_ctx(search_index))
     app.cleanup_ctx.append(cleanup_ctx(invalidation))
     routes.setup(app)
-    lookups.setup(app)
+    files.setup(app)
     players.setup(app)  # resolve, pack export, upgrade check (docs/players.md)
     v2.setup(app)
-    _setup_analytics(app)
+    analytics.setup(app)  # analytics and badge routes (telemetry's counts)
     subscriptions.setup(app)  # a signed-in user's webhook subscriptions and API tokens
     feeds.setup(app)  # Atom feeds of new versions (feeds.py)
     openapi.setup(app, settings)
@@ -105,19 +107,6 @@ def _snapshot_fetcher(settings: Settings):
         return None
     directory = prefetch.directory(settings.search_snapshot_dir)
     return lambda: snapshots.fetch(settings.nats_url, directory)
-
-
-def _setup_analytics(app: web.Application) -> None:
-    """Analytics and badge routes (analytics.py, owned by telemetry) when that module exists.
-
-    Its ``setup(app)`` adds routes; it may use ``respond.cached`` (5-minute TTL) and
-    ``openapi.register`` for its paths.
-    """
-    if importlib.util.find_spec(f"{__package__}.analytics") is None:
-        return
-    from . import analytics  # noqa: PLC0415 - optional until that module lands
-
-    analytics.setup(app)
 
 
 def main() -> None:

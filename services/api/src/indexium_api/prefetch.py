@@ -46,7 +46,7 @@ def start() -> subprocess.Popen | None:
 def _child() -> None:
     import asyncio
 
-    from .snapshots import fetch
+    from .core.snapshots import fetch
 
     url = os.environ.get("NATS_URL", "nats://127.0.0.1:4222")
     target = directory(os.environ.get("INDEXIUM_API_SEARCH_SNAPSHOT_DIR", ""))

@@ -2,7 +2,7 @@
 searchable, not at the next periodic re-read.
 
 A plain NATS subscription on ``indexium.version.>``, as the API's cache invalidation holds
-(``indexium_api.invalidation``): core subscribers receive what JetStream stores on those
+(``indexium_api.core.invalidation``): core subscribers receive what JetStream stores on those
 subjects as it is published, with no consumer state on the server for replicas that come
 and go. Every event there carries the ``mod_id`` it is about (``version_indexed``,
 ``version_hidden``, ``version_scanned``, ``version_reviewed``, ``mod_changed``); the mods

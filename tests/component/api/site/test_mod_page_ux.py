@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from indexium_api.respond import mod_tag
-from indexium_api.state import API
+from indexium_api.core.respond import mod_tag
+from indexium_api.core.state import API
 
 GH = "https://github.com/o/r/releases/download"
 LINE_1_20 = ["1.20.6", "1.20.5", "1.20.5-rc1", "1.20.5-pre1", "24w14a", "1.20.4", "1.20.3", "1.20.2", "1.20.1", "1.20"]

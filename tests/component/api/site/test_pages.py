@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from indexium_api.respond import mod_tag
-from indexium_api.state import API
+from indexium_api.core.respond import mod_tag
+from indexium_api.core.state import API
 from indexium_db.queries import mods as mods_q
 from indexium_jar import formats
 

@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from indexium_api.app import create_app
 from indexium_api.settings import Settings
 from indexium_api.site import cspreport
-from indexium_api.state import API
+from indexium_api.core.state import API
 from indexium_db.queries import mods as mods_q, versions as versions_q
 from indexium_platform.settings import load
 

@@ -25,7 +25,7 @@ import asyncpg
 
 from .catalog import PUBLIC_VERSION, SearchQuery, file_match, mod_conditions
 
-# What an entry needs (indexium_api.feeds turns it into Atom).
+# What an entry needs (indexium_api.feeds.routes turns it into Atom).
 _ENTRY_COLUMNS = f"""v.id, v.version_number, v.name, v.version_type, v.changelog, v.tag_name, v.published_at,
        v.version_sort, v.created_at, v.updated_at, v.loaders, v.game_versions,
        m.slug, m.name AS mod_name, m.authors, m.repo_full_name, m.default_branch,

@@ -89,7 +89,7 @@ def error_page(request: web.Request, exc: Exception) -> web.StreamResponse | Awa
 
 
 def setup(app: web.Application) -> None:
-    from ..state import API  # noqa: PLC0415
+    from ..core.state import API  # noqa: PLC0415
 
     settings = app[API].settings
     site = Site.create(settings)

@@ -24,7 +24,7 @@ from aiohttp import web
 from indexium_platform import logs
 from indexium_platform.web import ApiError, BodyError, read_request_body
 
-from ..state import API
+from ..core.state import API
 from .security import REPORT_PATH
 
 log = logs.get(__name__)

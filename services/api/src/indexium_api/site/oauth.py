@@ -30,8 +30,8 @@ from aiohttp import web
 from indexium_db.queries import site as site_q
 from indexium_platform import logs
 
-from ..respond import uncached
-from ..state import CLIENT
+from ..core.respond import uncached
+from ..core.state import CLIENT
 from . import security, sessions
 from .render import error_page, page
 from .state import SITE, Site
@@ -181,7 +181,7 @@ async def purge_loop(site: Site, every_s: float) -> None:
 
 
 def site_metrics(request: web.Request, outcome: str) -> None:
-    from ..state import API  # noqa: PLC0415
+    from ..core.state import API  # noqa: PLC0415
 
     request.app[API].metrics.site_sign_ins.labels(outcome).inc()
 

@@ -22,10 +22,10 @@ from indexium_jar.model import Dependency
 from indexium_platform.web import ApiError
 
 from indexium_contracts.slugs import is_slug
-from .. import markup, params, search_index
-from ..analytics import now
-from ..respond import GLOBAL, mod_tag
-from ..state import API
+from ..core import markup, params, search_index
+from ..v1.analytics import now
+from ..core.respond import GLOBAL, mod_tag
+from ..core.state import API
 from . import charts, downloads, security
 from .render import cached_page, for_visitor
 

@@ -2,7 +2,7 @@
 upgrade?" (``/upgrade``).
 
 Both are plain forms over the API's own code, one path each: ``/pack`` resolves with
-``indexium_api.players``'s resolver (the body check and the resolution ``POST
+``indexium_api.v1.players``'s resolver (the body check and the resolution ``POST
 /api/v1/resolve`` runs) and links to ``/api/v1/packs/export`` with the same choice;
 ``/upgrade`` answers with the upgrade check ``POST /api/v1/upgrade-check`` runs. No state is
 kept on the server: the chosen mods live in the query string (``mod=`` repeated).
@@ -30,9 +30,10 @@ from indexium_db.queries import catalog as catalog_q
 from indexium_jar import gameversions
 from indexium_platform.web import ApiError
 
-from .. import hashes, packexport, params, players, search_index
-from ..respond import GLOBAL, query
-from ..state import API
+from ..core import hashes, packexport, params, search_index
+from ..v1 import players
+from ..core.respond import GLOBAL, query
+from ..core.state import API
 from .render import cached_page, for_visitor, page
 
 SEARCH_HITS = 10

@@ -15,7 +15,7 @@ from aiohttp import hdrs, web
 from indexium_content import urls
 from indexium_jar import gameversions
 
-from ..respond import Cached, cached, entry
+from ..core.respond import Cached, cached, entry
 from . import security, sessions
 from .downloads import loader_name
 from .state import SITE

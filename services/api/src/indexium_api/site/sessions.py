@@ -23,7 +23,7 @@ from indexium_content import urls
 from indexium_db.queries import site as site_q
 from indexium_platform import logs
 
-from ..respond import uncached
+from ..core.respond import uncached
 from .state import SITE, Site
 
 log = logs.get(__name__)

@@ -9,7 +9,7 @@ import aiohttp
 import asyncpg
 from aiohttp import web
 
-from ..ratelimit import RateLimiter
+from ..core.ratelimit import RateLimiter
 from ..settings import Settings
 
 

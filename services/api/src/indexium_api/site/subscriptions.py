@@ -28,7 +28,7 @@ from multidict import MultiDict
 from indexium_db.queries import catalog as catalog_q, notify as notify_q
 from indexium_platform.web import ApiError, read_request_body
 
-from .. import accounts, subscriptions as api_subscriptions
+from ..v1 import accounts, subscriptions as api_subscriptions
 from . import security, sessions
 from .render import error_page, page
 from .state import SITE

@@ -7,12 +7,10 @@ from datetime import datetime
 from indexium_content import categories as vocabulary, urls
 from indexium_jar import formats, gameversions
 
-from .. import markup
-from ..views import BASE
+from ..core import markup
+from ..v1.build import BASE
 from . import licenses
-from .shapes import (
-    Dependency, GameVersionTag, Hashes, Project, SearchHit, Version, VersionFile,
-)
+from .shapes import Dependency, GameVersionTag, Hashes, Project, SearchHit, Version, VersionFile
 
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 # Our manifest environments -> Modrinth's environment and its deprecated client/server sides.

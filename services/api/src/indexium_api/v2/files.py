@@ -14,9 +14,10 @@ from aiohttp import web
 from indexium_db.queries import hashes as hashes_q, modrinth as modrinth_q, updates as updates_q
 from indexium_platform.web import ApiError, error_response, read_request_body
 
-from .. import hashes, lookups, params
-from ..respond import GLOBAL, cached, not_found, query
-from ..state import API
+from ..core import hashes, params
+from ..v1 import files as v1_files
+from ..core.respond import GLOBAL, cached, not_found, query
+from ..core.state import API
 from . import build
 
 # sha256 too: GitHub gives it for every asset, and /api/v1 takes it.
@@ -97,7 +98,7 @@ async def download(request: web.Request) -> web.Response:
 async def version_files(request: web.Request) -> web.Response:
     body = await _body(request, HashList)
     out = {}
-    for algorithm, values in lookups.bulk(request, body).items():
+    for algorithm, values in v1_files.bulk(request, body).items():
         for row in await query(request, modrinth_q.versions_by_hashes, algorithm, values):
             out[row["hash"]] = build.version(row)
     return _no_store(out)
@@ -119,7 +120,7 @@ async def _updates(request: web.Request, groups: dict[str, list[str]], filters: 
 
 async def version_file_update(request: web.Request) -> web.Response:
     value, algorithm = _one_hash(request)
-    filters = lookups.update_filters(await _body(request, UpdateFilters))
+    filters = v1_files.update_filters(await _body(request, UpdateFilters))
     found = await _updates(request, {algorithm: [value]}, filters, every=False)
     if value not in found:
         return error_response(404, "not_found", f"No version at or above the installed file with {algorithm} "
@@ -129,12 +130,12 @@ async def version_file_update(request: web.Request) -> web.Response:
 
 async def version_files_update(request: web.Request) -> web.Response:
     body = await _body(request, HashesUpdate)
-    return _no_store(await _updates(request, lookups.bulk(request, body), lookups.update_filters(body), every=False))
+    return _no_store(await _updates(request, v1_files.bulk(request, body), v1_files.update_filters(body), every=False))
 
 
 async def version_files_update_many(request: web.Request) -> web.Response:
     body = await _body(request, HashesUpdate)
-    return _no_store(await _updates(request, lookups.bulk(request, body), lookups.update_filters(body), every=True))
+    return _no_store(await _updates(request, v1_files.bulk(request, body), v1_files.update_filters(body), every=True))
 
 
 def setup(app: web.Application) -> None:

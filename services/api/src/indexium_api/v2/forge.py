@@ -14,9 +14,9 @@ from aiohttp import web
 from indexium_content import urls
 from indexium_db.queries import modrinth as modrinth_q
 
-from .. import markup, params
-from ..respond import cached
-from ..state import API
+from ..core import markup, params
+from ..core.respond import cached
+from ..core.state import API
 from . import routes
 
 LOADERS = {None: ["forge"], "only": ["neoforge"], "include": ["forge", "neoforge"]}

@@ -12,7 +12,7 @@ from aiohttp import web
 from indexium_db.queries import facets as facets_q
 from indexium_db.queries.facets import Facet
 
-from .. import params
+from ..core import params
 
 # ids=[...] of a bulk GET: launchers ask for a whole modpack's projects or versions at once (hundreds);
 # 1,000 of the longest keys fit in the request line the platform reads (web.MAX_REQUEST_LINE).

@@ -16,10 +16,10 @@ from indexium_jar import formats
 from indexium_platform.web import error_response
 
 from indexium_contracts.slugs import is_slug
-from .. import params, search_index
-from ..cache import Key
-from ..respond import GLOBAL, browse_total, cached, hit, mod_tag, not_found, parsed_once
-from ..state import API
+from ..core import params, search_index
+from ..core.cache import Key
+from ..core.respond import GLOBAL, browse_total, cached, hit, mod_tag, not_found, parsed_once
+from ..core.state import API
 from . import build, licenses
 from . import params as v2params
 from .shapes import CategoryTag, DependencyList, LoaderTag, ProjectIdentifier, SearchResults

@@ -22,10 +22,10 @@ from indexium_db.queries import catalog as catalog_q
 from indexium_jar import formats
 
 from indexium_contracts.slugs import SLUG_PATTERN
-from . import shapes
-from .respond import Cached, make
-from .settings import Settings
-from .views import BASE
+from ..v1 import shapes
+from ..core.respond import Cached, make
+from ..settings import Settings
+from ..v1.build import BASE
 
 EXTRA = web.AppKey("openapi_extra", list)
 DOCUMENT = web.AppKey("openapi_document", Cached)
@@ -224,7 +224,7 @@ def components(types, prefix: str = "") -> dict:
 
 
 def document(settings: Settings, extra: list[tuple[dict, dict]] = ()) -> dict:
-    from .v2 import openapi as v2  # noqa: PLC0415 - v2 builds on this module's helpers
+    from . import v2  # noqa: PLC0415 - v2 builds on this module's helpers
 
     paths, schemas = _paths(settings), components(shapes.COMPONENTS)
     for more_paths, more_schemas in extra:

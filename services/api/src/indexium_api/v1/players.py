@@ -27,9 +27,10 @@ from indexium_jar.deps import (
 from indexium_content import urls
 from indexium_platform.web import ApiError, json_response
 
-from . import bodies, hashes, openapi, packexport, params
-from .respond import query
-from .views import BASE
+from ..core import bodies, hashes, packexport, params
+from ..openapi import document as openapi
+from ..core.respond import query
+from .build import BASE
 
 MAX_MODS = 100  # mods in one resolve or export (a large pack asks for ~50; each may add several)
 MAX_UPGRADE_HASHES = 500  # files in one upgrade check (a big mods folder holds ~300)
@@ -352,7 +353,7 @@ async def upgrade_check(request: web.Request) -> web.Response:
 # ---- wiring -------------------------------------------------------------------------------------
 
 def _openapi() -> tuple[dict, dict]:
-    from .openapi import _error, _json as ok_json, _ref, _responses, components  # noqa: PLC0415
+    from ..openapi.document import _error, _json as ok_json, _ref, _responses, components  # noqa: PLC0415
 
     text = "^[^\\u0000]*[^\\u0000\\s][^\\u0000]*$"  # NUL-free, not blank
     ref = {"type": "string", "minLength": 1, "maxLength": MAX_REF, "pattern": text,

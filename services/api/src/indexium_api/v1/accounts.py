@@ -23,8 +23,8 @@ from aiohttp import web
 from indexium_db.queries import notify as notify_q
 from indexium_platform.web import ApiError, json_response
 
-from .site import sessions
-from .site.state import SITE
+from ..site import sessions
+from ..site.state import SITE
 
 TOKEN_PREFIX = "idx_"
 MAX_TOKEN_CHARS = 128

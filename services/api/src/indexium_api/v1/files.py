@@ -14,11 +14,12 @@ from indexium_db.queries import catalog as catalog_q, updates as updates_q
 from indexium_db.queries import hashes as hashes_q
 from indexium_platform.web import json_response
 
-from . import bodies, hashes, params, views
-from .respond import GLOBAL, cached, not_found, query
-from .state import API
+from ..core import bodies, hashes, params
+from . import build
+from ..core.respond import GLOBAL, cached, not_found, query
+from ..core.state import API
 
-BASE = views.BASE
+BASE = build.BASE
 MAX_FILTER_VALUES = 50
 
 
@@ -31,7 +32,7 @@ async def by_hash(request: web.Request) -> web.Response:
         found = await api.db.run(hashes_q.versions_by_hashes, algorithm, [value])
         if value not in found:
             return not_found(f"No public version has a file with {algorithm} '{value}'.")
-        return 200, views.version(found[value])
+        return 200, build.version(found[value])
 
     return await cached(request, ("by-hash", algorithm, value), (GLOBAL,), compute)
 
@@ -54,7 +55,7 @@ async def by_hashes(request: web.Request) -> web.Response:
     out: dict[str, dict] = {}
     for algorithm, values in groups.items():
         found = await query(request, hashes_q.versions_by_hashes, algorithm, values)
-        out.update({h: views.version(row) for h, row in found.items()})
+        out.update({h: build.version(row) for h, row in found.items()})
     return _json(out)
 
 
@@ -85,7 +86,7 @@ async def update_check(request: web.Request) -> web.Response:
     out: dict[str, dict] = {}
     for algorithm, values in groups.items():
         found = await query(request, updates_q.newest_versions, algorithm, values, **filters)
-        out.update({h: views.version(row) for h, row in found.items()})
+        out.update({h: build.version(row) for h, row in found.items()})
     return _json(out)
 
 

@@ -32,10 +32,11 @@ from indexium_jar.gameversions import shown_versions
 from indexium_notify.payloads import VERSION_GROUPS
 from indexium_platform.web import ApiError
 
-from . import atom, markup, params
-from .respond import GLOBAL, Cached, cached, etag_of, mod_tag, no_mod, not_found
-from .site.pages import search_query
-from .state import API
+from . import atom
+from ..core import markup, params
+from ..core.respond import GLOBAL, Cached, cached, etag_of, mod_tag, no_mod, not_found
+from ..site.pages import search_query
+from ..core.state import API
 
 MAX_ENTRIES = 50  # a feed reader wants what is new; 50 is a few weeks of a busy search
 # A GitHub login: letters, digits and single hyphens, at most 39 characters.

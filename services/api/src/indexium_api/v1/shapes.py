@@ -1,4 +1,4 @@
-"""The /api/v1 answers as msgspec Structs: the encoders of the answers (views.py builds them) and
+"""The /api/v1 answers as msgspec Structs: the encoders of the answers (build.py builds them) and
 the source of their OpenAPI components (``msgspec.json.schema_components`` in openapi.py), so
 the document cannot drift from the bytes. Unknown fields are forbidden, which the document
 states as ``additionalProperties: false``: the contract test then catches a field added here

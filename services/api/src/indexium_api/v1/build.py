@@ -5,7 +5,7 @@ from __future__ import annotations
 from indexium_content import categories as vocabulary, urls
 from indexium_jar import formats
 
-from . import markup
+from ..core import markup
 from .shapes import File, FileHashes, GameVersionTag, LoaderTag, Mod, SearchHit, SearchResult, Version
 
 BASE = "/api/v1"

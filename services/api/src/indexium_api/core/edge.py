@@ -17,7 +17,7 @@ from indexium_platform.web import PREFLIGHT, REQUEST_HOOK, RESPONSE_HOOK, ApiErr
 
 from .ratelimit import RateLimiter, Verdict
 from .state import API, CLIENT
-from .views import BASE
+from ..v1.build import BASE
 
 RATE = web.RequestKey("rate", Verdict)  # read again when the response is prepared
 OPERATIONAL = frozenset({"/healthz", "/readyz", "/metrics"})  # probes and scrapes: never limited

@@ -10,12 +10,13 @@ from indexium_jar import formats
 from indexium_platform.web import error_response
 
 from indexium_contracts.slugs import is_slug
-from . import params, search_index, views
-from .cache import Key
-from .respond import GLOBAL, Cached, browse_total, cached, hit, mod_tag, no_mod, not_found, parsed_once
-from .state import API
+from ..core import params, search_index
+from . import build
+from ..core.cache import Key
+from ..core.respond import GLOBAL, Cached, browse_total, cached, hit, mod_tag, no_mod, not_found, parsed_once
+from ..core.state import API
 
-BASE = views.BASE
+BASE = build.BASE
 TAGS_TTL_S = 3600.0  # static tables: the shipped loader list and Minecraft version table
 ICON_CACHE_CONTROL = "public, max-age=3600"
 
@@ -57,7 +58,7 @@ async def search_mods(request: web.Request) -> web.Response:
         total = await browse_total(api, sq)
         with api.metrics.search_seconds.time():
             rows, total = await api.db.run(search_index.search, api, sq, total)
-        return 200, views.search(rows, total, sq.limit, sq.offset)
+        return 200, build.search(rows, total, sq.limit, sq.offset)
 
     return await cached(request, key, (GLOBAL,), compute)
 
@@ -70,7 +71,7 @@ async def get_mod(request: web.Request) -> web.Response:
 
     async def compute():
         row = await api.db.run(catalog_q.mod_by_slug, slug, readme=True)
-        return (200, views.mod(row)) if row else no_mod(slug)
+        return (200, build.mod(row)) if row else no_mod(slug)
 
     return await cached(request, ("mod", slug), (mod_tag(slug),), compute)
 
@@ -90,7 +91,7 @@ async def list_versions(request: web.Request) -> web.Response:
         mod, rows = await _mod_by_slug_with(api, slug, lambda conn, mod_id: catalog_q.versions_of(conn, mod_id, **filters))
         if mod is None:
             return no_mod(slug)
-        return 200, [views.version(v) for v in rows]
+        return 200, [build.version(v) for v in rows]
 
     key = ("versions", slug, *filters.values())
     return await cached(request, key, (mod_tag(slug),), compute)
@@ -109,7 +110,7 @@ async def get_version(request: web.Request) -> web.Response:
             return no_mod(slug)
         if version is None:
             return not_found(f"Mod '{slug}' has no public version '{number}'.")
-        return 200, views.version(version)
+        return 200, build.version(version)
 
     return await cached(request, ("version", slug, number), (mod_tag(slug),), compute)
 
@@ -145,14 +146,14 @@ def _missing_mod(request: web.Request) -> web.Response:
 
 async def tag_loaders(request: web.Request) -> web.Response:
     async def compute():
-        return 200, [views.loader_tag(name) for name in formats.LOADERS]
+        return 200, [build.loader_tag(name) for name in formats.LOADERS]
 
     return await cached(request, ("tags", "loaders"), (), compute, ttl=TAGS_TTL_S)
 
 
 async def tag_game_versions(request: web.Request) -> web.Response:
     async def compute():
-        return 200, [views.game_version(v) for v in gameversions.default_table().versions]
+        return 200, [build.game_version(v) for v in gameversions.default_table().versions]
 
     return await cached(request, ("tags", "game-versions"), (), compute, ttl=TAGS_TTL_S)
 

@@ -7,13 +7,13 @@ params.py and routes.py enforce. Conformance with Modrinth's own document is tes
 
 from __future__ import annotations
 
-from .. import openapi as base
+from . import document as base
 from ..settings import Settings
-from . import params as v2params
-from . import shapes
-from ..lookups import MAX_FILTER_VALUES
-from .files import ALGORITHMS
-from .routes import DEFAULT_SEARCH_LIMIT, INDEXES, MAX_SEARCH_LIMIT
+from ..v2 import params as v2params
+from ..v2 import shapes
+from ..v1.files import MAX_FILTER_VALUES
+from ..v2.files import ALGORITHMS
+from ..v2.routes import DEFAULT_SEARCH_LIMIT, INDEXES, MAX_SEARCH_LIMIT
 
 _KEY = {"type": "string", "pattern": v2params.KEY.pattern}
 _JSON_STRINGS = {"type": "string", "maxLength": 2000, "pattern": "^[^\\u0000]*$",

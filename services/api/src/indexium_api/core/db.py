@@ -21,7 +21,7 @@ from indexium_db.pool import create_pool as open_pool
 from indexium_platform import logs
 
 from .cache import Unavailable
-from .settings import Settings
+from ..settings import Settings
 
 log = logs.get(__name__)
 T = TypeVar("T")

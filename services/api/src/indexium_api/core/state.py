@@ -14,7 +14,7 @@ from .db import ReadDatabase
 from .inflight import InFlight
 from .metrics import ApiMetrics
 from .ratelimit import ClientKeys, RateLimiter, Tarpit
-from .settings import Settings
+from ..settings import Settings
 
 
 @dataclass

@@ -23,9 +23,11 @@ from indexium_notify import signing
 from indexium_notify.targets import TargetRefused
 from indexium_platform.web import ApiError, json_response
 
-from . import accounts, bodies, openapi, subscription_docs
-from .state import API
-from .views import BASE
+from . import accounts, subscription_docs
+from ..core import bodies
+from ..openapi import document as openapi
+from ..core.state import API
+from .build import BASE
 
 BODY_LIMIT = 16 * 1024
 LOG_ROWS_SHOWN = 100

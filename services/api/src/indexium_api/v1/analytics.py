@@ -20,10 +20,11 @@ from indexium_db.queries import telemetry as telemetry_q
 from indexium_platform.web import ApiError
 
 from indexium_contracts.slugs import SLUG_PATTERN, is_slug
-from . import openapi, params
-from .respond import Cached, cached, mod_tag, no_mod
-from .state import API
-from .views import BASE
+from ..openapi import document as openapi
+from ..core import params
+from ..core.respond import Cached, cached, mod_tag, no_mod
+from ..core.state import API
+from .build import BASE
 
 RANGES = {"7d": 7, "30d": 30, "90d": 90}
 TTL_S = 300.0  # stats change at most hourly (the aggregator's run): 5 min keeps a chart at most one run late

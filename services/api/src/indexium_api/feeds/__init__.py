@@ -1,0 +1,1 @@
+"""Atom feeds of new versions: routes.py (the handlers and their entries), atom.py (the writer)."""
