@@ -155,6 +155,9 @@ def mod_context(app: web.Application, mod, versions, deps, series, latest, *, ra
     badge = BADGE_PATH.format(slug=slug)
     return dict(
         mod=mod, versions=versions, deps=dependency_words(deps), pack_contents=pack_contents, in_packs=in_packs, range_key=range_key, ranges=RANGES,
+        # A pack's (or plugin's) type named in its header; a mod's is the default, not named.
+        type_title=None if (mod["project_type"] or formats.DEFAULT_PROJECT_TYPE) == formats.DEFAULT_PROJECT_TYPE
+        else formats.PROJECT_TYPE_TITLES.get(mod["project_type"]),
         choice=choice, offer=downloads.pick(versions, choice), offered_loaders=offered_loaders,
         offered_versions=offered_versions, kept=kept,
         # The stored card through the one URL policy and the vocabulary again: a row written
