@@ -77,12 +77,16 @@ async def home(request: web.Request) -> web.Response:
     base = tuple((k, v) for k, v in request.query.items() if k in SEARCH_PARAMS and v)
     searched = bool(base) or page > 1
 
+    groups = formats.loader_groups(sq.project_type)
+    grouped = {n for _, names in groups for n in names}
+
     async def compute():
         rows, total = await api.db.run(search_index.search, api, sq)
         pages = max(1, -(-total // PAGE_SIZE))
         return cached_page(
             request.app, "home.html", sq=sq, hits=rows, total=total, page=page, pages=min(pages, MAX_PAGE),
-            query=base, sorts=SORT_LABELS, environments=ENVIRONMENT_LABELS, loaders=LOADERS,
+            query=base, sorts=SORT_LABELS, environments=ENVIRONMENT_LABELS,
+            loader_groups=groups, other_loaders=[n for n in sq.loaders if n in LOADERS and n not in grouped],
             categories=vocabulary.CATEGORIES, types=formats.PROJECT_TYPE_TITLES,
             game_versions=_game_versions(snapshots), searched=searched, snapshots=snapshots,
         )
