@@ -11,12 +11,23 @@ from one of two sources and writes the table the pack parsers map formats throug
   with ``resource_pack_version``/``data_pack_version`` (and ``*_minor`` since 25w31a), each
   taken from that version's ``version.json``; with internet,
   https://raw.githubusercontent.com/misode/mcmeta/summary/versions/data.json
+* ``--mojang [MANIFEST_URL]``: Mojang's own metadata, read directly: piston-meta's
+  ``version_manifest_v2.json`` (the default URL below), each version's JSON from it, and the
+  ``version.json`` entry of each client jar read with the jar reader's HTTP Range requests
+  (``indexium_jar.http.remote``: a few requests per jar, never the whole jar), from the newest
+  version back to 18w47b (the first client jar with a ``version.json``); ids, types and release
+  times as the manifest gives them. Hosts: Mojang's (``MOJANG_HOSTS``) unless ``--allow-host``.
 * ``--version-json DIR``: a directory of ``version.json`` files extracted from client jars
-  (``unzip -p client.jar version.json``), e.g. downloaded through Mojang's piston-meta
-  ``version_manifest_v2.json``; ``stable: true`` marks a release.
+  (``unzip -p client.jar version.json``); ``stable: true`` marks a release.
 
-Usage: ``python libs/jar/scripts/pack_formats.py --misode data.json --source "..." [--out FILE]``.
-The table is never edited by hand: ``tests/unit/jar/test_pack_formats_table.py`` checks it.
+Usage (from the checkout, with ``make env`` done), where the internet is reachable::
+
+    .venv/bin/python libs/jar/scripts/pack_formats.py --mojang \
+        --source "Mojang piston-meta version_manifest_v2.json and client-jar version.json, read <date>"
+
+or from misode's summary (``--misode URL --source "misode/mcmeta summary, versions/data.json at
+<commit>"``). ``--out FILE`` writes elsewhere than the shipped table. The table is never edited
+by hand: ``tests/unit/jar/test_pack_formats_table.py`` checks it is exactly this script's output.
 """
 
 from __future__ import annotations
@@ -86,6 +97,60 @@ def rows_from_version_jsons(directory: Path) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: r["releaseTime"], reverse=True)
 
 
+MOJANG_MANIFEST = "https://piston-meta.mojang.com/mc/game/version_manifest_v2.json"
+MOJANG_HOSTS = ("piston-meta.mojang.com", "piston-data.mojang.com", "launchermeta.mojang.com", "launcher.mojang.com")
+FIRST_WITH_VERSION_JSON = "18w47b"  # older client jars carry no version.json
+MAX_JSON_BYTES = 16 << 20  # the manifest is ~300 KB, a version's JSON ~30 KB
+
+
+async def rows_from_mojang(manifest_url: str = MOJANG_MANIFEST, hosts: tuple[str, ...] = MOJANG_HOSTS, *,
+                           concurrency: int = 8) -> list[dict[str, Any]]:
+    """Every version from the newest back to 18w47b, its pack versions from its client jar's
+    version.json (Range reads); the manifest's id, type and release time."""
+    import asyncio  # noqa: PLC0415 - the other sources need neither the network nor the jar reader
+
+    import aiohttp  # noqa: PLC0415
+    from yarl import URL  # noqa: PLC0415
+
+    from indexium_jar.http.policy import DownloadPolicy, check_host  # noqa: PLC0415
+    from indexium_jar.http.remote import RemoteJar  # noqa: PLC0415
+
+    policy = DownloadPolicy(allowed_hosts=frozenset(hosts), timeout=60.0)
+
+    async def get_json(session: aiohttp.ClientSession, url: str) -> Any:
+        await check_host(URL(url), policy)
+        async with session.get(url, allow_redirects=False) as resp:
+            resp.raise_for_status()
+            body = await resp.content.read(MAX_JSON_BYTES + 1)
+        if len(body) > MAX_JSON_BYTES:
+            raise ValueError(f"{url}: more than {MAX_JSON_BYTES} bytes")
+        return json.loads(body)
+
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120)) as session:
+        manifest = await get_json(session, manifest_url)
+        listed = sorted(manifest["versions"], key=lambda v: v["releaseTime"], reverse=True)
+        ids = [v["id"] for v in listed]
+        if FIRST_WITH_VERSION_JSON not in ids:
+            raise ValueError(f"the manifest does not list {FIRST_WITH_VERSION_JSON}")
+        wanted = listed[: ids.index(FIRST_WITH_VERSION_JSON) + 1]
+        gate = asyncio.Semaphore(concurrency)
+
+        async def row(v: dict[str, Any]) -> dict[str, Any] | None:
+            async with gate:
+                client = (await get_json(session, v["url"]))["downloads"]["client"]["url"]
+                jar = await RemoteJar.open(session, client, policy)
+                found = await jar.read(["version.json"])
+            if "version.json" not in found:
+                print(f"{v['id']}: its client jar has no version.json; left out", file=sys.stderr)
+                return None
+            resource, data = pack_version_of(json.loads(found["version.json"]))
+            return {"id": str(v["id"]), "type": "release" if v.get("type") == "release" else "snapshot",
+                    "releaseTime": str(v["releaseTime"]), "resource": resource, "data": data}
+
+        rows = await asyncio.gather(*(row(v) for v in wanted))
+    return [r for r in rows if r is not None]
+
+
 def check(rows: list[dict[str, Any]]) -> None:
     """Refuse a table whose formats ever go down with time, or that names a version twice."""
     ids = [r["id"] for r in rows]
@@ -124,10 +189,21 @@ def main(argv: list[str] | None = None) -> int:
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--misode", help="misode/mcmeta summary versions/data.json (path, checkout or URL)")
     group.add_argument("--version-json", type=Path, help="a directory of client-jar version.json files")
+    group.add_argument("--mojang", nargs="?", const=MOJANG_MANIFEST, metavar="MANIFEST_URL",
+                       help=f"Mojang's version manifest and client jars (default {MOJANG_MANIFEST})")
+    parser.add_argument("--allow-host", action="append", default=[],
+                        help="--mojang: a host to fetch from instead of Mojang's (repeatable; host or host:port)")
     parser.add_argument("--source", required=True, help="where the input came from (repository, commit, URL)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    rows = rows_from_misode(_read_json(args.misode)) if args.misode else rows_from_version_jsons(args.version_json)
+    if args.mojang:
+        import asyncio  # noqa: PLC0415
+
+        rows = asyncio.run(rows_from_mojang(args.mojang, tuple(args.allow_host) or MOJANG_HOSTS))
+    elif args.misode:
+        rows = rows_from_misode(_read_json(args.misode))
+    else:
+        rows = rows_from_version_jsons(args.version_json)
     table = build(rows, args.source)
     args.out.write_text(dumps(table), encoding="utf-8")
     print(f"{len(rows)} versions, {table['oldest']} .. {table['newest']} -> {args.out}", file=sys.stderr)

@@ -1,6 +1,7 @@
 """Cross-replica invalidation: two API apps, one NATS; a version event clears both caches."""
 
 import asyncio
+import re
 import time
 
 import msgspec
@@ -180,3 +181,67 @@ async def test_a_release_sent_again_unchanged_drops_nothing(make_client, nats_ur
         assert time.monotonic() < deadline, "the changed event was not seen"
         await asyncio.sleep(0.01)
     assert (await a.get("/api/v1/mods/steady")).headers["X-Cache"] == "HIT"
+
+
+def _hashes(n):
+    return {"sha1": f"{n:040x}", "sha256": f"{n:064x}", "sha512": f"{n:0128x}"}
+
+
+async def _modpack(seed, slug, holds):
+    """A listed modpack whose version lists the files of hashes ``holds`` (pack_files), as the indexer writes it."""
+    from indexium_jar import formats  # noqa: PLC0415
+
+    pack = await seed.mod(slug, name=slug.title(), summary="A pack")
+    vid = await seed.version(pack, "1.0", [FABRIC_120])
+    fid = await seed.db.fetchval("SELECT id FROM version_files WHERE version_id = $1", vid)
+    for n in holds:
+        await seed.db.execute(
+            "INSERT INTO pack_files (file_id, path, sha1, sha512, downloads) VALUES ($1, $2, $3, $4, $5)",
+            fid, f"mods/m{n}.jar", _hashes(n)["sha1"], _hashes(n)["sha512"], [f"https://cdn.modrinth.com/m{n}.jar"])
+    await mods_q.set_project_type(seed.db, pack["id"], formats.MODPACK)
+    return pack, vid
+
+
+async def _owned(seed, mod, n):
+    await seed.db.execute("INSERT INTO content_owners (sha256, mod_id) VALUES ($1, $2) ON CONFLICT (sha256) "
+                          "DO UPDATE SET mod_id = EXCLUDED.mod_id", _hashes(n)["sha256"], mod["id"])
+
+
+async def _until_miss(client, path, timeout=2.0):
+    started = time.monotonic()
+    while (resp := await client.get(path)).headers["X-Cache"] == "HIT":
+        assert time.monotonic() - started < timeout, f"{path} still cached"
+        await asyncio.sleep(0.01)
+    return await resp.text()
+
+
+async def test_a_modpack_event_refreshes_its_mods_pages_and_a_mod_event_the_packs_listing_it(make_client, nats_url,
+                                                                                           seed):
+    (a,) = await replicas(make_client, nats_url, n=1)
+    lumen = await seed.mod("lumen", name="Lumen Lanterns")
+    await seed.version(lumen, "1.0", [(["fabric"], ["1.20.1"], _hashes(1))])
+    await _owned(seed, lumen, 1)
+    bystander = await seed.mod("bystander")
+    await seed.version(bystander, "1.0", [(["fabric"], ["1.20.1"], _hashes(2))])
+    for path in ("/mods/lumen", "/mods/bystander"):  # cached before the pack exists
+        assert (await a.get(path)).status == 200 and (await a.get(path)).headers["X-Cache"] == "HIT"
+    assert "Fastpack" not in await (await a.get("/mods/lumen")).text()
+
+    # The modpack is indexed: its event refreshes the page of the mod it lists, not the bystander's.
+    pack, pack_vid = await _modpack(seed, "fastpack", holds=[1, 3])
+    await publish(nats_url, events.VersionIndexed(mod_id=str(pack["id"]), slug="fastpack", version_id=str(pack_vid),
+                                                  version_number="1.0", visible=True))
+    body = await _until_miss(a, "/mods/lumen")
+    assert re.search(r'<ul class="in-packs">.*href="/mods/fastpack"', body, re.S)
+    assert (await a.get("/mods/bystander")).headers["X-Cache"] == "HIT"
+
+    # A mod indexed after the pack that lists its file: the pack's page links it at once.
+    assert 'href="/mods/latecomer"' not in await (await a.get("/mods/fastpack")).text()
+    assert (await a.get("/mods/fastpack")).headers["X-Cache"] == "HIT"
+    late = await seed.mod("latecomer", name="Late Comer")
+    late_vid = await seed.version(late, "1.0", [(["fabric"], ["1.20.1"], _hashes(3))])
+    await _owned(seed, late, 3)
+    await publish(nats_url, events.VersionIndexed(mod_id=str(late["id"]), slug="latecomer", version_id=str(late_vid),
+                                                  version_number="1.0", visible=True))
+    assert 'href="/mods/latecomer"' in await _until_miss(a, "/mods/fastpack")
+    assert (await a.get("/mods/bystander")).headers["X-Cache"] == "HIT"

@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from indexium_contracts import github
-from indexium_devstack import jars
+from indexium_devstack import jars, packs
 from indexium_indexer.github.probe import CANDIDATE_PATHS, Prober
 from indexium_jar.http.remote import DownloadPolicy
 
@@ -78,4 +78,44 @@ async def test_skip_reasons(gh, prober):
     inst = gh.add_installation([plain])
     result = await prober.evaluate(as_repo(gh, plain), inst.id)
     assert not result.registered
-    assert result.reason == "no mod manifest on branch main nor in the jars of latest release v1"
+    assert result.reason == "no mod manifest on branch main nor in the jars or packs of latest release v1"
+
+
+@pytest.mark.parametrize("name, archive", [
+    ("Crisp-1.0.zip", packs.resource_pack(15)),
+    ("Lumina-2.zip", packs.shader_pack()),
+    ("Fast-1.0.mrpack", packs.mrpack([])),
+])
+async def test_a_pack_in_the_latest_release_registers(gh, prober, name, archive):
+    """A pack repository whose branch shows no pack file at its root (the pack built from a folder):
+    its latest release's pack, read by the release job's pack reader, makes it a pack."""
+    repo = gh.add_repo("dana/pack")
+    gh.set_file(repo, "src/pack/pack.mcmeta", "{}")
+    gh.add_release(repo, "v1", [("notes.txt", b"x"), (name, archive)])
+    inst = gh.add_installation([repo])
+    result = await prober.evaluate(as_repo(gh, repo), inst.id)
+    assert result.registered and result.source == f"release:v1/{name}" and result.record is None
+
+
+async def test_a_zip_that_is_no_pack_is_still_skipped(gh, prober):
+    repo = gh.add_repo("dana/stuff")
+    gh.add_release(repo, "v1", [("stuff.zip", packs.zip_of({"readme.txt": "hello", "a.jpg": b"x"}))])
+    inst = gh.add_installation([repo])
+    result = await prober.evaluate(as_repo(gh, repo), inst.id)
+    assert not result.registered
+    assert result.reason == "no mod manifest on branch main nor in the jars or packs of latest release v1"
+
+
+async def test_a_pack_file_on_the_branch_registers_without_reading_a_release(gh, prober):
+    repo = gh.add_repo("dana/rp")
+    gh.set_file(repo, "pack.mcmeta", json.dumps({"pack": {"pack_format": 15, "description": "x"}}))
+    gh.set_file(repo, "src/main/resources/fabric.mod.json", FABRIC)  # a mod's manifest ranks first
+    inst = gh.add_installation([repo])
+    result = await prober.evaluate(as_repo(gh, repo), inst.id)
+    assert result.source == "branch:src/main/resources/fabric.mod.json" and result.record is not None
+    other = gh.add_repo("dana/rp2")
+    gh.set_file(other, "pack.mcmeta", "{}")
+    inst = gh.add_installation([other])
+    result = await prober.evaluate(as_repo(gh, other), inst.id)
+    assert result.registered and result.source == "branch:pack.mcmeta" and result.record is None
+    assert gh.api_calls.get("GET /repos/{owner}/{repo}/releases/latest", 0) == 0

@@ -188,6 +188,28 @@ async def test_clean_publishes_bad_ones_are_quarantined_until_an_operator_decide
 
 
 
+async def test_a_modpack_carrying_a_bad_jar_in_overrides_is_held(stage):
+    """A pack that carries code is scanned code (issue 34): a jar under a .mrpack's overrides/
+    is walked like a nested jar, and its finding holds the pack's version; a pack of downloads
+    only (its files on allowed hosts) and a clean jar in overrides/ publish."""
+    from indexium_devstack import packs  # noqa: PLC0415
+
+    listed = [packs.pack_file("mods/listed.jar", b"listed", "https://cdn.modrinth.com/data/x/listed.jar")]
+    bad = await stage.index("mallory", "trojan-pack", [("Trojan-1.0.mrpack", packs.mrpack(
+        listed, name="Trojan Pack", overrides={"mods/helper.jar": BAD, "config/a.toml": b"x = 1"}))])
+    clean = await stage.index("alice", "honest-pack", [("Honest-1.0.mrpack", packs.mrpack(
+        listed, name="Honest Pack", overrides={"mods/extra.jar": CLEAN}))])
+    assert await stage.status(bad) == "pending_scan"
+    await stage.start()
+    assert await stage.wait_for(clean, "public", "quarantined") == "public"
+    assert await stage.wait_for(bad, "public", "quarantined") == "quarantined"
+    findings = {(f["rule"], f["entry_path"]) for f in await scan_q.version_findings(stage.db, bad)}
+    assert ("fractureiser_stage0", "overrides/mods/helper.jar!/com/example/victimmod/VictimMod.class") in findings
+    (auto,) = await scan_q.decisions(stage.db, bad)
+    assert (auto["action"], auto["actor"]) == ("quarantined", "scan")
+    assert await stage.listed_slugs() == {"honest-pack"}
+
+
 async def test_publish_before_scan_shows_at_once_and_hides_on_a_finding(stage):
     bad = await stage.index("mallory", "early", [("early-1.0.0.jar", BAD)], publish_before_scan=True)
     assert await stage.status(bad) == "public" and await stage.listed_slugs() == {"victimmod"}

@@ -154,7 +154,7 @@ def test_project_types_as_modrinth_v2_answers_them():
 
 JAR_SRC = ROOT / "libs/jar/src/indexium_jar"
 # The code that reads archives and derives the lists: it names no format, it walks the registry.
-READERS = ("formats.py", "manifests/__init__.py", "packs/__init__.py")
+READERS = ("formats.py", "manifests/__init__.py", "packs/__init__.py", "packread.py")
 
 
 def _declaring_modules() -> set[str]:
@@ -215,7 +215,7 @@ from indexium_contracts.github import is_manifest_path
 from indexium_db.queries import facets
 from indexium_github import assets
 from indexium_indexer.github import probe
-from indexium_jar import formats
+from indexium_jar import formats, packread
 from indexium_jar.packs import Archive, classify, entries_to_read, parse_pack
 
 names = ["throwaway.json", "textures/a.png"]
@@ -228,6 +228,7 @@ print(json.dumps({
     "entries": entries_to_read(names),
     "parsed": parse_pack({"throwaway.json": b"{}"}, Archive(names=names)).record.loaders,
     "probed": is_manifest_path("throwaway.json") and "throwaway.json" in probe.CANDIDATE_PATHS,
+    "read with the directory": "throwaway.json" in packread._MANIFESTS,
 }))
 """
 
@@ -239,4 +240,5 @@ def test_a_new_format_is_one_module(tmp_path):
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {
         "loader": True, "title": "Throw", "types": [formats.RESOURCEPACK], "read": True, "classified": "throwaway",
-        "entries": ["throwaway.json"], "parsed": ["throwloader"], "probed": True}
+        "entries": ["throwaway.json"], "parsed": ["throwloader"], "probed": True,
+        "read with the directory": True}

@@ -95,6 +95,28 @@ SOURCE_PACK_PATHS: tuple[str, ...] = _unique(p for f in PACK_FORMATS for p in f.
 MODULE_LOADERS: tuple[str, ...] = _unique(l.name for f in JAR_FORMATS if f.source_paths for l in f.loaders)
 
 
+def project_types_of_loader(loader: str) -> list[str]:
+    """The project types whose files yield this loader (``/api/v1/tags/loaders``), our own types
+    (``supported_project_types`` adds what v2 rewrites them to)."""
+    types = {f.project_type for f in FORMATS if any(l.name == loader for l in f.loaders)}
+    return [t for t in PROJECT_TYPES if t in types]
+
+
+def loader_groups(project_type: str | None = None) -> list[tuple[str, tuple[str, ...]]]:
+    """Loaders for a filter, as ``[(project type, loaders)]``: every loader once, under the type of
+    the first format (jar formats first) that declares it, in :data:`PROJECT_TYPES` order, empty
+    groups left out (a modpack's loaders are the mod loaders); with ``project_type``, that type's
+    loaders alone."""
+    if project_type is not None:
+        return [(project_type, loaders_of(project_type))]
+    home: dict[str, str] = {}
+    for f in (*JAR_FORMATS, *PACK_FORMATS):
+        for l in f.loaders:
+            home.setdefault(l.name, f.project_type)
+    groups = [(t, tuple(n for n in LOADERS if home[n] == t)) for t in PROJECT_TYPES]
+    return [(t, names) for t, names in groups if names]
+
+
 def loaders_of(project_type: str, reader: str | None = None) -> tuple[str, ...]:
     """The loaders formats of this project type yield (``plugin``: the plugin loaders)."""
     return _unique(l.name for f in FORMATS if f.project_type == project_type and reader in (None, f.reader)
@@ -147,7 +169,7 @@ def describe(name: str) -> str:
 
 __all__ = [
     "BY_NAME", "DATAPACK", "DEFAULT_PROJECT_TYPE", "FALLBACK_RANGE_DIALECT", "FORMATS", "Format", "JAR_ENTRIES", "JAR_FORMATS", "JAR_SUFFIXES",
-    "LOADERS", "LOADER_MANIFESTS", "LOADER_RUNS", "LOADER_TITLES", "LoaderName", "MOD", "MODPACK", "MODULE_LOADERS",
+    "LOADERS", "LOADER_MANIFESTS", "loader_groups", "project_types_of_loader", "LOADER_RUNS", "LOADER_TITLES", "LoaderName", "MOD", "MODPACK", "MODULE_LOADERS",
     "PACK_FORMATS", "PACK_SUFFIXES", "PLUGIN", "PROJECT_TYPES", "PROJECT_TYPE_TITLES", "RESOURCEPACK", "SHADER",
     "SOURCE_MANIFESTS", "SOURCE_PACK_PATHS", "SUFFIXES", "all_project_types",
     "loaders_of", "no_manifest_reason", "project_type_of", "supported_project_types", "v2_project_type",

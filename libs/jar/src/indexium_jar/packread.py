@@ -14,19 +14,19 @@ from collections.abc import Sequence
 
 import aiohttp
 
-from indexium_jar import packs
+from indexium_jar import formats, packs
 from indexium_jar.gameversions import VersionTable, default_table
 from indexium_jar.http.remote import DownloadPolicy, RangeSource, RemoteJar
 from indexium_jar.metadata import ICON_MAX_BYTES, MAX_REQUESTS, JarMetadata, icon_type, read_jar
-from indexium_jar.packs import mrpack, shaderpack
-from indexium_jar.packs._mcmeta import PATH as MCMETA
 from indexium_jar.packs.resourcepack import ICON
 from indexium_jar.zip import entrysizes
 from indexium_jar.zip.zipfmt import CentralDirectory
 from indexium_jar.errors import JarReadError
 
-# The entries a pack parser may need, known before the whole directory is (the tail's records).
-_MANIFESTS = (mrpack.PATH, MCMETA, shaderpack.PROPERTIES)
+# The entries a pack parser may need, known before the whole directory is (the tail's records):
+# the pack formats' identifying files, from the format registry.
+_MANIFESTS = tuple(dict.fromkeys(e for f in formats.PACK_FORMATS for e in f.identified_by
+                                 if not e.endswith("/") and "*" not in e))
 
 
 def pack_plan(directory: CentralDirectory, complete: bool) -> tuple[Sequence[str], Sequence[str]]:

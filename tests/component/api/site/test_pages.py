@@ -193,3 +193,40 @@ async def test_a_modpack_lists_its_mods_and_a_mod_the_modpacks_that_include_it(c
     assert re.findall(r'href="/mods/([\w-]+)"', packs) == [new["slug"], old["slug"]]  # newest first
     assert 'class="pack-files"' not in body
     assert 'class="in-packs"' not in await (await client.get(f"/mods/{copycat['slug']}")).text()
+
+
+def _loader_select(body: str) -> str:
+    return re.search(r'<select id="loader" name="loader">(.*?)</select>', body, re.S).group(1)
+
+
+async def test_the_loader_filter_groups_loaders_by_project_type_and_narrows_to_the_chosen_type(client, seed):
+    await _listed(seed)
+    select = _loader_select(await (await client.get("/")).text())
+    groups = re.findall(r'<optgroup label="([^"]+)">(.*?)</optgroup>', select, re.S)
+    by_group = {label: re.findall(r'<option value="([\w-]+)"', opts) for label, opts in groups}
+    # Every loader once, under the type it is for; the pack loaders in their own groups, not among mods.
+    assert sorted(n for names in by_group.values() for n in names) == sorted(formats.LOADERS)
+    assert {n for names in by_group.values() for n in names} == set(formats.LOADERS)
+    assert by_group[formats.PROJECT_TYPE_TITLES[formats.MOD]][:4] == ["fabric", "quilt", "forge", "neoforge"]
+    assert by_group[formats.PROJECT_TYPE_TITLES[formats.RESOURCEPACK]] == ["minecraft"]
+    assert by_group[formats.PROJECT_TYPE_TITLES[formats.DATAPACK]] == ["datapack"]
+    assert set(by_group[formats.PROJECT_TYPE_TITLES[formats.SHADER]]) == {"canvas", "iris", "optifine"}
+    assert "minecraft" not in by_group[formats.PROJECT_TYPE_TITLES[formats.MOD]]
+    assert '<option value="neoforge">NeoForge</option>' in select  # the loaders' display names
+    # A type chosen: that type's loaders alone, no groups; a loader the query names stays shown.
+    select = _loader_select(await (await client.get("/", params={"type": formats.SHADER})).text())
+    assert "<optgroup" not in select
+    assert re.findall(r'<option value="([\w-]+)"', select) == list(formats.loaders_of(formats.SHADER))
+    select = _loader_select(await (await client.get("/", params={"type": formats.SHADER, "loader": "fabric"})).text())
+    assert '<option value="fabric" selected>Fabric</option>' in select
+    select = _loader_select(await (await client.get("/", params={"type": formats.MODPACK})).text())
+    assert re.findall(r'<option value="([\w-]+)"', select) == ["fabric", "quilt", "forge", "neoforge"]
+
+
+async def test_api_v1_loader_tags_name_their_project_types(client):
+    tags = {t["name"]: t["project_types"] for t in await (await client.get("/api/v1/tags/loaders")).json()}
+    assert list(tags) == list(formats.LOADERS)
+    assert tags["fabric"] == [formats.MOD, formats.MODPACK]
+    assert tags["paper"] == [formats.PLUGIN]
+    assert tags["minecraft"] == [formats.RESOURCEPACK] and tags["datapack"] == [formats.DATAPACK]
+    assert tags["iris"] == tags["canvas"] == [formats.SHADER]

@@ -163,6 +163,39 @@ async def packs_including(conn: asyncpg.Connection, mod_id: uuid.UUID,
     )
 
 
+# At most this many related projects are named for one event; more, and everything is invalidated.
+RELATED_MAX = 200
+
+
+async def related_slugs(conn: asyncpg.Connection, slug: str, limit: int = RELATED_MAX) -> list[str]:
+    """The projects whose page lists this one or whose page this one lists, for cache invalidation:
+    the modpacks with a version that lists a file of this project's (``packs_including``'s side),
+    and the projects holding a file one of this project's modpack versions lists (``pack_contents``'s
+    side), by sha512, whatever the versions' state (a version hidden or held changes both pages
+    too): a superset of what the pages show. At most ``limit``."""
+    rows = await conn.fetch(
+        """WITH me AS (SELECT id FROM mods WHERE slug = $1),
+                mine AS (SELECT f.id, f.sha512 FROM me JOIN mod_versions v ON v.mod_id = me.id
+                         JOIN version_files f ON f.version_id = v.id)
+           SELECT m.slug
+           FROM (SELECT pv.mod_id FROM mine
+                 JOIN pack_files pf ON pf.sha512 = mine.sha512
+                 JOIN version_files df ON df.id = pf.file_id
+                 JOIN mod_versions pv ON pv.id = df.version_id
+                 UNION
+                 SELECT rv.mod_id FROM mine
+                 JOIN pack_files pf ON pf.file_id = mine.id
+                 JOIN version_files rf ON rf.sha512 = pf.sha512
+                 JOIN mod_versions rv ON rv.id = rf.version_id) r
+           JOIN mods m ON m.id = r.mod_id
+           WHERE m.id <> (SELECT id FROM me)
+           ORDER BY m.slug
+           LIMIT $2""",
+        slug, limit,
+    )
+    return [r["slug"] for r in rows]
+
+
 async def dependencies(conn: asyncpg.Connection, mod_id: uuid.UUID) -> list[asyncpg.Record]:
     """Dependencies declared by the newest public version's manifests, each with the loader whose
     manifest declared it (its range's dialect), whether the loader only warns, and the slug and

@@ -136,7 +136,7 @@ FORMATS = (
            (LoaderName("canvas", "Canvas"),), SHADER, (_mcmeta.PATH,),
            "Canvas shader pipeline: a resource pack with assets/*/pipelines/",
            matches=lambda names, file_name: _mcmeta.PATH in names and bool(canvas_pipelines(names))),
-    Format("shader", PACK, 400, (".zip",), ("shaders/",), parse,
+    Format("shader", PACK, 400, (".zip",), ("shaders/", PROPERTIES), parse,
            (LoaderName("iris", "Iris"), LoaderName("optifine", "OptiFine")), SHADER, ("shaders/",),
            "Iris/OptiFine shader pack: shaders/ with its programs", matches=_is_shader, reads=_shader_reads),
 )

@@ -14,6 +14,13 @@ hidden or shown by the GitHub role: ``mod_changed.v1``); a ``VersionIndexed`` wh
 ``changed`` is false (a release sent again, nothing served changed) invalidates nothing. Event types this module
 does not know (a scan stage's quarantine event, say) are handled the same way as long as
 they carry a ``slug``; an event it cannot read at all invalidates everything.
+
+Projects list each other: a modpack's page its mods, a mod's page the modpacks that include it
+(and /v2 a modpack version's embedded dependencies). An event for a project also invalidates the
+pages of the projects related to it that way (``site.related_slugs``: one indexed query on the
+read pool, after the project's own tags), so a modpack indexed shows on its mods' pages, and a
+mod indexed after a pack that lists it links from the pack's page, at once rather than at the
+TTL; more than ``RELATED_MAX`` related, or the database unreachable, invalidates everything.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 
 from indexium_contracts import versions
+from indexium_db.queries import site as site_q
 from indexium_platform import logs, natsutil
 
 from .respond import GLOBAL, MOD_TAG_PREFIX, mod_tag
@@ -125,10 +133,31 @@ class Invalidator:
         if tags == ():
             return
         self._invalidate(tags, "event")
+        slug = next((t.removeprefix(MOD_TAG_PREFIX) for t in tags or () if t.startswith(MOD_TAG_PREFIX)), None)
+        if slug is not None:
+            await self._invalidate_related(slug, "related")
         if self._grace > 0:
             # The replica we read from may not have replayed the commit yet: invalidate again
             # once it has, so a result computed from the lagging replica does not live 60 s.
             asyncio.get_running_loop().call_later(self._grace, self._invalidate, tags, "replica_lag")
+            if slug is not None:  # (the lagging replica may not know the new relations yet either)
+                asyncio.get_running_loop().call_later(
+                    self._grace, lambda: asyncio.ensure_future(self._invalidate_related(slug, "replica_lag")))
+
+    async def _invalidate_related(self, slug: str, reason: str) -> None:
+        """The pages of the projects listing this one or listed by it (modpacks and their mods)."""
+        try:
+            related = await self.api.db.run(site_q.related_slugs, slug, site_q.RELATED_MAX + 1)
+        except Exception as exc:  # unreachable: whatever lists this project may be stale
+            log.warning("related_lookup_failed", slug=slug, error=type(exc).__name__)
+            related = None
+        if related is None or len(related) > site_q.RELATED_MAX:
+            self.api.cache.invalidate_all()
+            self.api.metrics.invalidations.labels(reason).inc()
+        elif related:
+            # Their cached pages only: their own search-index entries did not change.
+            self.api.cache.invalidate(*(mod_tag(s) for s in related))
+            self.api.metrics.invalidations.labels(reason).inc()
 
     def _invalidate(self, tags: tuple[str, ...] | None, reason: str) -> None:
         if tags is None:

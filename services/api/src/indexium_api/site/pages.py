@@ -77,12 +77,16 @@ async def home(request: web.Request) -> web.Response:
     base = tuple((k, v) for k, v in request.query.items() if k in SEARCH_PARAMS and v)
     searched = bool(base) or page > 1
 
+    groups = formats.loader_groups(sq.project_type)
+    grouped = {n for _, names in groups for n in names}
+
     async def compute():
         rows, total = await api.db.run(search_index.search, api, sq)
         pages = max(1, -(-total // PAGE_SIZE))
         return cached_page(
             request.app, "home.html", sq=sq, hits=rows, total=total, page=page, pages=min(pages, MAX_PAGE),
-            query=base, sorts=SORT_LABELS, environments=ENVIRONMENT_LABELS, loaders=LOADERS,
+            query=base, sorts=SORT_LABELS, environments=ENVIRONMENT_LABELS,
+            loader_groups=groups, other_loaders=[n for n in sq.loaders if n in LOADERS and n not in grouped],
             categories=vocabulary.CATEGORIES, types=formats.PROJECT_TYPE_TITLES,
             game_versions=_game_versions(snapshots), searched=searched, snapshots=snapshots,
         )
@@ -155,6 +159,9 @@ def mod_context(app: web.Application, mod, versions, deps, series, latest, *, ra
     badge = BADGE_PATH.format(slug=slug)
     return dict(
         mod=mod, versions=versions, deps=dependency_words(deps), pack_contents=pack_contents, in_packs=in_packs, range_key=range_key, ranges=RANGES,
+        # A pack's (or plugin's) type named in its header; a mod's is the default, not named.
+        type_title=None if (mod["project_type"] or formats.DEFAULT_PROJECT_TYPE) == formats.DEFAULT_PROJECT_TYPE
+        else formats.PROJECT_TYPE_TITLES.get(mod["project_type"]),
         choice=choice, offer=downloads.pick(versions, choice), offered_loaders=offered_loaders,
         offered_versions=offered_versions, kept=kept,
         # The stored card through the one URL policy and the vocabulary again: a row written

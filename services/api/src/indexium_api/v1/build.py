@@ -77,7 +77,7 @@ def _file(f: dict) -> File:
 
 
 def loader_tag(name: str) -> LoaderTag:
-    return LoaderTag(name=name)
+    return LoaderTag(name=name, project_types=formats.project_types_of_loader(name))
 
 
 def game_version(v) -> GameVersionTag:

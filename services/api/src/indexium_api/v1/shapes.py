@@ -126,6 +126,9 @@ class Version(_Shape):
 
 class LoaderTag(_Shape):
     name: str
+    # The project types whose files carry this loader (indexium_jar.formats): "mod" and "modpack"
+    # for fabric, "resourcepack" for minecraft, "shader" for iris ...
+    project_types: list[str] = []
 
 
 class GameVersionTag(_Shape):

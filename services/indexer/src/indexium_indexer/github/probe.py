@@ -1,6 +1,7 @@
 """Is a repository a mod (or a pack)? A loader manifest on its default branch, or a pack's file at
 its root (the format registry's pack formats' source paths: ``pack.mcmeta``, ``shaders/``,
-``modrinth.index.json``, packwiz's ``pack.toml``), or a loader manifest in its latest release's jar.
+``modrinth.index.json``, packwiz's ``pack.toml``), or a loader manifest in its latest release's jar,
+or a pack in its latest release's zip or ``.mrpack``.
 
 Branch: one request for the branch's file list (the git trees API, recursive), then the
 contents API for the manifest it names: any module's ``src/main/resources`` manifest, the
@@ -27,6 +28,7 @@ from indexium_jar import formats
 from indexium_jar.errors import JarReadError
 from indexium_jar.manifests import parse_jar
 from indexium_jar.metadata import read_metadata
+from indexium_jar.packread import read_pack_metadata
 from indexium_jar.model import ModRecord
 from indexium_jar.http.remote import DownloadPolicy
 
@@ -154,18 +156,23 @@ class Prober:
         release = await self.latest_release(repo, installation_id)
         if release is None:
             return Evaluation(False, f"no mod manifest on branch {branch} and no published release")
-        jars = [a for a in assets.mod_jars(release.assets) if assets.is_jar(a.name)]
-        if not jars:
+        # Jars first (a mod's release often carries its resource pack too), then packs.
+        files = sorted(assets.mod_jars(release.assets), key=lambda a: not assets.is_jar(a.name))
+        if not files:
             return Evaluation(False, f"no mod manifest on branch {branch}; latest release "
-                                     f"{release.tag_name} has no jar")
-        for jar in jars[:3]:
+                                     f"{release.tag_name} has no jar or pack")
+        for asset in files[:3]:
             try:
-                md = await read_metadata(self._session, jar.browser_download_url, self._policy)
+                if assets.is_jar(asset.name):
+                    md = await read_metadata(self._session, asset.browser_download_url, self._policy)
+                else:  # a pack's archive (a zip, a .mrpack): the release job's pack reader
+                    md = await read_pack_metadata(self._session, asset.browser_download_url, self._policy,
+                                                  file_name=asset.name, release_text=release.name or "")
             except JarReadError as exc:
                 if exc.retryable:
                     raise
                 continue
-            if md.records:
-                return Evaluation(True, source=f"release:{release.tag_name}/{jar.name}")
-        return Evaluation(False, f"no mod manifest on branch {branch} nor in the jars of "
+            if md.records or md.pack is not None:
+                return Evaluation(True, source=f"release:{release.tag_name}/{asset.name}")
+        return Evaluation(False, f"no mod manifest on branch {branch} nor in the jars or packs of "
                                  f"latest release {release.tag_name}")
