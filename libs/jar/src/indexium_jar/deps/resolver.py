@@ -210,6 +210,7 @@ class _Provider(resolvelib.AbstractProvider):
     def __init__(self, index: _Index, roots: Iterable[str]) -> None:
         self.index = index
         self.roots = frozenset(roots)
+        self._preferences: dict[str, tuple] = {}
 
     def identify(self, requirement_or_candidate):
         return requirement_or_candidate.mod_id
@@ -220,7 +221,13 @@ class _Provider(resolvelib.AbstractProvider):
         return self._preference(identifier)
 
     def _preference(self, identifier):
-        return (identifier not in self.roots, len(self.index.candidates(identifier)), identifier)
+        # (Fixed for an identifier: the roots are, and its candidates are built once per index.)
+        try:
+            return self._preferences[identifier]
+        except KeyError:
+            known = self._preferences[identifier] = (
+                identifier not in self.roots, len(self.index.candidates(identifier)), identifier)
+            return known
 
     def narrow_requirement_selection(self, identifiers, resolutions, candidates, information, backtrack_causes):
         # The one identifier get_preference would choose, found here: resolvelib would otherwise
@@ -316,9 +323,13 @@ def _run(index: _Index, roots: list[_Req]):
     straight = _Straight.run(index, roots)
     if straight is not None:
         return straight, None
-    resolver = resolvelib.Resolver(_Provider(index, (r.mod_id for r in roots)), resolvelib.BaseReporter())
+    provider, reporter = _Provider(index, (r.mod_id for r in roots)), resolvelib.BaseReporter()
     try:
-        return resolver.resolve(roots, max_rounds=MAX_ROUNDS), None
+        if not _STRAIGHT:
+            return resolvelib.Resolver(provider, reporter).resolve(roots, max_rounds=MAX_ROUNDS), None
+        from resolvelib.resolvers.resolution import _build_result  # noqa: PLC0415 - as Resolver.resolve does
+
+        return _build_result(_Memo(provider, reporter).resolve(roots, max_rounds=MAX_ROUNDS)), None
     except resolvelib.ResolutionImpossible as exc:
         return None, _explain(index, exc.causes)
     except resolvelib.ResolutionTooDeep:
@@ -329,11 +340,33 @@ class _Bail(Exception):
     """The straight path met what only resolvelib's own loop handles (a backjump, a pin undone)."""
 
 
-# The straight path below mirrors resolvelib 1.2's Resolution.resolve; another release runs resolvelib alone.
+# _Memo and the straight path below lean on resolvelib 1.2's Resolution internals; another
+# release runs resolvelib's Resolver alone.
 _STRAIGHT = resolvelib.__version__.startswith("1.2.")
 
 
-class _Straight(_Resolution):
+class _Memo(_Resolution):
+    """resolvelib's resolution, remembering whether a pin meets a criterion: both are immutable
+    (a changed criterion is a new object) and resolvelib asks again for every pin every round,
+    thousands of times in a long backtracking search."""
+
+    def __init__(self, provider, reporter) -> None:
+        super().__init__(provider, reporter)
+        self._meets: dict[tuple, bool] = {}
+
+    def _is_current_pin_satisfying(self, name, criterion) -> bool:
+        pin = self._states[-1].mapping.get(name)  # (self.state, without the property's call)
+        if pin is None:
+            return False
+        key = (criterion, pin)
+        known = self._meets.get(key)
+        if known is None:
+            satisfied = self._p.is_satisfied_by
+            known = self._meets[key] = all(satisfied(r, pin) for r in criterion.iter_requirement())
+        return known
+
+
+class _Straight(_Memo):
     """resolvelib's own resolution, round by round, for the common case where no pin is ever
     undone: the same ``_add_to_criteria`` and ``_attempt_to_pin_criterion`` (the same
     candidates tried in the same order, the same criteria and information), without what
