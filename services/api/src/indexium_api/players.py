@@ -218,7 +218,8 @@ async def export(request: web.Request) -> web.Response:
     answer, resolution, rows = await query(request, run_resolve, body)
     if not answer.ok:
         raise ApiError(409, "no_solution", f"No pack: {answer.problem}")
-    loader_version = packexport.loader_version(body.loader, body.loader_version, resolution.platform)
+    loader_version = packexport.loader_version(body.loader, body.loader_version, resolution.platform,
+                                                body.game_version)
     files = []
     for p in answer.mods:
         f = rows[_uuid(next(x.file_id for x in resolution.picks if x.mod_id == p.mod_id))]
