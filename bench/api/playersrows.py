@@ -11,7 +11,8 @@ popularity (Zipf), a quarter of them with a lower bound on the library's version
 ``breaks`` and optional ones; a third of the libraries need another library (depth up to 3).
 The 50 mods asked for each time are drawn from the Fabric mods with a file for 1.21.1.
 
-    python bench/api/playersrows.py [--mods 100000] [--requests 60]   (this row alone)
+    python bench/api/playersrows.py [--mods 100000] [--requests 60] [--data DIR]   (this row alone;
+        --data keeps the seeded catalogue and reuses it)
 
 ``run.py`` runs it after the hash lookups, on its catalogue.
 """
@@ -120,6 +121,27 @@ async def rows(http: aiohttp.ClientSession, api: str, asked: dict, *, requests: 
     return lines
 
 
+async def _seed(pg, mods: int, migrate, data, run) -> dict:
+    admin = await asyncpg.connect(pg.dsn("postgres"))
+    await admin.execute("DROP DATABASE IF EXISTS bench")
+    await admin.execute("CREATE DATABASE bench")
+    await admin.close()
+    conn = await asyncpg.connect(pg.dsn("bench"))
+    try:
+        await migrate.migrate(conn)
+        started = time.monotonic()
+        catalogue = await data.load(conn, mods, readmes=False)  # (READMEs play no part here)
+        await conn.execute("VACUUM ANALYZE")
+        run.say(f"catalogue: {catalogue.mods} mods, {catalogue.versions} versions, {catalogue.files} files "
+                f"in {time.monotonic() - started:.0f} s")
+        started = time.monotonic()
+        asked = await add_dependencies(conn)
+        run.say(f"dependencies added in {time.monotonic() - started:.0f} s")
+        return asked
+    finally:
+        await conn.close()
+
+
 async def main(args) -> None:
     import data  # noqa: PLC0415
     import run  # noqa: PLC0415 - say()
@@ -131,24 +153,23 @@ async def main(args) -> None:
 
     with tempfile.TemporaryDirectory(prefix="indexium-bench-players-") as d:
         tmp = Path(d)
-        pg = EmbeddedPostgres(tmp / "pg", durable=False).start()
+        kept = Path(args.data) / f"players-{args.mods}" if args.data else None
+        pg = EmbeddedPostgres((kept or tmp) / "pg", durable=False).start()
         proc = None
         try:
-            admin = await asyncpg.connect(pg.dsn("postgres"))
-            await admin.execute("CREATE DATABASE bench")
-            await admin.close()
+            asked_file = kept / "asked.json" if kept else None
+            if asked_file is not None and asked_file.exists():
+                # Seeded by an earlier run (perhaps of older code): brought to this code's schema.
+                conn = await asyncpg.connect(pg.dsn("bench"))
+                await migrate.migrate(conn)
+                await conn.close()
+                asked = json.loads(asked_file.read_text())
+                run.say(f"catalogue and dependencies kept under {kept}")
+            else:
+                asked = await _seed(pg, args.mods, migrate, data, run)
+                if asked_file is not None:
+                    asked_file.write_text(json.dumps(asked))
             dsn = pg.dsn("bench")
-            conn = await asyncpg.connect(dsn)
-            await migrate.migrate(conn)
-            started = time.monotonic()
-            catalogue = await data.load(conn, args.mods, readmes=False)  # (READMEs play no part here)
-            await conn.execute("VACUUM ANALYZE")
-            run.say(f"catalogue: {catalogue.mods} mods, {catalogue.versions} versions, {catalogue.files} files "
-                    f"in {time.monotonic() - started:.0f} s")
-            started = time.monotonic()
-            asked = await add_dependencies(conn)
-            await conn.close()
-            run.say(f"dependencies added in {time.monotonic() - started:.0f} s")
             env = {"DATABASE_URL": dsn, "NATS_URL": f"nats://127.0.0.1:{free_port()}",
                    "INDEXIUM_API_RATE_LIMIT_PER_MINUTE": "0", "INDEXIUM_LOG_LEVEL": "warning",
                    # (off: what the routes cost without a replica's search index in the same process)
@@ -169,5 +190,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mods", type=int, default=100_000)
     parser.add_argument("--requests", type=int, default=60)
+    parser.add_argument("--data", help="keep the seeded catalogue under DATA/players-MODS and reuse it "
+                                       "(a second run starts at once; delete the folder to seed again)")
     parser.add_argument("--no-search-index", action="store_true", help="the API without its search index")
     asyncio.run(main(parser.parse_args()))

@@ -11,6 +11,8 @@ import zipfile
 
 import pytest
 
+from indexium_api import packexport
+
 pytestmark = pytest.mark.component
 GAME = "1.21.4"
 
@@ -170,6 +172,30 @@ async def test_export_for_a_loader_without_a_known_version_asks_for_one(client, 
     resp = await post(client, "/api/v1/packs/export?format=mrpack", {**body, "loader_version": "21.4.120"})
     with zipfile.ZipFile(io.BytesIO(await resp.read())) as z:
         assert json.loads(z.read("modrinth.index.json"))["dependencies"] == {"minecraft": GAME, "neoforge": "21.4.120"}
+
+
+async def test_export_picks_a_known_quilt_forge_or_neoforge_release_every_mod_accepts(client, seed):
+    """No loader_version given: the newest release Indexium knows of for the game version that
+    every mod's range admits (NeoForge and Forge builds are per game version; Quilt's are not)."""
+    cases = [("neoforge", "1.21.1", "[21.1.0,21.1.240)", "21.1.218"), ("neoforge", "1.21.1", "[21.1.0,)", "21.1.250"),
+             ("forge", "1.20.1", "[47,47.3)", "47.2.0"), ("quilt", "1.21.1", "<0.29", "0.28.0")]
+    for n, (loader, game, needs, chosen) in enumerate(cases):
+        loader_id = packexport.LOADER_IDS[loader]
+        mod = await seed.mod(f"m{n}", name=f"M{n}")
+        await seed.version(mod, "1.0", [([loader], [game], seed.hashes(20 + n))],
+                           manifests=[[rec(f"m{n}", "1.0", (loader_id, needs), loader=loader)]])
+        body = {"loader": loader, "game_version": game, "mods": [f"m{n}"]}
+        resp = await post(client, "/api/v1/packs/export?format=mrpack", body)
+        with zipfile.ZipFile(io.BytesIO(await resp.read())) as z:
+            deps = json.loads(z.read("modrinth.index.json"))["dependencies"]
+        assert deps == {"minecraft": game, packexport.MRPACK_KEYS[loader]: chosen}, (loader, needs)
+    # A range no known release meets still asks for one, naming what the mods accept.
+    mod = await seed.mod("picky", name="Picky")
+    await seed.version(mod, "1.0", [(["neoforge"], ["1.21.1"], seed.hashes(30))],
+                       manifests=[[rec("picky", "1.0", ("neoforge", "[21.1.300,)"), loader="neoforge")]])
+    body = {"loader": "neoforge", "game_version": "1.21.1", "mods": ["picky"]}
+    answer = await (await post(client, "/api/v1/packs/export?format=mrpack", body, 400)).json()
+    assert answer["error"] == "loader_version_required" and "21.1.300 or newer" in answer["description"]
 
 
 async def test_upgrade_check_per_file_and_summary(client, seed):

@@ -62,6 +62,7 @@ class Prefetched:
     pinned: dict[str, uuid.UUID] = field(default_factory=dict)  # mod id -> the project the player chose
     missed: set[str] = field(default_factory=set)
     queries: int = 0
+    downloads: dict[uuid.UUID, dict] | None = None  # a dict: every fitting file's row as files() gives it
 
     def versions_of(self, mod_id: str) -> Sequence[CandidateVersion] | None:
         if mod_id not in self.versions:
@@ -110,12 +111,16 @@ WITH ids AS (
     FROM unnest($1::text[], $5::uuid[]) AS i(dep_id, chosen))
 SELECT ids.dep_id, m.id AS project, m.public_id, m.slug, m.name,
        v.id AS version_id, v.version_number, v.version_type, v.published_at,
-       f.id AS file_id, f.loaders, f.game_versions, f.manifest_version,
-       CASE WHEN f.loaders && $3::text[] AND f.game_versions && ARRAY[$4::text] THEN f.manifests END AS manifests
+       f.id AS file_id, f.loaders, f.game_versions, f.manifest_version, fit.fits,
+       CASE WHEN fit.fits THEN f.manifests END AS manifests,
+       CASE WHEN fit.fits AND $6 THEN f.url END AS url, CASE WHEN fit.fits AND $6 THEN f.filename END AS filename,
+       CASE WHEN fit.fits AND $6 THEN f.size END AS size, CASE WHEN fit.fits AND $6 THEN f.sha1::text END AS sha1,
+       CASE WHEN fit.fits AND $6 THEN f.sha512::text END AS sha512
 FROM ids
 LEFT JOIN mods m ON m.id = ids.project AND m.listed
 LEFT JOIN mod_versions v ON v.mod_id = m.id AND v.status = 'public' AND NOT v.hidden
 LEFT JOIN version_files f ON f.version_id = v.id
+LEFT JOIN LATERAL (SELECT f.loaders && $3::text[] AND f.game_versions && ARRAY[$4::text] AS fits) fit ON true
 ORDER BY ids.dep_id, v.version_sort DESC, v.published_at DESC NULLS LAST, v.id, f.is_primary DESC, f.filename, f.id
 """
 
@@ -123,7 +128,8 @@ ORDER BY ids.dep_id, v.version_sort DESC, v.published_at DESC NULLS LAST, v.id, 
 async def _read(conn: asyncpg.Connection, source: Prefetched, ids: list[str], loader: str, game_version: str) -> set[str]:
     """Reads ``ids`` into ``source``; returns the ids their fitting files name that are not read yet."""
     loaders = runs(loader)
-    rows = await conn.fetch(_ROUND, ids, loader, loaders, game_version, [source.pinned.get(i) for i in ids])
+    rows = await conn.fetch(_ROUND, ids, loader, loaders, game_version, [source.pinned.get(i) for i in ids],
+                            source.downloads is not None)
     source.queries += 1
     by_id: dict[str, dict[uuid.UUID, tuple[asyncpg.Record, list]]] = {i: {} for i in ids}
     found: dict[str, bool] = {i: False for i in ids}
@@ -144,6 +150,8 @@ async def _read(conn: asyncpg.Connection, source: Prefetched, ids: list[str], lo
             cand_files, version = [], None
             for f in files:
                 manifests = json.loads(f["manifests"]) if isinstance(f["manifests"], str) else f["manifests"]
+                if source.downloads is not None and f["fits"]:
+                    source.downloads[f["file_id"]] = _download(f, v, manifests)
                 rec = _record_for(manifests, loaders)
                 deps = _dependencies(rec)
                 if rec is not None and version is None and isinstance(rec.get("version"), str):
@@ -157,6 +165,18 @@ async def _read(conn: asyncpg.Connection, source: Prefetched, ids: list[str], lo
                 files=tuple(cand_files), published=v["published_at"].isoformat() if v["published_at"] else ""))
         source.versions[mod_id] = out
     return {w for w in wanted if w not in source.versions}
+
+
+def _download(f: asyncpg.Record, v: asyncpg.Record, manifests) -> dict:
+    """A fitting file's row as :func:`files` reads it (read with the candidates: no second query)."""
+    sides = set()
+    for rec in manifests if isinstance(manifests, list) else ():
+        side = rec.get("environment") if isinstance(rec, dict) else None
+        # (as ``rec ->> 'environment'``: a string as it is, another JSON value as its text, null as none)
+        sides.add("both" if side is None else side if isinstance(side, str) else json.dumps(side))
+    return {"id": f["file_id"], "url": f["url"], "filename": f["filename"], "size": f["size"], "sha1": f["sha1"],
+            "sha512": f["sha512"], "slug": v["slug"], "version_number": v["version_number"],
+            "environments": sorted(sides)}
 
 
 async def prefetch(conn: asyncpg.Connection, loader: str, game_version: str, mod_ids: list[str], *,
@@ -178,7 +198,7 @@ async def resolve(conn: asyncpg.Connection, loader: str, game_version: str, mods
                   ) -> tuple[Resolution, Prefetched]:
     """``indexium_jar.deps.resolve`` over the index: prefetch, resolve, and read and run again
     when the resolver asked for an id it was not given (at most ``MAX_RERUNS`` times)."""
-    source = Prefetched(pinned=dict(pinned or {}))
+    source = Prefetched(pinned=dict(pinned or {}), downloads={})
     await prefetch(conn, loader, game_version, [m.mod_id for m in mods], source=source)
     for _ in range(MAX_RERUNS):
         source.missed.clear()

@@ -26,11 +26,15 @@ deterministic: candidates, identifiers and every list in the answer are ordered.
 
 from __future__ import annotations
 
+import collections
+import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cmp_to_key
 
 import resolvelib
+from resolvelib.resolvers import Resolution as _Resolution, ResolverException
+from resolvelib.structs import State
 
 from indexium_jar import formats
 from indexium_jar.deps.candidates import CandidateFile, CandidateSource, CandidateVersion
@@ -206,6 +210,7 @@ class _Provider(resolvelib.AbstractProvider):
     def __init__(self, index: _Index, roots: Iterable[str]) -> None:
         self.index = index
         self.roots = frozenset(roots)
+        self._preferences: dict[str, tuple] = {}
 
     def identify(self, requirement_or_candidate):
         return requirement_or_candidate.mod_id
@@ -216,7 +221,13 @@ class _Provider(resolvelib.AbstractProvider):
         return self._preference(identifier)
 
     def _preference(self, identifier):
-        return (identifier not in self.roots, len(self.index.candidates(identifier)), identifier)
+        # (Fixed for an identifier: the roots are, and its candidates are built once per index.)
+        try:
+            return self._preferences[identifier]
+        except KeyError:
+            known = self._preferences[identifier] = (
+                identifier not in self.roots, len(self.index.candidates(identifier)), identifier)
+            return known
 
     def narrow_requirement_selection(self, identifiers, resolutions, candidates, information, backtrack_causes):
         # The one identifier get_preference would choose, found here: resolvelib would otherwise
@@ -309,13 +320,116 @@ def resolve(source: CandidateSource, loader: str, game_version: str, mods: Seque
 
 
 def _run(index: _Index, roots: list[_Req]):
-    resolver = resolvelib.Resolver(_Provider(index, (r.mod_id for r in roots)), resolvelib.BaseReporter())
+    straight = _Straight.run(index, roots)
+    if straight is not None:
+        return straight, None
+    provider, reporter = _Provider(index, (r.mod_id for r in roots)), resolvelib.BaseReporter()
     try:
-        return resolver.resolve(roots, max_rounds=MAX_ROUNDS), None
+        if not _STRAIGHT:
+            return resolvelib.Resolver(provider, reporter).resolve(roots, max_rounds=MAX_ROUNDS), None
+        from resolvelib.resolvers.resolution import _build_result  # noqa: PLC0415 - as Resolver.resolve does
+
+        return _build_result(_Memo(provider, reporter).resolve(roots, max_rounds=MAX_ROUNDS)), None
     except resolvelib.ResolutionImpossible as exc:
         return None, _explain(index, exc.causes)
     except resolvelib.ResolutionTooDeep:
         return None, "these mods allow too many combinations to try; pin some versions and ask again"
+
+
+class _Bail(Exception):
+    """The straight path met what only resolvelib's own loop handles (a backjump, a pin undone)."""
+
+
+# _Memo and the straight path below lean on resolvelib 1.2's Resolution internals; another
+# release runs resolvelib's Resolver alone.
+_STRAIGHT = resolvelib.__version__.startswith("1.2.")
+
+
+class _Memo(_Resolution):
+    """resolvelib's resolution, remembering whether a pin meets a criterion: both are immutable
+    (a changed criterion is a new object) and resolvelib asks again for every pin every round,
+    thousands of times in a long backtracking search."""
+
+    def __init__(self, provider, reporter) -> None:
+        super().__init__(provider, reporter)
+        self._meets: dict[tuple, bool] = {}
+
+    def _is_current_pin_satisfying(self, name, criterion) -> bool:
+        pin = self._states[-1].mapping.get(name)  # (self.state, without the property's call)
+        if pin is None:
+            return False
+        key = (criterion, pin)
+        known = self._meets.get(key)
+        if known is None:
+            satisfied = self._p.is_satisfied_by
+            known = self._meets[key] = all(satisfied(r, pin) for r in criterion.iter_requirement())
+        return known
+
+
+class _Straight(_Memo):
+    """resolvelib's own resolution, round by round, for the common case where no pin is ever
+    undone: the same ``_add_to_criteria`` and ``_attempt_to_pin_criterion`` (the same
+    candidates tried in the same order, the same criteria and information), without what
+    each round of ``Resolution.resolve`` costs for backtracking it will not need: a copy of
+    every criterion per round (``_push_new_state``), re-checking every pin against every
+    requirement, and ranking every open identifier. Here the open identifiers are kept in a
+    heap by the provider's preference (which depends on the identifier alone, so the choice
+    is resolvelib's ``min``), and only criteria a pin changed are re-checked.
+
+    Anything else (a pin whose every candidate conflicts, which resolvelib would backjump
+    from; a pin a later requirement no longer accepts; too many rounds) raises ``_Bail``
+    and the caller runs resolvelib from the start, so every answer, with or without a
+    solution, is exactly resolvelib's. What the abandoned attempt leaves in the index
+    (candidates built, memoised checks) is what a resolvelib run may build too, and
+    ``find_matches`` reads only hosts whose mod is needed, which are always built by then.
+    ``tests/unit/jar/deps/test_straight.py`` compares both on random catalogues."""
+
+    @classmethod
+    def run(cls, index: _Index, roots: list[_Req]):
+        if not _STRAIGHT:
+            return None
+        provider = _Provider(index, (r.mod_id for r in roots))
+        try:
+            return cls(provider, resolvelib.BaseReporter())._resolve(roots, provider)
+        except (_Bail, ResolverException):
+            return None
+
+    def _resolve(self, roots: list[_Req], provider: _Provider):
+        from resolvelib.resolvers.resolution import _build_result  # noqa: PLC0415 - see _STRAIGHT
+
+        self._states = [State(mapping=collections.OrderedDict(), criteria={}, backtrack_causes=[])]
+        criteria = self.state.criteria
+        for r in roots:
+            self._add_to_criteria(criteria, r, parent=None)  # (a conflict here: resolvelib says why)
+        mapping = self.state.mapping
+        self._touched: list[str] = []
+        heap = [(provider._preference(k), k) for k in criteria]
+        heapq.heapify(heap)
+        for _ in range(MAX_ROUNDS):
+            if not heap:
+                return _build_result(self.state)
+            _, name = heapq.heappop(heap)
+            known = criteria.keys() | ()  # (the ids open or pinned before this pin)
+            if self._attempt_to_pin_criterion(name):
+                raise _Bail  # every candidate conflicts: resolvelib backjumps
+            criteria = self.state.criteria
+            for key in dict.fromkeys(self._touched):
+                if key in mapping:
+                    if not self._is_current_pin_satisfying(key, criteria[key]):
+                        raise _Bail  # a pin undone: resolvelib drops its information and pins again
+                elif key not in known:
+                    heapq.heappush(heap, (provider._preference(key), key))
+        raise _Bail
+
+    def _get_updated_criteria(self, candidate):
+        # resolvelib's, recording which criteria the candidate's dependencies changed.
+        criteria = self.state.criteria.copy()
+        touched = []
+        for requirement in self._p.get_dependencies(candidate=candidate):
+            self._add_to_criteria(criteria, requirement, parent=candidate)
+            touched.append(requirement.mod_id)
+        self._touched = touched
+        return criteria
 
 
 def _pinned(result) -> list[_Cand]:

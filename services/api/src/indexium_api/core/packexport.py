@@ -14,8 +14,10 @@ player and GitHub.
   ``tomli-w`` (the standard library reads TOML but does not write it).
 
 The loader version: the one the player gave, checked against every mod's requirement, or the
-newest of :data:`LOADER_VERSIONS` every mod accepts. We keep no live list of loader releases
-(the index has no source for one offline), so a loader without a table entry needs the player's.
+newest known release (:data:`LOADER_VERSIONS`; per game version for Forge and NeoForge,
+:data:`GAME_LOADER_VERSIONS`) every mod accepts. We keep no live list of loader releases (the
+index has no source for one offline), so a game version without a table entry, or mods no listed
+release satisfies, need the player's.
 """
 
 from __future__ import annotations
@@ -33,10 +35,19 @@ from indexium_jar.deps import LOADER_NAMES, PlatformRequirement
 from indexium_jar.packs.mrpack import LOADER_DEPENDENCIES, safe_path
 from indexium_platform.web import ApiError
 
-# Released Fabric Loader versions (fabric-loader's GitHub releases), newest first. A short list on
-# purpose: the newest a pack's mods accept is what a player wants, and older mods accept these.
+# Released loader versions, newest first: short lists on purpose (the newest a pack's mods accept is
+# what a player wants, and older mods accept these). Fabric Loader (fabric-loader's GitHub releases)
+# and Quilt Loader (org.quiltmc:quilt-loader on Quilt's Maven) run on any game version.
 LOADER_VERSIONS: dict[str, tuple[str, ...]] = {
     "fabric": ("0.16.14", "0.16.10", "0.16.9", "0.16.5", "0.16.0", "0.15.11", "0.15.0", "0.14.25", "0.14.21"),
+    "quilt": ("0.29.2", "0.29.1", "0.28.0", "0.26.4", "0.26.0", "0.25.0", "0.24.0"),
+}
+# A Forge or NeoForge build is made for one game version (Forge's promotions, NeoForge's Maven: a
+# NeoForge 21.1.x is for 1.21.1), so their lists are per game version; a game version not listed
+# needs the player's loader_version.
+GAME_LOADER_VERSIONS: dict[str, dict[str, tuple[str, ...]]] = {
+    "forge": {"1.21.1": ("52.1.0",), "1.21": ("51.0.33",), "1.20.1": ("47.4.10", "47.3.0", "47.2.0")},
+    "neoforge": {"1.21.1": ("21.1.250", "21.1.218", "21.1.77"), "1.21": ("21.0.167",)},
 }
 # The manifest id a loader's mods name it by (what the resolver's platform requirements are keyed by).
 LOADER_IDS = {"fabric": "fabricloader", "quilt": "quilt_loader", "forge": "forge", "neoforge": "neoforge"}
@@ -65,7 +76,12 @@ def side_of(environments) -> str:
     return sides.pop() if len(sides) == 1 and sides <= {"client", "server"} else "both"
 
 
-def loader_version(loader: str, given: str | None, platform: tuple[PlatformRequirement, ...]) -> str:
+def known_versions(loader: str, game_version: str) -> tuple[str, ...]:
+    """The loader's releases we know of that run ``game_version``, newest first."""
+    return LOADER_VERSIONS.get(loader) or GAME_LOADER_VERSIONS.get(loader, {}).get(game_version, ())
+
+
+def loader_version(loader: str, given: str | None, platform: tuple[PlatformRequirement, ...], game_version: str) -> str:
     """The loader version to put in the pack: every mod accepts it (400 naming the requirement otherwise)."""
     loader_id = LOADER_IDS[loader]
     needs = [p for p in platform if p.mod_id == loader_id]
@@ -77,11 +93,11 @@ def loader_version(loader: str, given: str | None, platform: tuple[PlatformRequi
                 raise ApiError(400, "invalid_parameter",
                                f"'loader_version' {given} does not satisfy every mod: {p.text} ({'; '.join(p.declared)}).")
         return given
-    for candidate in LOADER_VERSIONS.get(loader, ()):
+    for candidate in known_versions(loader, game_version):
         if all(p.versions.contains(candidate) for p in needs):
             return candidate
     raise ApiError(400, "loader_version_required",
-                   f"Give 'loader_version': Indexium keeps no list of {name} releases that fits "
+                   f"Give 'loader_version': none of the {name} releases Indexium knows of for {game_version} fits "
                    f"(every mod accepts: {accepted}).")
 
 

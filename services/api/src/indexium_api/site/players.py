@@ -87,7 +87,7 @@ def _export_links(loader, game, mods, optional, loader_version, answer, resoluti
     if loader not in packexport.EXPORT_LOADERS:
         return {}, f"Packs can be exported for {', '.join(packexport.EXPORT_LOADERS)} only."
     try:
-        packexport.loader_version(loader, loader_version, resolution.platform)
+        packexport.loader_version(loader, loader_version, resolution.platform, game)
     except ApiError as exc:
         return {}, exc.description
     for p in answer.mods:

@@ -148,10 +148,13 @@ async def run_resolve(conn, body: ResolveBody):
     for a in sorted(asked.values(), key=lambda a: (a.mod_id, str(a.version_id or ""))):
         by_id.setdefault(a.mod_id, a)  # one entry per mod id: a slug and a hash of it ask once
     roots = [Requested(a.mod_id, str(a.version_id) if a.version_id else None) for a in by_id.values()]
-    resolution, _ = await packs_q.resolve(conn, body.loader, body.game_version, roots,
-                                          pinned={m: a.project for m, a in by_id.items()},
-                                          include_optional=body.include_optional)
-    rows = await packs_q.files(conn, [p.file_id for p in resolution.picks]) if resolution.picks else {}
+    resolution, source = await packs_q.resolve(conn, body.loader, body.game_version, roots,
+                                               pinned={m: a.project for m, a in by_id.items()},
+                                               include_optional=body.include_optional)
+    # (each picked file's download facts were read with the candidates; files() for any that were not)
+    rows = {i: source.downloads[i] for i in (_uuid(p.file_id) for p in resolution.picks) if i in source.downloads}
+    if missing := [_uuid(p.file_id) for p in resolution.picks if _uuid(p.file_id) not in rows]:
+        rows.update(await packs_q.files(conn, missing))
     return _answer(body, resolution, rows), resolution, rows
 
 
@@ -216,7 +219,8 @@ async def export(request: web.Request) -> web.Response:
     answer, resolution, rows = await query(request, run_resolve, body)
     if not answer.ok:
         raise ApiError(409, "no_solution", f"No pack: {answer.problem}")
-    loader_version = packexport.loader_version(body.loader, body.loader_version, resolution.platform)
+    loader_version = packexport.loader_version(body.loader, body.loader_version, resolution.platform,
+                                                body.game_version)
     files = []
     for p in answer.mods:
         f = rows[_uuid(next(x.file_id for x in resolution.picks if x.mod_id == p.mod_id))]
