@@ -153,7 +153,7 @@ class LiveIndex:
             for i in range(0, len(slugs), REREAD_BATCH):
                 await self.api.db.run(indexed.reread, index, slugs[i:i + REREAD_BATCH])
         except Exception as exc:  # (no snapshot, a damaged one, NATS or PostgreSQL away)
-            # No snapshot written yet (a new stack, `make run`, which runs no writer) is a state, not
+            # No snapshot written yet (a new stack before its writer's first write) is a state, not
             # a fault: info; anything else (damaged, NATS or PostgreSQL away) a warning.
             level = log.info if isinstance(exc, NoSnapshot) else log.warning
             level("search_index_snapshot_unusable", reason=type(exc).__name__, detail=str(exc)[:200],
