@@ -58,8 +58,9 @@ def memory_mb(pid: int) -> tuple[float, float, float]:
 
 
 class Roles:
-    """``name -> [pids]`` as of now: the services' current processes, NATS, and PostgreSQL's
-    postmaster with every child (backends come and go)."""
+    """``name -> [pids]`` as of now: the services' current processes with their children (the
+    search-snapshot scheduler's writes), NATS, and PostgreSQL's postmaster with every child
+    (backends come and go)."""
 
     def __init__(self, stack):
         self.stack = stack
@@ -67,8 +68,8 @@ class Roles:
     def pids(self) -> dict[str, list[int]]:
         out: dict[str, list[int]] = {}
         for proc in self.stack.services:
-            if proc.alive():
-                out[proc.spec.name] = [proc.proc.pid]
+            if proc.alive():  # (with its children: the search snapshot's writes, the API's prefetch)
+                out[proc.spec.name] = [proc.proc.pid, *children(proc.proc.pid)]
         if self.stack.nats is not None and self.stack.nats.proc is not None:
             out["nats"] = [self.stack.nats.proc.pid]
         if self.stack.pg is not None and self.stack.pg.proc is not None:

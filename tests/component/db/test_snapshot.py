@@ -115,11 +115,14 @@ async def _answers(conn, index, lexicon, recheck: bool) -> list:
     return out
 
 
+@pytest.mark.parametrize("postings_kept", ["as many as read", "a few bytes"])
 def test_a_replica_from_a_snapshot_plus_changes_answers_as_one_built_from_postgresql(database_url, tmp_path,
-                                                                                    monkeypatch):
+                                                                                    monkeypatch, postings_kept):
     # Every prefix union from the laid postings (the C union over the file's arrays), not only
     # those of 8 lexemes or more: this catalogue is small.
     monkeypatch.setattr(searchindex, "LAID_MIN_SETS", 1)
+    if postings_kept == "a few bytes":  # (the postings read let go at nearly every read, unions forgotten with them)
+        monkeypatch.setattr(snapshot, "POSTINGS_READ_MAX", 64)
 
     async def run():
         conn = await connect(database_url)
@@ -138,9 +141,16 @@ def test_a_replica_from_a_snapshot_plus_changes_answers_as_one_built_from_postgr
             index, learned, meta = snapshot.load(path, verify=True)
             assert meta["digest"] == digest and meta["updated_at"] == written.position and meta["stream_seq"] == 7
             assert learned._tokens == lexicon._tokens and learned._prefix == lexicon._prefix
+            # Searches before the changes are read: postings read, prefix unions remembered (kept
+            # exact by the re-reads below, or forgotten with the postings let go); the file's
+            # pages unmapped (read again as they are needed).
+            await _answers(conn, index, learned, False)
+            index.snapshot.release_pages()
             stale = await indexed.changed_after(conn, index, meta["updated_at"], margin_s=1.0)
             assert len(stale) >= 10  # the hidden, renamed, rewritten, re-rolled and new mods
             await indexed.reread(conn, index, stale)
+            if postings_kept == "a few bytes":
+                assert index.readme.budget.evictions > 100
 
             fresh = await indexed.load(conn)  # (and its lexicon prewarmed, as a replica's)
             fresh_lexicon = Lexicon()

@@ -356,6 +356,7 @@ class SearchIndex:
         # The catalogue position this index covers (queries/indexed.load: its transaction's start,
         # microseconds since the epoch); a snapshot's, for one loaded from a snapshot.
         self.position: int | None = None
+        self.snapshot = None  # the snapshot.Snapshot this index reads from (snapshot.load), or None
 
     # --- building and following ---------------------------------------------------------
 
@@ -409,7 +410,7 @@ class SearchIndex:
         self.listed.add(ordinal)
         n = entry.lexemes
         for lexeme in entry.keys[:n]:
-            bm = self.postings.get(lexeme)
+            bm = _held(self.postings, lexeme)
             if bm is None:
                 bm = self.postings[lexeme] = BitMap()
                 i = bisect.bisect_left(self._vocabulary, lexeme)
@@ -418,7 +419,7 @@ class SearchIndex:
                 self._vocabulary_heavy.insert(i, None)
             bm.add(ordinal)
         for lexeme in entry.heavy:
-            bm = self.heavy.get(lexeme)
+            bm = _held(self.heavy, lexeme)
             if bm is None:
                 bm = self.heavy[lexeme] = BitMap()
                 # (a weight-A lexeme is one of the mod's lexemes: already in the vocabulary)
@@ -428,7 +429,7 @@ class SearchIndex:
             self.filters.setdefault(key, BitMap()).add(ordinal)
         added = readme_lexemes(row) if readme else []
         for lexeme in added:
-            bm = self.readme.get(lexeme)
+            bm = _held(self.readme, lexeme)
             if bm is None:
                 lexeme = sys.intern(lexeme)
                 bm = self.readme[lexeme] = BitMap()
@@ -484,11 +485,11 @@ class SearchIndex:
         self.listed.discard(ordinal)
         for key in entry.keys:
             for table in (self.postings, self.filters):
-                bm = table.get(key)
+                bm = _held(table, key)
                 if bm is not None:
                     bm.discard(ordinal)
         for lexeme in entry.heavy:
-            bm = self.heavy.get(lexeme)
+            bm = _held(self.heavy, lexeme)
             if bm is not None:
                 bm.discard(ordinal)
         for view, key in self._views():
@@ -745,6 +746,13 @@ class SearchIndex:
         if len(allowed) * 16 < len(order):  # few pass: sort those rather than walk every mod
             return sorted(allowed, key=self._order_keys(sort))[offset:offset + limit]
         return list(islice((o for o in order if o in allowed), offset, offset + limit))
+
+
+def _held(table: Mapping[str, BitMap], key: str) -> BitMap | None:
+    """``table.get(key)`` for a posting about to be changed in place: a snapshot's table
+    (``snapshot.Table``) keeps it for good instead of among the postings it may let go."""
+    held = getattr(table, "held", None)
+    return table.get(key) if held is None else held(key)
 
 
 def _laid(postings: Mapping[str, list[int]], vocabulary: list[str]) -> tuple[array, array]:

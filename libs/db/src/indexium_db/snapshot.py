@@ -50,6 +50,8 @@ from .trigram import Words
 MAGIC = b"IXSNAP\0\1"
 FORMAT = 1
 ENTRIES_KEPT = 2048  # entries built from the file and kept (then forgotten whole): ~3 KB each
+# Postings read for searches and kept (Table), by their serialized bytes (in memory ~1-1.5x).
+POSTINGS_READ_MAX = 16 * 2**20
 _TRAILER = struct.Struct("<Q32s")
 _NONE_TIME = -(2**63)
 _pack = msgspec.msgpack.Encoder()
@@ -208,6 +210,15 @@ class Snapshot:
             raise Unusable(f"format {self.meta.get('format')}")
         self.view = view
 
+    def release_pages(self) -> None:
+        """Unmap this process's pages of the file (``MADV_DONTNEED``: they stay in the page cache,
+        shared with every replica on the node, and the next read maps one again at a minor fault's
+        cost). Searches read the file at random (entries' columns, hits, postings): after a
+        minute of load nearly every page is mapped and counted in the RSS though none is this
+        process's own memory; a replica lets them go periodically (search_index.py)."""
+        if hasattr(mmap, "MADV_DONTNEED"):
+            self.map.madvise(mmap.MADV_DONTNEED)
+
     def raw(self, name: str) -> memoryview:
         pos, size, _ = self.sections[name]
         return self.view[pos:pos + size]
@@ -253,15 +264,27 @@ class Strings:
 
 
 class Table(dict):
-    """A posting table (key -> BitMap) whose bitmaps stay serialized in the snapshot until first
-    read; then, and for every key added since, a dict's. ``dropped``: ordinals taken out of every
-    posting (``drop``) whose file copies were not read yet (a README table: SearchIndex._drop_readme)."""
+    """A posting table (key -> BitMap) whose bitmaps stay serialized in the snapshot until read.
 
-    def __init__(self, snap: Snapshot, keys, section: str) -> None:
+    Two kinds of bitmaps in memory: **held** ones (the dict's own: every key added since the
+    snapshot, and every posting an event changed, which the index takes with ``held``), kept for
+    good; and **read** ones, deserialized for searches (``get``) and kept in a cache bounded by
+    ``budget`` (their serialized bytes, shared by a snapshot's tables): past it, every table's read
+    bitmaps are let go and ``budget.evicted`` called (the index forgets its remembered prefix
+    unions, which may have been built from them: SearchIndex._follow keeps those exact only over
+    the postings still in memory). Without the bound, a replica kept every posting a search ever
+    read (a README prefix union reads thousands): +90 MB over a minute of mixed load at 100,000
+    mods. ``dropped``: ordinals taken out of every posting (``drop``) whose file copies are read
+    later (a README table: SearchIndex._drop_readme)."""
+
+    def __init__(self, snap: Snapshot, keys, section: str, budget: Budget | None = None) -> None:
         super().__init__()
         self._snap, self._keys, self._section = snap, keys, section
         self._offsets, self._raw = snap.col(section + ".offsets"), snap.raw(section)
         self.dropped = BitMap()
+        self._read: dict[str, BitMap] = {}
+        self.budget = budget if budget is not None else Budget()
+        self.budget.tables.append(self)
 
     def _file(self, key: str) -> BitMap | None:
         keys = self._keys
@@ -274,14 +297,29 @@ class Table(dict):
         bm = BitMap.deserialize(raw)
         if self.dropped:
             bm -= self.dropped
-        dict.__setitem__(self, key, bm)
+        self.budget.spend(len(raw))
         return bm
 
     def get(self, key, default=None):
         found = dict.get(self, key)
         if found is None:
-            found = self._file(key)
+            found = self._read.get(key)
+            if found is None:
+                found = self._file(key)
+                if found is not None:
+                    self._read[key] = found
         return default if found is None else found
+
+    def held(self, key):
+        """The posting of ``key`` to change in place (an event's re-read): kept for good."""
+        found = dict.get(self, key)
+        if found is None:
+            found = self._read.pop(key, None)
+            if found is None:
+                found = self._file(key)
+            if found is not None:
+                dict.__setitem__(self, key, found)
+        return found
 
     def __getitem__(self, key):
         found = self.get(key)
@@ -289,11 +327,15 @@ class Table(dict):
             raise KeyError(key)
         return found
 
+    def __setitem__(self, key, value) -> None:
+        self._read.pop(key, None)
+        dict.__setitem__(self, key, value)
+
     def __contains__(self, key) -> bool:
         return self.get(key) is not None
 
     def setdefault(self, key, default=None):
-        found = self.get(key)
+        found = self.held(key)
         if found is None:
             dict.__setitem__(self, key, default)
             return default
@@ -312,15 +354,40 @@ class Table(dict):
         return len(self.keys())
 
     def drop(self, ordinal: int) -> list[str]:
-        """Take ``ordinal`` out of every posting; the keys of those read so far that held it
-        (a posting not read yet is not in any remembered union: SearchIndex._follow)."""
+        """Take ``ordinal`` out of every posting; the keys of those in memory that held it
+        (a posting not in memory is not in any remembered union: SearchIndex._follow)."""
         dropped = []
-        for key, bm in dict.items(self):
-            if ordinal in bm:
-                bm.discard(ordinal)
-                dropped.append(key)
+        for table in (dict.items(self), self._read.items()):
+            for key, bm in table:
+                if ordinal in bm:
+                    bm.discard(ordinal)
+                    dropped.append(key)
         self.dropped.add(ordinal)
         return dropped
+
+    def forget_read(self) -> None:
+        self._read.clear()
+
+
+class Budget:
+    """The serialized bytes of the postings a snapshot's tables hold as read (Table): past
+    ``limit``, every table lets its read ones go, then ``evicted`` is called."""
+
+    def __init__(self, limit: int = 0) -> None:
+        self.limit = limit or POSTINGS_READ_MAX
+        self.spent = 0
+        self.tables: list[Table] = []
+        self.evicted = lambda: None
+        self.evictions = 0
+
+    def spend(self, n: int) -> None:
+        self.spent += n
+        if self.spent > self.limit:
+            self.spent = n
+            self.evictions += 1
+            for table in self.tables:
+                table.forget_read()
+            self.evicted()
 
 
 class _Postings:
@@ -455,10 +522,13 @@ def load(path: Path, *, verify: bool = False) -> tuple[SearchIndex, Lexicon, dic
     slugs = snap.strings("slug")
     index.by_slug = {slugs[o]: o for o in index.listed}
     index.entries = Entries(snap, vocabulary, filter_keys, index.listed, index.name_of, slugs)
-    index.postings = Table(snap, vocabulary, "postings")
-    index.heavy = Table(snap, vocabulary, "heavy_postings")
-    index.filters = Table(snap, filter_keys, "filter_postings")
-    index.readme = Table(snap, readme_vocabulary, "readme_postings")
+    budget = Budget()
+    index.postings = Table(snap, vocabulary, "postings", budget)
+    index.heavy = Table(snap, vocabulary, "heavy_postings", budget)
+    index.filters = Table(snap, filter_keys, "filter_postings", budget)
+    index.readme = Table(snap, readme_vocabulary, "readme_postings", budget)
+    budget.evicted = index._prefix_unions.clear  # (unions may have been built from the postings let go)
+    index.snapshot = snap
     index._vocabulary = list(vocabulary)
     index._vocabulary_postings = _Postings(index._vocabulary, index.postings)
     index._vocabulary_heavy = _Postings(index._vocabulary, index.heavy)

@@ -20,6 +20,8 @@ class ServiceSpec:
     name: str
     module: str
     default_port: int
+    args: tuple[str, ...] = ()
+    http: bool = True  # False: no port, no /readyz (a worker: the search snapshot's scheduler)
 
 
 SERVICES = (
@@ -30,6 +32,10 @@ SERVICES = (
     ServiceSpec("api", "indexium_api", 8080),
     ServiceSpec("telemetry", "indexium_telemetry", 8082),
 )
+# The search snapshot's writer on a schedule and after catalogue changes (docs/api.md, "Replica
+# start: the snapshot"): make run writes one before the API starts, then this keeps it fresh.
+SEARCH_SNAPSHOT = ServiceSpec("search-snapshot", "indexium_ops", 0, args=(
+    "search-snapshot", "--every", "600", "--after-changes", "50", "--min-interval", "60", "--wait-first"), http=False)
 # Runs only when a GitHub App is configured (INDEXIUM_GITHUB_APP_ID).
 GITHUB_ROLE = ServiceSpec("github", "indexium_indexer.github", 8085)
 BY_NAME = {s.name: s for s in (*SERVICES, GITHUB_ROLE)}
@@ -61,7 +67,7 @@ class ServiceProcess:
         env = {**os.environ, **self.env, "PORT": str(self.port), "HOST": "127.0.0.1"}
         out = open(self.log_path, "ab") if self.log_path else None
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", self.spec.module], env=env, stdout=out, stderr=subprocess.STDOUT
+            [sys.executable, "-m", self.spec.module, *self.spec.args], env=env, stdout=out, stderr=subprocess.STDOUT
             if out else None, start_new_session=True,
         )
         return self

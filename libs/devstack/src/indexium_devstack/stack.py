@@ -11,6 +11,8 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -19,7 +21,7 @@ from indexium_ops.cli import Settings as OpsSettings, setup
 from indexium_platform.settings import load
 
 from .embedded import EmbeddedNats, EmbeddedPostgres, free_port, port_is_free
-from .procs import GITHUB_ROLE, SERVICES, ServiceProcess, port_variable
+from .procs import GITHUB_ROLE, SEARCH_SNAPSHOT, SERVICES, ServiceProcess, port_variable
 
 DEV_WEBHOOK_SECRET = "indexium-dev-secret"
 # Derives the webhook subscriptions' signing secrets (the API and the notify role share it).
@@ -78,16 +80,36 @@ class LocalStack:
         specs = list(SERVICES)
         if os.environ.get("INDEXIUM_GITHUB_APP_ID") or self.env.get("INDEXIUM_GITHUB_APP_ID"):
             specs.append(GITHUB_ROLE)  # a registered App, or the demo's stand-in
+        self.write_search_snapshot()
         for spec in specs:
             port = int(os.environ.get(port_variable(spec), spec.default_port))
             if not port_is_free(port):
                 raise SystemExit(f"port {port} for {spec.name} is taken; set {port_variable(spec)}")
             proc = ServiceProcess(spec, port=port, env=self.env, log_path=self.root / "logs" / f"{spec.name}.log")
             self.services.append(proc.start())
+        writer = ServiceProcess(SEARCH_SNAPSHOT, port=0, env=self.env,
+                                log_path=self.root / "logs" / f"{SEARCH_SNAPSHOT.name}.log")
+        self.services.append(writer.start())
         for proc in self.services:
-            proc.wait_ready(timeout=60)
-            self.say(f"{proc.spec.name:<10} {proc.url}  (log {proc.log_path})")
+            if proc.spec.http:
+                proc.wait_ready(timeout=60)
+                self.say(f"{proc.spec.name:<10} {proc.url}  (log {proc.log_path})")
+            else:
+                self.say(f"{proc.spec.name:<10} (no port; log {proc.log_path})")
         self.write_state()
+
+    def write_search_snapshot(self) -> None:
+        """The search snapshot written once before the API starts, so its replicas start from it
+        (then the search-snapshot process keeps it fresh); a failure is said and not fatal: the API
+        then builds its index from PostgreSQL, as it says in its log."""
+        started = time.monotonic()
+        log = self.root / "logs" / f"{SEARCH_SNAPSHOT.name}.log"
+        with open(log, "ab") as out:
+            done = subprocess.run([sys.executable, "-m", "indexium_ops", "search-snapshot"],
+                                  env={**os.environ, **self.env}, stdout=out, stderr=subprocess.STDOUT)
+        took = time.monotonic() - started
+        self.say(f"search snapshot written in {took:.1f} s" if done.returncode == 0 else
+                 f"search snapshot not written (exit {done.returncode}, log {log}): the API builds from PostgreSQL")
 
     def write_state(self, *, running: bool = True) -> None:
         """``.run/state.json``: where everything listens and each service's pid (for tools and
@@ -98,8 +120,8 @@ class LocalStack:
             "running": running,
             "nats_url": self.env["NATS_URL"],
             "database_url": self.env["DATABASE_URL"],
-            "services": {p.spec.name: {"url": p.url, "pid": p.proc.pid, "restarts": p.restarts}
-                         for p in self.services},
+            "services": {p.spec.name: {"url": p.url if p.spec.http else None, "pid": p.proc.pid,
+                                       "restarts": p.restarts} for p in self.services},
         }
         tmp = self.root / "state.json.tmp"
         tmp.write_text(json.dumps(state, indent=2))

@@ -325,21 +325,22 @@ async def _review(conn: asyncpg.Connection, settings: Settings, version_id, args
 
 
 async def search_snapshot(settings: Settings, args: argparse.Namespace) -> None:
-    """Write the search snapshot and put it in the object store; with --every, again and again."""
-    while True:
-        conn = await _database(settings)
-        nc = await _nats(settings, "indexium-search-snapshot")
-        try:
-            done = await searchsnapshot.write_once(conn, nc.jetstream())
-            print(f"search snapshot put: {done['mods']} mods, {done['bytes'] / 2**20:.1f} MiB in {done['seconds']} s"
-                  f" (sha256 {done['digest'][:16]}, position {done['updated_at']}, stream seq {done['stream_seq']})",
-                  flush=True)
-        finally:
-            await conn.close()
-            await nc.drain()
-        if not args.every:
-            return
-        await asyncio.sleep(args.every)
+    """Write the search snapshot and put it in the object store; with --every, again and again
+    (each write a process of its own: searchsnapshot.schedule)."""
+    if args.every:
+        await searchsnapshot.schedule(settings.nats_url, every_s=args.every, after_changes=args.after_changes,
+                                      min_interval_s=args.min_interval, write_first=not args.wait_first)
+        return
+    conn = await _database(settings)
+    nc = await _nats(settings, "indexium-search-snapshot")
+    try:
+        done = await searchsnapshot.write_once(conn, nc.jetstream())
+        print(f"search snapshot put: {done['mods']} mods, {done['bytes'] / 2**20:.1f} MiB in {done['seconds']} s"
+              f" (sha256 {done['digest'][:16]}, position {done['updated_at']}, stream seq {done['stream_seq']})",
+              flush=True)
+    finally:
+        await conn.close()
+        await nc.drain()
 
 
 def _command(sub, name: str, text: str, **kwargs) -> argparse.ArgumentParser:
@@ -384,7 +385,15 @@ def build_parser() -> argparse.ArgumentParser:
     sk.add_argument("--all", action="store_true", help="also assets that are not mod files (zips, sources jars)")
     ss = _command(sub, "search-snapshot", "write the search index's snapshot and put it in the object store, "
                                           "where API replicas start from it (one writer; on a schedule)")
-    ss.add_argument("--every", type=float, default=0, help="keep running: write again every this many seconds")
+    ss.add_argument("--every", type=float, default=0, help="keep running: write again every this many seconds "
+                    "(each write a process of its own)")
+    ss.add_argument("--after-changes", type=int, default=0,
+                    help="with --every: also write once this many catalogue events (the VERSIONS stream's "
+                         "subjects) came since the last write began (0: on the schedule alone)")
+    ss.add_argument("--min-interval", type=float, default=60.0,
+                    help="with --after-changes: never two writes' starts closer than this many seconds (60)")
+    ss.add_argument("--wait-first", action="store_true",
+                    help="with --every: no write at start (one was just written), the first after the wait")
     qr = _command(sub, "quarantine", "versions the scan stage held back: list, show, approve, reject")
     qr_sub = qr.add_subparsers(dest="action", required=True, metavar="ACTION")
     ql = _command(qr_sub, "list", "the held versions, newest first, with their findings")

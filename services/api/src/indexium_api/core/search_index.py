@@ -25,7 +25,8 @@ the index from PostgreSQL: fetched to this node unless a copy is here, mapped
 (``indexium_db.snapshot``), then the mods written since the snapshot's position (less
 CATCH_UP_MARGIN_S) re-read before it is used. A refresh finding the same snapshot keeps the index
 it has (it follows events). No snapshot, or one that cannot be read: the load from PostgreSQL, and
-a ``search_index_snapshot_unusable`` line saying why.
+a ``search_index_snapshot_unusable`` line saying why. Every RELEASE_PAGES_S the file's pages
+this process has mapped are let go (they stay in the page cache; the next read maps one again).
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ RETRY_S = 5.0  # a load that failed (PostgreSQL away) is tried again this soon
 # transaction start, and a transaction may commit that long after it began.
 CATCH_UP_MARGIN_S = 60.0
 REREAD_BATCH = 500  # mods re-read a statement after a snapshot (indexed.reread)
+# An index mapped from a snapshot lets this process's pages of the file go this often
+# (snapshot.Snapshot.release_pages: they stay in the node's page cache).
+RELEASE_PAGES_S = 10.0
 
 
 class LiveIndex:
@@ -72,6 +76,7 @@ class LiveIndex:
         self._rereading: asyncio.Task | None = None
         self._refresher: asyncio.Task | None = None
         self._catching_up: asyncio.Task | None = None
+        self._releasing: asyncio.Task | None = None
         self._synced_at: float | None = None  # monotonic: when the index last read every change
 
     def current(self) -> SearchIndex | None:
@@ -90,9 +95,10 @@ class LiveIndex:
             log.warning("search_index_load_failed", error=type(exc).__name__)
         self._refresher = asyncio.create_task(self._refresh_loop(), name="api-search-index")
         self._catching_up = asyncio.create_task(self._catch_up_loop(), name="api-search-index-catch-up")
+        self._releasing = asyncio.create_task(self._release_loop(), name="api-search-index-release-pages")
 
     async def stop(self) -> None:
-        for task in (self._refresher, self._catching_up, self._reloading, self._rereading):
+        for task in (self._refresher, self._catching_up, self._releasing, self._reloading, self._rereading):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -147,7 +153,7 @@ class LiveIndex:
             for i in range(0, len(slugs), REREAD_BATCH):
                 await self.api.db.run(indexed.reread, index, slugs[i:i + REREAD_BATCH])
         except Exception as exc:  # (no snapshot, a damaged one, NATS or PostgreSQL away)
-            # No snapshot written yet (a new stack, `make run`, which runs no writer) is a state, not
+            # No snapshot written yet (a new stack before its writer's first write) is a state, not
             # a fault: info; anything else (damaged, NATS or PostgreSQL away) a warning.
             level = log.info if isinstance(exc, NoSnapshot) else log.warning
             level("search_index_snapshot_unusable", reason=type(exc).__name__, detail=str(exc)[:200],
@@ -170,6 +176,13 @@ class LiveIndex:
         while True:
             await asyncio.sleep(self.catch_up_s)
             await self.catch_up()
+
+    async def _release_loop(self) -> None:
+        while True:
+            await asyncio.sleep(RELEASE_PAGES_S)
+            mapped = self.index.snapshot if self.index is not None else None
+            if mapped is not None:
+                mapped.release_pages()
 
     def resync(self) -> None:
         """The subscription is (back) up: catch up with whatever changed while it was not."""
