@@ -9,9 +9,13 @@ not be found by its own name, and its hash answered with the first mod.
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
+from indexium_contracts import github
 from indexium_db.queries import github as github_q
+from indexium_indexer.github import card
+from indexium_jar.model import ModRecord
 from indexium_devstack import jars, packs
 from indexium_jar import formats
 
@@ -176,3 +180,20 @@ async def test_an_impostor_repository_still_takes_no_project_of_a_several_projec
     status = await db.fetchval("""SELECT v.status FROM mod_versions v JOIN mods m ON m.id = v.mod_id
                                   WHERE m.repo_full_name = 'mallory/mono-plus'""")
     assert status == "quarantined"
+
+
+async def test_a_branch_manifest_renames_only_its_own_project_and_the_repository_topics_reach_all(gh, releases, db):
+    repo = gh.add_repo("mono", "monorepo")
+    await releases.handle(gh.add_release(repo, "v1", [("a.jar", ALPHA), ("b.jar", BETA)]))
+    gh_repo = msgspec.convert({**gh.repo_json(repo), "topics": ["magic"]}, github.Repository)
+    beta = ModRecord(loader="fabric", manifest_path="fabric.mod.json", mod_id="mono_beta", version="2",
+                     name="Mono Beta Deluxe", description="Beta, better.")
+    assert await card.refresh(db, gh_repo, beta)
+    rows = await db.fetch("SELECT slug, name, summary, categories FROM mods ORDER BY slug")
+    assert [tuple(r) for r in rows] == [("mono_alpha", "Mono Alpha", "Alpha does the first thing.", ["magic"]),
+                                        ("mono_beta", "Mono Beta Deluxe", "Beta, better.", ["magic"])]
+    # A manifest of neither project (another module of the repository) names none of them.
+    other = ModRecord(loader="fabric", manifest_path="fabric.mod.json", mod_id="mono_gamma", version="1", name="G")
+    await card.refresh(db, gh_repo, other)
+    assert [r["name"] for r in await db.fetch("SELECT name FROM mods ORDER BY slug")] == ["Mono Alpha",
+                                                                                         "Mono Beta Deluxe"]
