@@ -50,3 +50,26 @@ async def test_one_schedule_per_release_bounded_and_leased_to_one_replica_at_a_t
     [row] = await github_q.claim_rereads(db, lease_s=30, holder="b", limit=10)
     await github_q.finish_reread(db, 1, "b")
     assert await db.fetchval("SELECT array_agg(github_release_id) FROM github_release_rereads") == [2]
+
+
+async def test_a_releases_jar_count_spans_every_project_it_went_to(db):
+    """A release of two mods makes two projects' versions (0025): "how many jars its releases
+    carry" counts the release, not each version, or a re-read would wait for too few."""
+    from indexium_db.queries import mods as mods_q, versions as versions_q  # noqa: PLC0415
+
+    await mods_q.upsert_author(db, 1, "alice")
+    for rel, published in ((11, datetime(2026, 1, 1, tzinfo=UTC)), (12, datetime(2026, 2, 1, tzinfo=UTC))):
+        for manifest_id, files in (("lumen_core", 2), ("lumen_glow", 1)):
+            mod = await mods_q.get_by_identity(db, REPO, manifest_id) or await mods_q.create(
+                db, github_repo_id=REPO, repo_full_name="alice/lumen", owner_id=1, owner_login="alice",
+                manifest_id=manifest_id, default_branch="main", categories=[],
+                card=mods_q.Card(manifest_id, "", "", [], [], {}, "both"))
+            vid = await versions_q.upsert_version(
+                db, mod_id=mod["id"], version_number=f"v{rel}", github_release_id=rel, tag_name=f"v{rel}", name="",
+                changelog="", version_type="release", published_at=published, status="public", game_versions=[],
+                loaders=[])
+            await versions_q.replace_files(db, vid, [versions_q.FileRow(
+                github_asset_id=rel * 100 + n + (10 if manifest_id == "lumen_glow" else 0), filename=f"{n}.jar",
+                url="https://github.com/x", size=1, content_type=None, github_digest=None, sidecar_url=None,
+                loaders=[], game_versions=[], manifests=[], is_primary=n == 0, download_count=0) for n in range(files)])
+    assert await github_q.recent_jar_counts(db, REPO, 99, 3) == [3, 3]

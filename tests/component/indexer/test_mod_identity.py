@@ -31,15 +31,24 @@ async def test_slug_collision_gets_a_deterministic_suffix(gh, releases, db):
     assert [r["slug"] for r in rows] == ["sodium", "sodium-someone", f"sodium-{third.id}"]
 
 
-async def test_slug_and_mod_survive_a_repository_rename_and_a_new_manifest_id(gh, releases, db):
+async def test_slug_and_mod_survive_a_repository_rename_and_a_new_manifest_id_of_the_same_name(gh, releases, db):
     repo = gh.add_repo("frank", "oldname")
-    await releases.handle(gh.add_release(repo, "1.0", [("m.jar", jars.fabric_jar("oldid", "1.0"))]))
+    await releases.handle(gh.add_release(repo, "1.0", [("m.jar", jars.fabric_jar("oldid", "1.0", name="Frank's"))]))
     repo.name = "newname"  # renamed on GitHub: same repository id
     gh.state.repos["frank/newname"] = gh.state.repos.pop("frank/oldname")
-    await releases.handle(gh.add_release(repo, "2.0", [("m2.jar", jars.fabric_jar("newid", "2.0"))]))
-    rows = await db.fetch("SELECT slug, repo_full_name FROM mods")
-    assert [tuple(r) for r in rows] == [("oldid", "frank/newname")]
+    await releases.handle(gh.add_release(repo, "2.0", [("m2.jar", jars.fabric_jar("newid", "2.0", name="Frank's"))]))
+    rows = await db.fetch("SELECT slug, repo_full_name, identity FROM mods")
+    assert [tuple(r) for r in rows] == [("oldid", "frank/newname", "newid")]
     assert await db.fetchval("SELECT count(*) FROM mod_versions") == 2
+
+
+async def test_a_new_manifest_id_of_another_name_is_another_project_of_the_repository(gh, releases, db):
+    repo = gh.add_repo("frank", "tools")
+    await releases.handle(gh.add_release(repo, "a-1.0", [("a.jar", jars.fabric_jar("alpha_tool", "1.0"))]))
+    await releases.handle(gh.add_release(repo, "b-1.0", [("b.jar", jars.fabric_jar("beta_tool", "1.0"))]))
+    rows = await db.fetch("SELECT slug, name, identity FROM mods ORDER BY created_at")
+    assert [tuple(r) for r in rows] == [("alpha_tool", "Alpha Tool", "alpha_tool"),
+                                        ("beta_tool", "Beta Tool", "beta_tool")]
 
 
 async def test_icon_is_stored_and_served_with_an_etag(gh, releases, db, api):

@@ -140,16 +140,6 @@ async def test_a_zip_carrying_a_mod_manifest_is_read_as_a_mod(gh, releases, db):
     assert (f["project_type"], f["loaders"], f["pack"]) == (formats.MOD, ["fabric"], None)
 
 
-async def test_a_mod_and_its_resource_pack_in_one_release_stay_one_mod(gh, releases, db):
-    repo = gh.add_repo("ana", "lamps")
-    rel = gh.add_release(repo, "v1", [("lamps-rp.zip", packs.resource_pack(15)),
-                                      ("lamps-1.0.jar", jars.fabric_jar("lamps", "1.0", minecraft="1.20.1"))])
-    assert (await releases.handle(rel)).outcome == "indexed"
-    assert await db.fetchval("SELECT project_type FROM mods") == formats.MOD
-    primary = await db.fetchval("SELECT filename FROM version_files WHERE is_primary")
-    assert primary == "lamps-1.0.jar"  # the mod's jar is primary; the pack is a file beside it
-
-
 async def test_forge_update_json_lists_mod_files_only(gh, releases, db, api):
     """A repository that releases its Forge mod and a Forge modpack together: the pack's loader
     is forge, but it is no update of the mod."""
@@ -158,7 +148,10 @@ async def test_forge_update_json_lists_mod_files_only(gh, releases, db, api):
     rel = gh.add_release(repo, "2.0.0", [("forgey-2.0.0.jar", jars.forge_jar("forgey", "2.0.0")),
                                          ("forgey-pack.mrpack", pack)])
     assert (await releases.handle(rel)).outcome == "indexed"
-    assert sorted(await db.fetchval("SELECT loaders FROM mod_versions")) == ["forge"]
+    # The modpack is a project of its own (issue 34); the mod's version has the mod's loader alone.
+    rows = await db.fetch("SELECT m.project_type, v.loaders FROM mod_versions v JOIN mods m ON m.id = v.mod_id"
+                          " ORDER BY m.project_type")
+    assert [tuple(r) for r in rows] == [(formats.MOD, ["forge"]), (formats.MODPACK, ["forge"])]
     async with api.get("/updates/forgey/forge_updates.json") as resp:
         body = await resp.json()
     assert resp.status == 200 and body["promos"]["1.20.1-latest"] == "2.0.0"

@@ -118,11 +118,12 @@ def release_card(record: ModRecord, repo: github.Repository) -> mods_q.Card:
 _PACK_ENVIRONMENT = {formats.RESOURCEPACK: "client", formats.SHADER: "client", formats.DATAPACK: "server"}
 
 
-def pack_card(record: PackRecord, repo: github.Repository) -> mods_q.Card:
+def pack_card(record: PackRecord, repo: github.Repository, name: str | None = None) -> mods_q.Card:
     """The card of a project whose primary file is a pack: a modpack names itself; other packs
-    carry no name, so the repository's name stands in (the release's name is a version's)."""
+    carry no name, so ``name`` (the release job's: the file's, beside other projects of the
+    release) or the repository's name stands in (the release's name is a version's)."""
     description = usable(record.description) or usable(repo.description)
-    name = usable(record.name) or repo.name
+    name = usable(record.name) or usable(name) or repo.name
     return mods_q.Card(
         name=name[:NAME_MAX].rstrip(),
         summary=summary_of(description) if description else "",

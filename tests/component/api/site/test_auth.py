@@ -450,3 +450,28 @@ async def test_a_dead_session_cookie_gets_the_shared_page_and_is_cleared(site, d
     r = await client.get("/")
     assert _SIGN_IN in _nav(await r.text()) and r.headers["Cache-Control"] == "no-store"
     assert r.cookies["indexium_session"].value == ""  # cleared: no session read on the next page
+
+
+async def test_the_dashboard_shows_every_project_of_a_repository_with_its_versions(site, gh, db):
+    """A repository publishing two mods has two projects (issue 34): the dashboard lists both,
+    each with its own versions (it showed one of them before)."""
+    from indexium_db.queries import mods as mods_q  # noqa: PLC0415
+
+    repo = gh.repo("alice/lanterns")
+    await mods_q.upsert_author(db, repo.owner.id, "alice")
+    for manifest_id, name, tag in (("lantern_core", "Lantern Core", "core-1.0"),
+                                   ("lantern_glow", "Lantern Glow", "glow-2.0")):
+        mod = await mods_q.create(db, github_repo_id=repo.id, repo_full_name="alice/lanterns", owner_id=repo.owner.id,
+                                  owner_login="alice", manifest_id=manifest_id, default_branch="main", categories=[],
+                                  card=mods_q.Card(name, "", "", [], [], {}, "both"))
+        await db.execute("INSERT INTO mod_versions (mod_id, version_number, github_release_id, tag_name, status)"
+                         " VALUES ($1, $2::text, 1, $2::text, 'public')", mod["id"], tag)
+        await mods_q.refresh_rollup(db, mod["id"])
+    client = await site()
+    await _sign_in(client)
+    body = await (await client.get("/dashboard")).text()
+    for slug, name, tag in (("lantern_core", "Lantern Core", "core-1.0"), ("lantern_glow", "Lantern Glow", "glow-2.0")):
+        assert f'<a href="/mods/{slug}">{name} on Indexium</a>' in body
+        assert f"Versions of {name}" in body
+        section = body.split(f"Versions of {name}", 1)[1].split("</ul>", 1)[0]
+        assert f"<strong>{tag}</strong>" in section

@@ -138,9 +138,19 @@ async def request_catch_up(conn: asyncpg.Connection, github_repo_id: int) -> Non
 
 # ---- the mod a repository is, and its visibility ---------------------------------------------------
 async def mod_for_repo(conn: asyncpg.Connection, github_repo_id: int) -> asyncpg.Record | None:
+    """A project of the repository (the first made), or None when it has none."""
     return await conn.fetchrow(
-        """SELECT id, slug, name, summary, links, categories, hidden, hidden_reason, listed
-           FROM mods WHERE github_repo_id = $1""",
+        """SELECT id, slug, name, summary, links, categories, hidden, hidden_reason, listed, identity
+           FROM mods WHERE github_repo_id = $1 ORDER BY created_at, id LIMIT 1""",
+        github_repo_id,
+    )
+
+
+async def projects_for_repo(conn: asyncpg.Connection, github_repo_id: int) -> list[asyncpg.Record]:
+    """Every project of the repository (a repository may publish several: 0025), first made first."""
+    return await conn.fetch(
+        """SELECT id, slug, name, summary, links, categories, hidden, hidden_reason, listed, identity
+           FROM mods WHERE github_repo_id = $1 ORDER BY created_at, id""",
         github_repo_id,
     )
 
@@ -155,7 +165,8 @@ async def mods_for_repos(conn: asyncpg.Connection, github_repo_ids: list[int]) -
 
 
 async def sync_visibility(conn: asyncpg.Connection, github_repo_id: int) -> list[uuid.UUID]:
-    """Hide or show the repository's mod from the GitHub state; refresh its roll-up (``listed``)."""
+    """Hide or show every project of the repository from the GitHub state; refresh their roll-ups
+    (``listed``)."""
     changed = await conn.fetch(
         f"""WITH g AS (
                 SELECT r.github_repo_id,
@@ -417,13 +428,15 @@ async def list_repositories(conn: asyncpg.Connection, state: str | None, limit: 
 
 async def recent_jar_counts(conn: asyncpg.Connection, github_repo_id: int, other_than_release: int,
                             n: int = 3) -> list[int]:
-    """Files of the repository's newest ``n`` visible versions, other than this release's."""
+    """Files of the repository's newest ``n`` releases with a visible version, other than this
+    release's (a release's files counted over every project it went to: 0025)."""
     return [r["jars"] for r in await conn.fetch(
         """SELECT count(f.id) AS jars
            FROM mods m JOIN mod_versions v ON v.mod_id = m.id
            LEFT JOIN version_files f ON f.version_id = v.id
            WHERE m.github_repo_id = $1 AND NOT v.hidden AND v.github_release_id <> $2
-           GROUP BY v.id ORDER BY max(v.published_at) DESC NULLS LAST, v.id DESC LIMIT $3""",
+           GROUP BY v.github_release_id
+           ORDER BY max(v.published_at) DESC NULLS LAST, v.github_release_id DESC LIMIT $3""",
         github_repo_id, other_than_release, n)]
 
 

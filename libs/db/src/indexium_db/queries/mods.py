@@ -1,4 +1,10 @@
-"""Mods: identity by GitHub repository, slug assignment, card updates and the public roll-up.
+"""Mods (projects): identity by GitHub repository and identity key, slug assignment, card updates
+and the public roll-up.
+
+A project is (``github_repo_id``, ``identity``): a repository may publish several
+(``indexium_jar.identity`` makes the key of a release's files; migration 0025). What the
+repository owns (its name, page, branch, topics, owner, fork flag, visibility) is written to
+every project of the repository at once.
 
 Every writer of a mod passes the repository's GitHub topics as ``categories``; they are
 stored here, and only here, as the vocabulary's categories and plain tags
@@ -15,6 +21,7 @@ import asyncpg
 
 from indexium_content import categories as vocabulary
 from indexium_jar import formats
+from indexium_jar.identity import mod_key
 
 _SLUG_BAD = re.compile(r"[^a-z0-9_-]+")
 
@@ -27,8 +34,15 @@ def slug_base(manifest_id: str) -> str:
     return base
 
 
-def slug_candidates(manifest_id: str, owner_login: str, repo_id: int) -> list[str]:
-    """Deterministic order: the id, then id-owner, then id-<repo id> (always unique)."""
+# Past id-<repo id>: a repository's projects whose ids make the same slug ("mono.alpha" and
+# "mono-alpha", a mod and a pack of one name) take id-<repo id>-2, -3, ... (bounded: a
+# repository has few projects; 0025's UNIQUE (github_repo_id, identity) bounds them too).
+SAME_REPO_SLUGS = 50
+
+
+def slug_candidates(manifest_id: str, owner_login: str, repo_id: int, *, same_repo: bool = False) -> list[str]:
+    """Deterministic order: the id, then id-owner, then id-<repo id> (unique among repositories);
+    ``same_repo``: then id-<repo id>-<n> for another project of the same repository."""
     base = slug_base(manifest_id)
     owner = _SLUG_BAD.sub("-", owner_login.lower()).strip("-_")
     out = [base]
@@ -36,6 +50,10 @@ def slug_candidates(manifest_id: str, owner_login: str, repo_id: int) -> list[st
         out.append(f"{base[: 63 - len(owner)]}-{owner}"[:64])
     tail = f"-{repo_id}"
     out.append(base[: 64 - len(tail)] + tail)
+    if same_repo:
+        for n in range(2, SAME_REPO_SLUGS + 2):
+            tail = f"-{repo_id}-{n}"
+            out.append(base[: 64 - len(tail)] + tail)
     return out
 
 
@@ -61,9 +79,35 @@ async def upsert_author(conn: asyncpg.Connection, github_id: int, login: str) ->
     )
 
 
-async def get_by_repo(conn: asyncpg.Connection, github_repo_id: int) -> asyncpg.Record | None:
+async def get_by_identity(conn: asyncpg.Connection, github_repo_id: int, identity: str) -> asyncpg.Record | None:
+    """The repository's project of this identity key (locked for the caller's transaction)."""
     return await conn.fetchrow(
-        "SELECT id, slug, last_published_at FROM mods WHERE github_repo_id = $1 FOR UPDATE",
+        "SELECT id, slug, last_published_at FROM mods WHERE github_repo_id = $1 AND identity = $2 FOR UPDATE",
+        github_repo_id, identity,
+    )
+
+
+async def sole_project(conn: asyncpg.Connection, github_repo_id: int) -> asyncpg.Record | None:
+    """The repository's project when it has exactly one (locked), else None."""
+    rows = await conn.fetch(
+        """SELECT id, slug, last_published_at, name, identity FROM mods WHERE github_repo_id = $1
+           ORDER BY id LIMIT 2 FOR UPDATE""",
+        github_repo_id,
+    )
+    return rows[0] if len(rows) == 1 else None
+
+
+async def set_identity(conn: asyncpg.Connection, mod_id: uuid.UUID, identity: str) -> None:
+    """A project's new identity key (its manifest id changed, its name did not: the release job)."""
+    await conn.execute("UPDATE mods SET identity = $2, updated_at = now() WHERE id = $1", mod_id, identity)
+
+
+async def latest_of_repo(conn: asyncpg.Connection, github_repo_id: int) -> asyncpg.Record | None:
+    """The repository's most recently published project (where a release none of whose files
+    could be read is recorded: nothing in it says which project it is)."""
+    return await conn.fetchrow(
+        """SELECT id, slug, last_published_at FROM mods WHERE github_repo_id = $1
+           ORDER BY last_published_at DESC NULLS LAST, created_at DESC, id LIMIT 1 FOR UPDATE""",
         github_repo_id,
     )
 
@@ -77,34 +121,39 @@ async def create(
     owner_login: str,
     manifest_id: str,
     default_branch: str,
+    identity: str | None = None,
     categories: list[str],
     card: Card,
     repo_url: str | None = None,
     fork: bool = False,
     project_type: str = formats.DEFAULT_PROJECT_TYPE,
 ) -> asyncpg.Record:
-    """Insert a new mod with the first free slug candidate (slugs never change afterwards).
-    ``categories``: the repository's topics (module docstring); ``repo_url``: the repository's
-    page (``github.Repository.page_url``)."""
+    """Insert a new project with the first free slug candidate (slugs never change afterwards).
+    ``identity``: its key in the repository (``indexium_jar.identity``; default: the manifest
+    id's); ``categories``: the repository's topics (module docstring); ``repo_url``: the
+    repository's page (``github.Repository.page_url``)."""
+    identity = identity or mod_key(manifest_id)
     topics = vocabulary.classify(categories)
-    for slug in slug_candidates(manifest_id, owner_login, github_repo_id):
+    same_repo = bool(await conn.fetchval("SELECT EXISTS (SELECT 1 FROM mods WHERE github_repo_id = $1)",
+                                         github_repo_id))
+    for slug in slug_candidates(manifest_id, owner_login, github_repo_id, same_repo=same_repo):
         row = await conn.fetchrow(
             """INSERT INTO mods (github_repo_id, repo_full_name, slug, manifest_id, name, summary,
                    description, author_github_id, authors, licenses, links, environment,
-                   default_branch, categories, tags, repo_url, fork, project_type)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+                   default_branch, categories, tags, repo_url, fork, project_type, identity)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
                ON CONFLICT DO NOTHING
                RETURNING id, slug, last_published_at""",
             github_repo_id, repo_full_name, slug, manifest_id, card.name[:128], card.summary,
             card.description, owner_id, card.authors, card.licenses, card.links, card.environment,
-            default_branch, topics.categories, topics.tags, repo_url, fork, project_type,
+            default_branch, topics.categories, topics.tags, repo_url, fork, project_type, identity,
         )
         if row is not None:
             return row
-        existing = await get_by_repo(conn, github_repo_id)
+        existing = await get_by_identity(conn, github_repo_id, identity)
         if existing is not None:  # a concurrent writer created it first
             return existing
-    raise RuntimeError(f"no free slug for repository {github_repo_id}")  # unreachable: repo id is unique
+    raise RuntimeError(f"no free slug for repository {github_repo_id}")  # a repository of 50+ same-slug projects
 
 
 async def set_project_type(conn: asyncpg.Connection, mod_id, project_type: str) -> None:
@@ -120,7 +169,7 @@ async def update_repository(
     """What the mod's repository is now (rename, transfer, default branch, its topics as
     categories and tags, its page: ``github.Repository.page_url``, GitHub's fork flag); the slug
     never changes. None keeps the stored value, but a new name without a page drops a page that
-    named the old one. False when the repository has no mod."""
+    named the old one. Every project of the repository. False when the repository has none."""
     if owner_id is not None and owner_login:
         await upsert_author(conn, owner_id, owner_login)
     topics = vocabulary.classify(categories) if categories is not None else None
@@ -135,7 +184,7 @@ async def update_repository(
         github_repo_id, full_name, default_branch, topics and topics.categories, owner_id, repo_url,
         topics and topics.tags, fork,
     )
-    return status.endswith(" 1")
+    return status != "UPDATE 0"
 
 
 async def update_card(

@@ -199,7 +199,7 @@ async def take_slug(conn: asyncpg.Connection, holder: uuid.UUID, displaced: uuid
     if d["slug"] != base or h["slug"] == base:
         return False
     await conn.execute("UPDATE mods SET slug = $2 WHERE id = $1", holder, "x" + holder.hex)  # frees its slug
-    for candidate in slug_candidates(d["manifest_id"], d["login"] or "", d["github_repo_id"]):
+    for candidate in slug_candidates(d["manifest_id"], d["login"] or "", d["github_repo_id"], same_repo=True):
         if candidate != base and not await conn.fetchval("SELECT EXISTS (SELECT 1 FROM mods WHERE slug = $1)",
                                                          candidate):
             await conn.execute("UPDATE mods SET slug = $2, updated_at = now() WHERE id = $1", displaced, candidate)

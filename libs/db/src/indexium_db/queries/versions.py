@@ -220,15 +220,20 @@ async def served_state(conn: asyncpg.Connection, mod_id: uuid.UUID, version_numb
 
 
 async def hide_release(
-    conn: asyncpg.Connection, github_repo_id: int, github_release_id: int, reason: str
+    conn: asyncpg.Connection, github_repo_id: int, github_release_id: int, reason: str,
+    *, except_versions: list[uuid.UUID] = (),
 ) -> list[asyncpg.Record]:
-    """Hide (never delete) every version made from a release; returns what was hidden."""
+    """Hide (never delete) every version made from a release, in every project of the
+    repository, but ``except_versions`` (the release job: the versions it just wrote, so a
+    project none of whose files is in the release any more loses its version of it); returns
+    what was hidden."""
     return await conn.fetch(
         """UPDATE mod_versions v SET hidden = true, hidden_reason = $3, updated_at = now()
            FROM mods m
            WHERE v.mod_id = m.id AND m.github_repo_id = $1 AND v.github_release_id = $2 AND NOT v.hidden
+             AND NOT (v.id = ANY($4::uuid[]))
            RETURNING v.id, v.mod_id, v.version_number, m.slug""",
-        github_repo_id, github_release_id, reason,
+        github_repo_id, github_release_id, reason, list(except_versions),
     )
 
 

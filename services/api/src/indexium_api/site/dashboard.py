@@ -127,8 +127,14 @@ def _dead_letters_by_repo(rows) -> tuple[dict[int, list[dict]], dict[int, int]]:
 
 async def _load(conn, repositories: list[dict]):
     ids = [r["id"] for r in repositories]
-    statuses = {s["github_repo_id"]: s for s in await site_q.repositories_status(conn, ids)}
-    mod_ids = [s["mod_id"] for s in statuses.values() if s["mod_id"] is not None]
+    # A repository may publish several projects (docs/indexer.md, "One repository, several
+    # projects"): one row per project, the repository's own columns repeated; the listed first.
+    statuses: dict[int, list] = {}
+    for s in await site_q.repositories_status(conn, ids):
+        statuses.setdefault(s["github_repo_id"], []).append(s)
+    for rows in statuses.values():
+        rows.sort(key=lambda s: (not s["listed"], bool(s["hidden"]), s["slug"] or ""))
+    mod_ids = [s["mod_id"] for rows in statuses.values() for s in rows if s["mod_id"] is not None]
     versions = await site_q.versions_for_author(conn, mod_ids) if mod_ids else []
     dead = _dead_letters_by_repo(await site_q.open_dead_letters(conn, ids, DEAD_LETTERS_SHOWN))
     skips: dict[int, list] = {}
@@ -157,10 +163,10 @@ async def dashboard(request: web.Request) -> web.Response:
         })
     repos = []
     for r in sorted(session.repositories, key=lambda r: r["full_name"].lower()):
-        status = statuses.get(r["id"])
-        state, text = repository_state(r, status)
-        repos.append({"repo": r, "state": state, "text": text, "mod": status if status and status["mod_id"] else None,
-                      "versions": by_mod.get(status["mod_id"], []) if status and status["mod_id"] else [],
+        rows = statuses.get(r["id"]) or [None]
+        state, text = repository_state(r, rows[0])  # the repository's state, told by its first-listed project
+        projects = [{"mod": s, "versions": by_mod.get(s["mod_id"], [])} for s in rows if s and s["mod_id"]]
+        repos.append({"repo": r, "state": state, "text": text, "projects": projects,
                       "dead": dead[0].get(r["id"], []), "dead_more": dead[1].get(r["id"], 0),
                       "skips": skips.get(r["id"], [])})
     public = site.settings.public_url.rstrip("/")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import uuid
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -30,7 +31,7 @@ from indexium_github.times import parse_time
 from indexium_jar.zip import entrysizes
 from indexium_jar.errors import JarReadError
 from indexium_jar.gameversions import VersionTable, default_table
-from indexium_jar import formats
+from indexium_jar import formats, identity
 from indexium_jar.metadata import JarMetadata, read_metadata
 from indexium_jar.model import PackRecord
 from indexium_jar.packread import read_pack_metadata
@@ -125,6 +126,51 @@ def _file_row(asset: github.ReleaseAsset, md: JarMetadata | None, sidecar: str |
         asset_created_at=parse_time(asset.created_at) if asset.created_at else None,
         project_type=formats.project_type_of(r.loader for r in records) if records else None,
     )
+
+
+def _identity_item(index: int, asset: github.ReleaseAsset, md: JarMetadata) -> identity.Item:
+    """A readable file as the identity rules read it (``indexium_jar.identity``)."""
+    if md.records:
+        return identity.Item(index, identity.fold(md.records[0].mod_id.strip()), md.records[0].name, pack=False)
+    return identity.Item(index, identity.pack_key(md.pack.project_type, md.pack.name, asset.name),
+                         md.pack.name, pack=True)
+
+
+@dataclass
+class _Plan:
+    """One project's part of a release, read before the transaction."""
+
+    key: str  # its identity key in the repository
+    items: list  # (asset, metadata), the primary first
+    rows: list[versions_q.FileRow]
+    primary: object  # the primary jar's first manifest record, or None for a pack
+    pack: PackRecord | None
+    pack_title: str | None  # a nameless pack's name when not the repository's
+    only_project: bool  # the release's files make one project
+    suspicious: bool  # a corrupt or off-host jar in the release: every version of it is held
+    project_type: str
+    review: str | None
+    held: bool
+    status: str
+    inferred: bool
+    declared: list
+    icon: tuple | None
+
+
+@dataclass
+class _Written:
+    """What the transaction wrote for one project (and, filled at its end, what to announce)."""
+
+    plan: _Plan
+    mod: dict
+    version_id: uuid.UUID
+    file_ids: list
+    created: bool
+    visible: bool
+    before: str | None
+    settled: ownership.Settled
+    changed: bool = True
+    announce: bool = True
 
 
 async def _all_or_nothing(coros: list) -> list:
@@ -228,123 +274,181 @@ class ReleaseIndexer:
             detail = "; ".join(f"{p.manifest_path}: {p.code}" for p in problems[:5]) or "no manifest found"
             raise PermanentJobError("no_manifest", f"no mod manifest in any jar ({detail})")
         sidecars = assets.sidecars(release.assets)
-        rows = [_file_row(a, md, sidecars.get(a.name), i == 0, self._table) for i, (a, md) in enumerate(good)]
-        primary = good[0][1].records[0] if good[0][1].records else None
-        primary_pack = good[0][1].pack
-        project_type = rows[0].project_type or formats.DEFAULT_PROJECT_TYPE
-        review = _pack_review(good)
-        icon = next((md.icon for _, md in good if md.icon), None)
         published_at = parse_time(release.published_at) or parse_time(release.created_at)
-        held = suspicious or review is not None
-        status = "quarantined" if held else ("public" if self._publish_before_scan else "pending_scan")
-        with_versions = [r for r in rows if r.game_versions]
-        inferred = bool(with_versions) and all(r.game_versions_inferred for r in with_versions)
         version_number = release.tag_name.strip()
-        declared = ownership_q.declared((r.manifests, r.asset_created_at) for r in rows)
+        # One version per project the release's files make (indexium_jar.identity): loader
+        # variants of one mod are one project, a second mod or a pack beside it another.
+        groups = identity.group([_identity_item(i, a, md) for i, (a, md) in enumerate(good)])
+        only_project = len(groups) == 1
+        plans = [self._plan(release, [good[i] for i in g.indexes], g.key, sidecars, suspicious, only_project)
+                 for g in groups]
 
         async def commit(conn: asyncpg.Connection):
             repo, app_row = await recorded(conn, hook.repository)  # read in the same transaction
-            card = release_card(primary, repo) if primary is not None else pack_card(primary_pack, repo)
             await mods_q.upsert_author(conn, repo.owner.id, repo.owner.login)
-            mod = await mods_q.get_by_repo(conn, repo.id)
-            before = await versions_q.served_state(conn, mod["id"], version_number) if mod else None
-            newest_card, new_project = False, mod is None
-            if mod is None:
-                mod = await mods_q.create(
-                    conn, github_repo_id=repo.id, repo_full_name=repo.full_name, owner_id=repo.owner.id,
-                    owner_login=repo.owner.login, manifest_id=primary.mod_id if primary is not None else repo.name,
-                    default_branch=repo.default_branch or "main", categories=list(repo.topics), card=card,
-                    repo_url=repo.page_url, fork=repo.fork, project_type=project_type,
-                )
-            else:
-                await mods_q.update_repository(
-                    conn, repo.id, full_name=repo.full_name,
-                    default_branch=repo.default_branch or "main", categories=list(repo.topics),
-                    repo_url=repo.page_url, fork=repo.fork,
-                )
-                newest = mod["last_published_at"]
-                newest_card = newest is None or published_at is None or published_at >= newest
-            version_id, created, visible = await versions_q.save_version(
-                conn, mod_id=mod["id"], version_number=version_number, github_release_id=release.id,
-                tag_name=release.tag_name, name=shown(release.name or release.tag_name),
-                changelog=shown(release.body or ""), version_type=assets.version_type(release.tag_name, release.prerelease),
-                published_at=published_at, status=status,
-                game_versions=self._table.newest_first(g for r in rows for g in r.game_versions),
-                loaders=sorted({l for r in rows for l in r.loaders}), suspicious=suspicious,
-                game_versions_inferred=inferred,
+            await mods_q.update_repository(
+                conn, repo.id, full_name=repo.full_name,
+                default_branch=repo.default_branch or "main", categories=list(repo.topics),
+                repo_url=repo.page_url, fork=repo.fork,
             )
-            # A version created just now has no files to drop and no hold of ours to lift:
-            # two round trips fewer for the common case, a new release.
-            file_ids = await versions_q.replace_files(conn, version_id, rows, new_version=created)
+            written = [await self._write_project(conn, release, repo, plan, version_number, published_at, failed)
+                       for plan in plans]
             await skips.store(conn, hook, repo, left_out, release_indexed=True)
-            if suspicious:
-                await _hold(conn, version_id, "unreadable jar: " + "; ".join(
-                    f"{a.name}: {e.code}" for a, e in failed if e.code in CORRUPT_CODES))
-            elif review is not None:
-                await _hold(conn, version_id, f"modpack downloads from outside the allowed hosts: {review}")
-            elif not created:
-                await self._lift_own_hold(conn, version_id)
-                if not self._publish_before_scan:
-                    await versions_q.hold_for_scan(conn, version_id)  # new bytes: not served unscanned
-            # The bytes (GitHub's digests, claimed as the files were written) and the mod ids: a
-            # re-upload or another owner's mod id holds the version, and its jar gives the mod
-            # neither its name nor its icon.
-            settled = await ownership.settle(conn, mod_id=mod["id"], version_id=version_id, declared=declared,
-                                             pending_status=self._released_status(), new_project=new_project)
-            if settled.slug is not None:  # took the id's own slug over from an impostor indexed first
-                mod = {**dict(mod), "slug": settled.slug}
-            if newest_card and not settled.held(version_id):
-                await mods_q.update_card(conn, mod["id"], **dataclasses.asdict(card))
-                await mods_q.set_project_type(conn, mod["id"], project_type)
-            if icon is not None and not settled.held(version_id):
-                await mods_q.upsert_icon(conn, mod["id"], icon[0], icon[1], _etag(icon[1]))
+            # A project whose files left this release (an edited release, or a release indexed
+            # into one project before 0025 whose files now go to theirs): its version is hidden.
+            gone = await versions_q.hide_release(conn, repo.id, release.id, "its files left the release",
+                                                 except_versions=[w.version_id for w in written])
             if app_row is not None:
                 # A repository that came through the GitHub App: its hidden state (uninstalled,
-                # suspended, removed, private, deleted) applies to a mod created only now, and
+                # suspended, removed, private, deleted) applies to a project created only now, and
                 # a repository skipped as "not a mod" is one now (its other releases backfill).
                 await github_q.sync_visibility(conn, repo.id)
                 if app_row["state"] == "skipped":
                     await github_q.set_evaluation(conn, repo.id, state="registered", skip_reason=None,
                                                   manifest_source=f"release:{release.tag_name}/{good[0][0].name}")
-            await mods_q.refresh_rollup(conn, mod["id"])
-            if held or not created or settled.touched(version_id):
-                # Held or a hold lifted since the upsert: ask again. Nothing else in this
-                # transaction changes a version's status or hidden flag.
-                visible = await versions_q.is_visible(conn, version_id)
+            for mod_id in {w.mod["id"] for w in written} | {r["mod_id"] for r in gone}:
+                await mods_q.refresh_rollup(conn, mod_id)
+            for w in written:
+                if w.plan.held or not w.created or w.settled.touched(w.version_id):
+                    # Held or a hold lifted since the upsert: ask again. Nothing else in this
+                    # transaction changes a version's status or hidden flag.
+                    w.visible = await versions_q.is_visible(conn, w.version_id)
+                w.changed = w.created or w.before != await versions_q.served_state(conn, w.mod["id"], version_number)
+                # Unchanged: announced only if the scan still has work (the first run of this job may
+                # have committed and died before publishing), and then as changed=False.
+                w.announce = w.changed or await versions_q.awaits_scan(conn, w.version_id)
             await self._record(event, "indexed", conn=conn)
-            changed = created or before != await versions_q.served_state(conn, mod["id"], version_number)
-            # Unchanged: announced only if the scan still has work (the first run of this job may
-            # have committed and died before publishing), and then as changed=False.
-            announce = changed or await versions_q.awaits_scan(conn, version_id)
-            return mod, version_id, file_ids, visible, changed, announce, settled
+            return written, gone
 
         # Deadlocks, serialization failures and a dropped connection re-run the whole transaction.
-        mod, version_id, file_ids, visible, changed, announce, settled = await in_transaction(self._pool, commit)
-        files = [
-            version_events.FileRef(file_id=str(fid), filename=r.filename, url=r.url, size=r.size,
-                                   digest=r.github_digest, sidecar_url=r.sidecar_url, entry_sizes=sizes)
-            for fid, r, sizes in zip(file_ids, rows, entrysizes.within_budget(md.entry_sizes for _, md in good))
-        ]
-        indexed = version_events.VersionIndexed(
-            mod_id=str(mod["id"]), slug=mod["slug"], version_id=str(version_id),
-            version_number=version_number, visible=bool(visible), files=files, changed=changed,
-        )
+        written, gone = await in_transaction(self._pool, commit)
+        own = {w.version_id for w in written}
+        events: list = []
+        for w in written:
+            files = [
+                version_events.FileRef(file_id=str(fid), filename=r.filename, url=r.url, size=r.size,
+                                       digest=r.github_digest, sidecar_url=r.sidecar_url, entry_sizes=sizes)
+                for fid, r, sizes in zip(w.file_ids, w.plan.rows,
+                                         entrysizes.within_budget(md.entry_sizes for _, md in w.plan.items))
+            ]
+            if w.announce:
+                events.append(version_events.VersionIndexed(
+                    mod_id=str(w.mod["id"]), slug=w.mod["slug"], version_id=str(w.version_id),
+                    version_number=version_number, visible=bool(w.visible), files=files, changed=w.changed,
+                ))
+        # Other versions the ownership rules changed are announced whatever these did (once each).
+        seen = {str(v) for v in own}
+        for w in written:
+            for ev in w.settled.events():
+                if ev.version_id not in seen:
+                    seen.add(ev.version_id)
+                    events.append(ev)
+        events += [version_events.VersionHidden(mod_id=str(r["mod_id"]), slug=r["slug"], version_id=str(r["id"]),
+                                                version_number=r["version_number"], reason="its files left the release")
+                   for r in gone]
+        changed = any(w.changed for w in written) or bool(gone)
         skipped = [(a.name, md.code) for a, md in failed] + [
             (a.name, md.skip.code if md.skip else md.problems[0].code if md.problems else "no_manifest")
             for a, md in read if isinstance(md, JarMetadata) and not md.readable]
         return JobResult(
             # Unchanged (GitHub redelivered, an `edited` repeating the release) and nothing left
-            # to scan: nothing to announce, no cache to drop (docs/messaging.md). Other versions
-            # the ownership rules changed are announced whatever this one did.
-            "indexed", ([indexed] if announce else []) + settled.events(besides=version_id), skipped=skipped,
-            changed=changed,
+            # to scan: nothing to announce, no cache to drop (docs/messaging.md).
+            "indexed", events, skipped=skipped, changed=changed,
             requests=sum(md.requests for _, md in read if isinstance(md, JarMetadata)),
             bytes_fetched=sum(md.bytes_fetched for _, md in read if isinstance(md, JarMetadata)),
         )
 
+    def _plan(self, release, items: list, key: str, sidecars: dict, suspicious: bool,
+              only_project: bool) -> _Plan:
+        """What one project's version of the release is, before any write."""
+        rows = [_file_row(a, md, sidecars.get(a.name), i == 0, self._table) for i, (a, md) in enumerate(items)]
+        primary = items[0][1].records[0] if items[0][1].records else None
+        pack, pack_asset = items[0][1].pack, items[0][0]
+        # A pack without a name of its own: the repository's name when it is the release's only
+        # project, else its file's (a mod's resource pack is not named like the mod).
+        pack_title = None if primary is not None else (
+            None if only_project or pack.name else identity.pack_name(pack_asset.name))
+        review = _pack_review(items)
+        held = suspicious or review is not None
+        with_versions = [r for r in rows if r.game_versions]
+        return _Plan(
+            key=key, items=items, rows=rows, primary=primary, pack=pack, pack_title=pack_title, suspicious=suspicious,
+            only_project=only_project,
+            project_type=rows[0].project_type or formats.DEFAULT_PROJECT_TYPE, review=review, held=held,
+            status="quarantined" if held else ("public" if self._publish_before_scan else "pending_scan"),
+            inferred=bool(with_versions) and all(r.game_versions_inferred for r in with_versions),
+            declared=ownership_q.declared((r.manifests, r.asset_created_at) for r in rows),
+            icon=next((md.icon for _, md in items if md.icon), None),
+        )
+
+    async def _write_project(self, conn: asyncpg.Connection, release, repo, plan: _Plan, version_number: str,
+                             published_at, failed: list) -> _Written:
+        """One project's version of the release: the project found by its identity key (or made),
+        its version and files, holds, the ownership rules, its card and icon."""
+        card = release_card(plan.primary, repo) if plan.primary is not None else pack_card(
+            plan.pack, repo, name=plan.pack_title)
+        mod = await mods_q.get_by_identity(conn, repo.id, plan.key)
+        if mod is None and plan.only_project:
+            # A mod that changed its manifest id but kept its name (the repository's one project,
+            # a release of one project): the same project, under its new key.
+            sole = await mods_q.sole_project(conn, repo.id)
+            if sole is not None and identity.same_name(sole["name"], card.name):
+                await mods_q.set_identity(conn, sole["id"], plan.key)
+                mod = sole
+        before = await versions_q.served_state(conn, mod["id"], version_number) if mod else None
+        newest_card, new_project = False, mod is None
+        if mod is None:
+            mod = await mods_q.create(
+                conn, github_repo_id=repo.id, repo_full_name=repo.full_name, owner_id=repo.owner.id,
+                owner_login=repo.owner.login, identity=plan.key,
+                manifest_id=plan.primary.mod_id if plan.primary is not None else card.name,
+                default_branch=repo.default_branch or "main", categories=list(repo.topics), card=card,
+                repo_url=repo.page_url, fork=repo.fork, project_type=plan.project_type,
+            )
+        else:
+            newest = mod["last_published_at"]
+            newest_card = newest is None or published_at is None or published_at >= newest
+        rows = plan.rows
+        version_id, created, visible = await versions_q.save_version(
+            conn, mod_id=mod["id"], version_number=version_number, github_release_id=release.id,
+            tag_name=release.tag_name, name=shown(release.name or release.tag_name),
+            changelog=shown(release.body or ""), version_type=assets.version_type(release.tag_name, release.prerelease),
+            published_at=published_at, status=plan.status,
+            game_versions=self._table.newest_first(g for r in rows for g in r.game_versions),
+            loaders=sorted({l for r in rows for l in r.loaders}), suspicious=plan.suspicious,
+            game_versions_inferred=plan.inferred,
+        )
+        # A version created just now has no files to drop and no hold of ours to lift:
+        # two round trips fewer for the common case, a new release.
+        file_ids = await versions_q.replace_files(conn, version_id, rows, new_version=created)
+        if plan.suspicious:
+            await _hold(conn, version_id, "unreadable jar: " + "; ".join(
+                f"{a.name}: {e.code}" for a, e in failed if e.code in CORRUPT_CODES))
+        elif plan.review is not None:
+            await _hold(conn, version_id, f"modpack downloads from outside the allowed hosts: {plan.review}")
+        elif not created:
+            await self._lift_own_hold(conn, version_id)
+            if not self._publish_before_scan:
+                await versions_q.hold_for_scan(conn, version_id)  # new bytes: not served unscanned
+        # The bytes (GitHub's digests, claimed as the files were written) and the mod ids: a
+        # re-upload or another owner's mod id holds the version, and its jar gives the project
+        # neither its name nor its icon.
+        settled = await ownership.settle(conn, mod_id=mod["id"], version_id=version_id, declared=plan.declared,
+                                         pending_status=self._released_status(), new_project=new_project)
+        if settled.slug is not None:  # took the id's own slug over from an impostor indexed first
+            mod = {**dict(mod), "slug": settled.slug}
+        if newest_card and not settled.held(version_id):
+            await mods_q.update_card(conn, mod["id"], **dataclasses.asdict(card))
+            await mods_q.set_project_type(conn, mod["id"], plan.project_type)
+        if plan.icon is not None and not settled.held(version_id):
+            await mods_q.upsert_icon(conn, mod["id"], plan.icon[0], plan.icon[1], _etag(plan.icon[1]))
+        return _Written(plan=plan, mod=mod, version_id=version_id, file_ids=file_ids, created=created,
+                        visible=visible, before=before, settled=settled)
+
     async def _hold_suspicious(self, event: ReleaseReceived, read: list, left_out: list[skips_q.Skip]) -> None:
-        """Record why the release's assets were left out and, if its mod is known, its version
-        as quarantined and suspicious.
+        """Record why the release's assets were left out and, if the repository has a project,
+        its version as quarantined and suspicious (in the repository's most recently published
+        project: no file read says which of its projects the release is).
 
         No mod is created from a jar we could not read: without a manifest there is no id
         to make a slug from. Committed before the job is dead-lettered. Every write uses the
@@ -359,7 +463,7 @@ class ReleaseIndexer:
         async with self._pool.acquire() as conn, conn.transaction():
             repo, _ = await recorded(conn, hook.repository)
             await skips.store(conn, hook, repo, left_out, release_indexed=False)
-            mod = await mods_q.get_by_repo(conn, repo.id)
+            mod = await mods_q.latest_of_repo(conn, repo.id)  # nothing read says which project it is
             if mod is None:
                 return
             await mods_q.update_repository(
