@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 
-from indexium_api import packexport
+from indexium_api.core import packexport
 
 pytestmark = pytest.mark.component
 GAME = "1.21.4"
