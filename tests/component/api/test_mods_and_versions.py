@@ -98,7 +98,8 @@ async def test_icon_with_etag(client, seed):
 
 async def test_tags(client):
     loaders = await (await client.get("/api/v1/tags/loaders")).json()
-    assert {"name": "fabric"} in loaders and {"name": "neoforge"} in loaders
+    assert {"name": "fabric", "project_types": ["mod", "modpack"]} in loaders
+    assert {"name": "neoforge", "project_types": ["mod", "modpack"]} in loaders
     versions = await (await client.get("/api/v1/tags/game-versions")).json()
     by_id = {v["version"]: v for v in versions}
     assert by_id["1.20.1"]["version_type"] == "release" and by_id["1.20.1"]["date"].startswith("2023-06")

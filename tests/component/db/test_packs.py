@@ -54,3 +54,29 @@ async def test_a_modpacks_files_are_stored_and_replaced_whole(db):
     assert await db.fetchval("SELECT game_versions_inferred FROM mod_versions WHERE id = $1", vid) is True
     await versions_q.replace_files(db, vid, [_file(1, project_type=formats.MODPACK, pack={}, pack_files=files[:1])])
     assert [r["path"] for r in await versions_q.pack_files(db, fid)] == ["mods/a.jar"]
+
+
+async def test_related_slugs_name_the_packs_of_a_mod_and_the_mods_of_a_pack_whatever_their_state(db):
+    from indexium_db.queries import site as site_q  # noqa: PLC0415
+
+    mods = {}
+    for i, name in enumerate(("lumen", "other", "bystander", "fastpack", "slowpack"), start=1):
+        mods[name] = await make_mod(db, repo_id=i, manifest_id=name)
+    sha = {n: f"{i:0128x}" for i, n in enumerate(("lumen", "other", "bystander"), start=1)}
+    for name in ("lumen", "other", "bystander"):
+        vid = await _version(db, mods[name]["id"])
+        fid, = await versions_q.replace_files(db, vid, [_file(1)])
+        await db.execute("UPDATE version_files SET sha512 = $2 WHERE id = $1", fid, sha[name])
+    for pack, holds, status in (("fastpack", ("lumen", "other"), "public"), ("slowpack", ("lumen",), "quarantined")):
+        vid = await _version(db, mods[pack]["id"])
+        await db.execute("UPDATE mod_versions SET status = $2 WHERE id = $1", vid, status)
+        await versions_q.replace_files(db, vid, [_file(2, project_type=formats.MODPACK, pack={}, pack_files=[
+            versions_q.PackFileRow(path=f"mods/{h}.jar", sha1=SHA1, sha512=sha[h], downloads=["https://x/y"])
+            for h in holds])])
+    slugs = {n: m["slug"] for n, m in mods.items()}
+    # A held pack version still relates (its state may change): invalidation over-approximates.
+    assert await site_q.related_slugs(db, slugs["lumen"]) == sorted([slugs["fastpack"], slugs["slowpack"]])
+    assert await site_q.related_slugs(db, slugs["fastpack"]) == sorted([slugs["lumen"], slugs["other"]])
+    assert await site_q.related_slugs(db, slugs["bystander"]) == []
+    assert await site_q.related_slugs(db, "no-such-project") == []
+    assert len(await site_q.related_slugs(db, slugs["lumen"], limit=1)) == 1

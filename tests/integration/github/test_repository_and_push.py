@@ -151,6 +151,24 @@ async def test_created_repository_is_evaluated_and_a_push_adding_a_manifest_regi
                              repo.id) == "branch:fabric/src/main/resources/fabric.mod.json"
 
 
+async def test_a_push_adding_a_pack_file_at_the_root_registers_a_skipped_repository(gh, stack, db, eventually):
+    """The registry's pack source paths count as manifests for a push as for onboarding: a resource
+    pack's pack.mcmeta pushed to the root of a skipped repository makes it a pack repository."""
+    inst = gh.add_installation([], account="dana", repository_selection="all")
+    await stack.send("installation", gh.installation_payload(inst, "created"))
+    repo = gh.add_repo("dana/textures", installation=inst)
+    repo.installation = inst
+    await stack.send("repository", repository_payload(gh, repo, "created"))
+    assert await eventually(lambda: db.fetchval(
+        "SELECT state = 'skipped' FROM github_repositories WHERE github_repo_id = $1", repo.id))
+    gh.set_file(repo, "pack.mcmeta", '{"pack": {"pack_format": 15, "description": "x"}}')
+    await stack.send("push", push_payload(gh, repo, added=["pack.mcmeta", "assets/minecraft/textures/a.png"]))
+    assert await eventually(lambda: db.fetchval(
+        "SELECT state = 'registered' FROM github_repositories WHERE github_repo_id = $1", repo.id))
+    assert await db.fetchval("SELECT manifest_source FROM github_repositories WHERE github_repo_id = $1",
+                             repo.id) == "branch:pack.mcmeta"
+
+
 async def _where(db, repo, condition):
     return await db.fetchrow(f"SELECT * FROM mods WHERE github_repo_id = $1 AND {condition}", repo.id)
 

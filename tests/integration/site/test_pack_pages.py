@@ -56,5 +56,8 @@ async def test_a_resource_pack_page_shows_its_icon_and_game_versions(world, pipe
     assert (await b.page.locator(".mod-head .type").inner_text()).strip() == "Resource pack"
     # pack_format 15 is the resource format of 1.20 and 1.20.1: one compact range.
     assert (await b.page.locator(".mod-head .game-versions").inner_text()).strip() == "Minecraft 1.20–1.20.1"
+    # The offer names no loader a resource pack implies ("for Minecraft, Minecraft ..." before).
+    assert (await b.page.locator(".offer-what").inner_text()).split("\n")[-1].strip() == \
+        "crisp-textures v1.0 for Minecraft 1.20–1.20.1"
     await b.shot("resource-pack")
     assert b.errors == []

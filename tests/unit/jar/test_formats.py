@@ -216,7 +216,7 @@ from indexium_db.queries import facets
 from indexium_github import assets
 from indexium_indexer.github import probe
 from indexium_jar import formats, packread
-from indexium_jar.packs import Archive, classify, entries_to_read, parse_pack
+from indexium_jar.packs import Archive, classify, entries_to_read, notpacks, parse_pack
 
 names = ["throwaway.json", "textures/a.png"]
 print(json.dumps({
@@ -229,6 +229,7 @@ print(json.dumps({
     "parsed": parse_pack({"throwaway.json": b"{}"}, Archive(names=names)).record.loaders,
     "probed": is_manifest_path("throwaway.json") and "throwaway.json" in probe.CANDIDATE_PATHS,
     "read with the directory": "throwaway.json" in packread._MANIFESTS,
+    "named by the skip": "throwaway.json" in notpacks.skip(notpacks.NOT_A_PACK).reason,
 }))
 """
 
@@ -241,4 +242,4 @@ def test_a_new_format_is_one_module(tmp_path):
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {
         "loader": True, "title": "Throw", "types": [formats.RESOURCEPACK], "read": True, "classified": "throwaway",
         "entries": ["throwaway.json"], "parsed": ["throwloader"], "probed": True,
-        "read with the directory": True}
+        "read with the directory": True, "named by the skip": True}

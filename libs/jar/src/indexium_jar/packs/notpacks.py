@@ -9,6 +9,7 @@ from collections.abc import Collection
 
 from indexium_jar.model import PackSkip
 
+NOT_A_PACK = "not_a_pack"  # its reason names the registry's formats (_not_a_pack)
 CURSEFORGE_MANIFEST = "manifest.json"
 LEGACY_TEXTURE_PACK = "pack.txt"
 
@@ -18,12 +19,19 @@ REASONS = {
     "sources_archive": "a -sources archive (the project's source code), not a playable pack",
     "legacy_texture_pack": "a texture pack of the pre-1.6 era (pack.txt, no pack.mcmeta): Minecraft 1.6 and later "
                            "do not load it",
-    "not_a_pack": "no pack.mcmeta, shaders/, modrinth.index.json or loader manifest: an archive of other files",
 }
 
 
+def _not_a_pack() -> str:
+    """None of the registry's formats: every pack format's identifying entries, and a loader manifest."""
+    from indexium_jar import formats  # noqa: PLC0415 - the registry imports this module
+
+    entries = dict.fromkeys(f.identified_by[0] for f in formats.PACK_FORMATS)  # each format's main entry
+    return f"no {', '.join(entries)} or loader manifest: an archive of other files"
+
+
 def skip(code: str) -> PackSkip:
-    return PackSkip(code=code, reason=REASONS[code])
+    return PackSkip(code=code, reason=_not_a_pack() if code == NOT_A_PACK else REASONS[code])
 
 
 def which(names: Collection[str], file_name: str = "") -> str | None:

@@ -162,6 +162,8 @@ def mod_context(app: web.Application, mod, versions, deps, series, latest, *, ra
         # A pack's (or plugin's) type named in its header; a mod's is the default, not named.
         type_title=None if (mod["project_type"] or formats.DEFAULT_PROJECT_TYPE) == formats.DEFAULT_PROJECT_TYPE
         else formats.PROJECT_TYPE_TITLES.get(mod["project_type"]),
+        # A loader its type implies (a resource pack's "minecraft"), left out of the offer's words.
+        implied_loaders=implied if len(implied := formats.loaders_of(mod["project_type"] or formats.MOD)) == 1 else (),
         choice=choice, offer=downloads.pick(versions, choice), offered_loaders=offered_loaders,
         offered_versions=offered_versions, kept=kept,
         # The stored card through the one URL policy and the vocabulary again: a row written
