@@ -137,7 +137,7 @@ def _row(links=None, files_url="https://github.com/o/r/releases/download/1/a.jar
             "environment": "both", "loaders": ["fabric"], "game_versions": ["1.20.1"], "latest_version": "1",
             "downloads": 1, "repo_full_name": "o/lumen", "repo_url": "javascript:alert(1)//o/lumen", "created_at": None,
             "updated_at": None, "has_icon": True, "fork": False,
-            "active_servers": 0}
+            "active_servers": 0, "project_type": "mod"}
 
 
 def _version(url):
