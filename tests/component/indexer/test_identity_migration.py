@@ -49,13 +49,19 @@ async def before_0025(pg_server):
 
 
 async def _project(db, repo_id: int, slug: str, manifest_id: str, files: list[tuple[str, str | None, dict | None]],
-                   project_type: str = "mod") -> dict:
+                   project_type: str = "mod", owner: int | None = None) -> dict:
     """A project as the release job wrote it before 0025: one version, these files
-    (filename, primary manifest id or None, pack record or None)."""
+    (filename, primary manifest id or None, pack record or None), each id claimed (0015)."""
+    if owner is not None:
+        await db.execute("INSERT INTO authors (github_id, login) VALUES ($1, 'mono') ON CONFLICT DO NOTHING", owner)
     mod = await db.fetchrow(
-        "INSERT INTO mods (github_repo_id, repo_full_name, slug, manifest_id, name, project_type)"
-        " VALUES ($1, 'mono/monorepo', $2, $3, $3::text, $4) RETURNING id, public_id, team_id, slug", repo_id, slug,
-        manifest_id, project_type)
+        "INSERT INTO mods (github_repo_id, repo_full_name, slug, manifest_id, name, project_type, author_github_id)"
+        " VALUES ($1, 'mono/monorepo', $2, $3, $3::text, $4, $5) RETURNING id, public_id, team_id, slug", repo_id,
+        slug, manifest_id, project_type, owner)
+    for _, mid, _ in files:
+        if mid:
+            await db.execute("INSERT INTO mod_id_claims (mod_id, loader, manifest_mod_id, state, asset_created_at)"
+                             " VALUES ($1, 'fabric', lower($2), 'holder', now() - interval '1 day')", mod["id"], mid)
     vid = await db.fetchval(
         "INSERT INTO mod_versions (mod_id, version_number, github_release_id, tag_name, published_at, status)"
         " VALUES ($1, 'v1.0.0', 1, 'v1.0.0', now() - interval '1 day', 'public') RETURNING id", mod["id"])
@@ -75,7 +81,8 @@ async def test_existing_projects_keep_their_ids_and_slugs_and_a_later_release_sp
     repo = gh.add_repo("mono", "monorepo")
     # Before 0025 one release of two mods was one project, named after the first jar.
     mono = await _project(db, repo.id, "mono_alpha", "mono_alpha",
-                          [("mono_alpha-1.0.0.jar", "mono_alpha", None), ("mono_beta-1.0.0.jar", "mono_beta", None)])
+                          [("mono_alpha-1.0.0.jar", "mono_alpha", None), ("mono_beta-1.0.0.jar", "mono_beta", None)],
+                          owner=repo.owner.id)
     forge_only = await _project(db, 7001, "gadget", "Gadget_Forge", [("gadget.jar", "Gadget_Forge", None)])
     pack = await _project(db, 7002, "crisp-textures", "crisp-textures",
                           [("Crisp-1.2.zip", None, {"project_type": "resourcepack", "loaders": ["minecraft"],
@@ -108,6 +115,17 @@ async def test_existing_projects_keep_their_ids_and_slugs_and_a_later_release_sp
     assert [(r["slug"], r["versions"]) for r in rows] == [("mono_alpha", ["v1.0.0", "v1.1.0"]),
                                                           ("mono_beta", ["v1.1.0"])]
     assert rows[0]["id"] == mono["id"]
+    # The id mono_beta, held by the project that carried its jar, is now its own project's (the
+    # other shares it, as the same owner's projects do): dependencies and telemetry name it.
+    beta = rows[1]["id"]
+    claims = {(r["mod_id"], r["manifest_mod_id"]): (r["state"], r["holder_mod_id"]) for r in await db.fetch(
+        "SELECT mod_id, manifest_mod_id, state, holder_mod_id FROM mod_id_claims")}
+    assert claims[(beta, "mono_beta")] == ("holder", None)
+    assert claims[(mono["id"], "mono_beta")] == ("same_owner", beta)
+    assert claims[(mono["id"], "mono_alpha")] == ("holder", None)
+    assert await db.fetchval("SELECT status FROM mod_versions WHERE mod_id = $1", beta) == "public"
+    assert await db.fetchval("SELECT indexium_project_for('mono_beta', 'fabric')") == beta
+    assert await db.fetchval("SELECT indexium_project_for('mono_alpha', 'fabric')") == mono["id"]
 
 
 @pytest.mark.parametrize("manifest_id", ["mymod", "MyMod-Forge", "mymod_neoforge", "my.mod.fabric", "a-forge",

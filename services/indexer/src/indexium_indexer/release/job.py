@@ -435,6 +435,9 @@ class ReleaseIndexer:
         # neither its name nor its icon.
         settled = await ownership.settle(conn, mod_id=mod["id"], version_id=version_id, declared=plan.declared,
                                          pending_status=self._released_status(), new_project=new_project)
+        if new_project:  # its own ids, held by the project that carried its jars before 0025
+            await ownership_q.take_own_ids(conn, mod["id"], [(d.loader, d.mod_id) for d in plan.declared
+                                                             if identity.mod_key(d.mod_id) == plan.key])
         if settled.slug is not None:  # took the id's own slug over from an impostor indexed first
             mod = {**dict(mod), "slug": settled.slug}
         if newest_card and not settled.held(version_id):
