@@ -48,6 +48,10 @@ async def test_two_mods_in_one_release_are_two_projects_each_answering_for_its_o
             versions = await resp.json()
         assert resp.status == 200, versions
         assert [[f["filename"] for f in v["files"]] for v in versions] == [[jar]]
+    # Each has its own page on the site.
+    for slug, name in (("mono_alpha", "Mono Alpha"), ("mono_beta", "Mono Beta")):
+        async with api.get(f"/mods/{slug}") as resp:
+            assert resp.status == 200 and f"<h1>{name}" in await resp.text()
     # Each is found by its own name.
     for query, slug in (("mono alpha", "mono_alpha"), ("mono beta", "mono_beta")):
         async with api.get("/api/v1/mods", params={"q": query}) as resp:
