@@ -15,6 +15,7 @@ import pytest
 
 from indexium_db import migrate
 from indexium_db.pool import create_pool
+from indexium_db.queries import telemetry as telemetry_q
 from indexium_devstack import jars
 from indexium_indexer.release.job import ReleaseIndexer
 from indexium_jar import identity
@@ -126,6 +127,9 @@ async def test_existing_projects_keep_their_ids_and_slugs_and_a_later_release_sp
     assert await db.fetchval("SELECT status FROM mod_versions WHERE mod_id = $1", beta) == "public"
     assert await db.fetchval("SELECT indexium_project_for('mono_beta', 'fabric')") == beta
     assert await db.fetchval("SELECT indexium_project_for('mono_alpha', 'fabric')") == mono["id"]
+    # The telemetry catalogue: a ping naming mono_beta counts for mono_beta's project.
+    catalogue = {r["manifest_id"]: r["id"] for r in await telemetry_q.manifest_ids(db)}
+    assert (catalogue["mono_beta"], catalogue["mono_alpha"]) == (beta, mono["id"])
 
 
 @pytest.mark.parametrize("manifest_id", ["mymod", "MyMod-Forge", "mymod_neoforge", "my.mod.fabric", "a-forge",
