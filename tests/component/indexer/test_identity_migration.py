@@ -5,18 +5,23 @@ goes on in it and a second mod of the release becomes a project of its own. The 
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
 
 import aiohttp
 import asyncpg
+import msgspec
 import pytest
+
+from indexium_contracts import github
 
 from indexium_db import migrate
 from indexium_db.pool import create_pool
-from indexium_db.queries import telemetry as telemetry_q
+from indexium_db.queries import github as github_q, telemetry as telemetry_q
 from indexium_devstack import jars
+from indexium_indexer.github import sync
 from indexium_indexer.release.job import ReleaseIndexer
 from indexium_jar import identity
 from indexium_jar.http.remote import DownloadPolicy
@@ -146,3 +151,54 @@ async def test_the_migrations_pack_key_is_the_python_rule(db, file_name):
         identity.pack_key("resourcepack", None, file_name)
     assert await db.fetchval("SELECT indexium_pack_key('modpack', $1, 'x.mrpack')", "  My   Pack ") == \
         identity.pack_key("modpack", "  My   Pack ", "x.mrpack")
+
+
+async def test_a_release_indexed_into_one_project_is_sent_again_and_its_second_mod_moves_to_its_own(before_0025, gh):
+    db, dsn = before_0025
+    repo = gh.add_repo("mono", "monorepo")
+    alpha = jars.fabric_jar("mono_alpha", "1.0.0", "Mono Alpha")
+    beta = jars.fabric_jar("mono_beta", "1.0.0", "Mono Beta")
+    # The second mod's jar first: its project is written before the first's version lets go of it.
+    rel = gh.add_release(repo, "v1.0.0", [("mono_beta-1.0.0.jar", beta), ("mono_alpha-1.0.0.jar", alpha)])
+    await github_q.upsert_installation(db, 61, state="active", account_id=repo.owner.id, account_login="mono",
+                                       account_type="User")
+    await github_q.upsert_repository(db, github_repo_id=repo.id, installation_id=61, full_name="mono/monorepo",
+                                     default_branch="main", description=None, homepage=None, topics=[],
+                                     private=False, archived=False)
+    # The release as the release job wrote it before 0025: one project, both jars (their bytes its own).
+    await db.execute("INSERT INTO authors (github_id, login) VALUES ($1, 'mono')", repo.owner.id)
+    mono = await db.fetchval("INSERT INTO mods (github_repo_id, repo_full_name, slug, manifest_id, name,"
+                             " author_github_id) VALUES ($1, 'mono/monorepo', 'mono_alpha', 'mono_alpha', 'Mono Alpha',"
+                             " $2) RETURNING id", repo.id, repo.owner.id)
+    version = await db.fetchval("INSERT INTO mod_versions (mod_id, version_number, github_release_id, tag_name, status)"
+                                " VALUES ($1, 'v1.0.0', $2, 'v1.0.0', 'public') RETURNING id", mono, rel.id)
+    for asset, data, mid in zip(rel.assets, (beta, alpha), ("mono_beta", "mono_alpha")):
+        await db.execute(
+            "INSERT INTO version_files (version_id, github_asset_id, filename, url, size, github_digest, manifests,"
+            " is_primary, asset_created_at) VALUES ($1, $2, $3, 'https://github.com/x', $4, $5, $6::jsonb, $7,"
+            " to_timestamp(floor($8)))",
+            version, asset.id, asset.name, len(data), "sha256:" + hashlib.sha256(data).hexdigest(),
+            json.dumps([{"loader": "fabric", "mod_id": mid, "version": "1.0.0"}]), mid == "mono_alpha", asset.created_at)
+    await migrate.migrate(db)
+
+    # The GitHub role's reconciliation sends the release again (a fingerprint no release has) ...
+    release = msgspec.convert(gh.release_json(rel), github.Release)
+    assert [r.id for r in sync.to_send([release], await github_q.sent_releases(db, repo.id),
+                                       await github_q.indexed_releases(db, repo.id))] == [rel.id]
+    # ... and the release job puts the second mod's jar in its own project.
+    pool = await create_pool(dsn, max_size=2)
+    try:
+        async with aiohttp.ClientSession() as session:
+            policy = DownloadPolicy(allowed_hosts=frozenset({gh.github_host, gh.cdn_host}))
+            releases = Releases(gh, ReleaseIndexer(pool, session, policy, publish_before_scan=True))
+            await releases.handle(rel, "edited")
+    finally:
+        await pool.close()
+    rows = await db.fetch("""SELECT m.id, m.slug, v.id AS vid, v.status, array_agg(f.filename ORDER BY f.filename) AS files
+                             FROM mods m JOIN mod_versions v ON v.mod_id = m.id JOIN version_files f ON f.version_id = v.id
+                             GROUP BY m.id, m.slug, v.id, v.status ORDER BY m.slug""")
+    assert [(r["slug"], r["status"], r["files"]) for r in rows] == [
+        ("mono_alpha", "public", ["mono_alpha-1.0.0.jar"]), ("mono_beta", "public", ["mono_beta-1.0.0.jar"])]
+    assert (rows[0]["id"], rows[0]["vid"]) == (mono, version)  # the project and its version keep their ids
+    owners = {r["sha256"]: r["mod_id"] for r in await db.fetch("SELECT sha256, mod_id FROM content_owners")}
+    assert owners == {hashlib.sha256(alpha).hexdigest(): mono, hashlib.sha256(beta).hexdigest(): rows[1]["id"]}
