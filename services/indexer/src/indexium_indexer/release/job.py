@@ -291,14 +291,15 @@ class ReleaseIndexer:
                 default_branch=repo.default_branch or "main", categories=list(repo.topics),
                 repo_url=repo.page_url, fork=repo.fork,
             )
-            found = await self._projects(conn, repo, release, plans)
+            found, previous = await self._projects(conn, repo, release, plans)
             written = [await self._write_project(conn, release, repo, plan, mod, version_number, published_at, failed)
                        for plan, mod in zip(plans, found)]
             await skips.store(conn, hook, repo, left_out, release_indexed=True)
             # A project whose files left this release (an edited release, or a release indexed
             # into one project before 0025 whose files now go to theirs): its version is hidden.
+            # A release none of whose files was indexed before (the common case) has no such version.
             gone = await versions_q.hide_release(conn, repo.id, release.id, "its files left the release",
-                                                 except_versions=[w.version_id for w in written])
+                                                 except_versions=[w.version_id for w in written]) if previous else []
             if app_row is not None:
                 # A repository that came through the GitHub App: its hidden state (uninstalled,
                 # suspended, removed, private, deleted) applies to a project created only now, and
@@ -382,7 +383,7 @@ class ReleaseIndexer:
             icon=next((md.icon for _, md in items if md.icon), None),
         )
 
-    async def _projects(self, conn: asyncpg.Connection, repo, release, plans: list[_Plan]) -> list:
+    async def _projects(self, conn: asyncpg.Connection, repo, release, plans: list[_Plan]) -> tuple[list, dict]:
         """The existing project of each plan, or None for a new one (docs/indexer.md, "One
         repository, several projects"): by identity key; else the project whose version of this
         release already holds the plan's files (a release indexed before, sent again), unless
@@ -390,7 +391,8 @@ class ReleaseIndexer:
         project of the same name (a mod that changed its id: re-keyed); else, for a pack, the
         repository's one pack project of its type when the release has one pack of that type (a
         renamed pack file). Files that move to another project are detached from the version
-        they leave first, so the bytes' claim follows them within the repository."""
+        they leave first, so the bytes' claim follows them within the repository. Also returns
+        where the release's files were before (asset id -> project)."""
         found = [await mods_q.get_by_identity(conn, repo.id, p.key) for p in plans]
         taken = {m["id"] for m in found if m is not None}
         previous = await versions_q.release_asset_projects(conn, repo.id, release.id)
@@ -416,7 +418,7 @@ class ReleaseIndexer:
         moving = [a.id for plan, mod in zip(plans, found) for a, _ in plan.items
                   if a.id in previous and (mod is None or previous[a.id] != mod["id"])]
         await versions_q.detach_files(conn, repo.id, release.id, moving)
-        return found
+        return found, previous
 
     async def _write_project(self, conn: asyncpg.Connection, release, repo, plan: _Plan, mod, version_number: str,
                              published_at, failed: list) -> _Written:
