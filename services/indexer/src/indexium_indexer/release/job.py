@@ -244,7 +244,7 @@ class ReleaseIndexer:
 
     async def _write(self, event: ReleaseReceived, read: list) -> JobResult:
         hook = event.webhook
-        release, repo_id = hook.release, hook.repository.id
+        release = hook.release
         good = [(a, md) for a, md in read if isinstance(md, JarMetadata) and md.readable]
         # A mod's jar is the primary file when the release has one; else the first pack.
         good.sort(key=lambda item: not item[1].records)
