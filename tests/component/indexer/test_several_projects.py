@@ -201,3 +201,17 @@ async def test_a_branch_manifest_renames_only_its_own_project_and_the_repository
     await card.refresh(db, gh_repo, other)
     assert [r["name"] for r in await db.fetch("SELECT name FROM mods ORDER BY slug")] == ["Mono Alpha",
                                                                                          "Mono Beta Deluxe"]
+
+
+async def test_a_renamed_pack_file_stays_the_pack_project_and_two_packs_stay_two(gh, releases, db):
+    repo = gh.add_repo("ana", "crisp-textures")
+    await releases.handle(gh.add_release(repo, "v1", [("Crisp-1.0.zip", packs.resource_pack(15))]))
+    await releases.handle(gh.add_release(repo, "v2", [("CrispHD-2.0.zip", packs.resource_pack(18, "HD now"))]))
+    rows = await db.fetch("SELECT m.slug, count(v.id) FROM mods m JOIN mod_versions v ON v.mod_id = m.id GROUP BY 1")
+    assert [tuple(r) for r in rows] == [("crisp-textures", 2)]
+    # A release of two resource packs: two projects, each after its file.
+    await releases.handle(gh.add_release(repo, "v3", [("Crisp-3.0.zip", packs.resource_pack(18, "three")),
+                                                      ("Dark-3.0.zip", packs.resource_pack(18, "dark"))]))
+    rows = await db.fetch("SELECT slug, name, identity FROM mods ORDER BY created_at")
+    assert [tuple(r) for r in rows] == [("crisp-textures", "Crisp", "resourcepack:crisp"),
+                                        ("dark", "Dark", "resourcepack:dark")]
