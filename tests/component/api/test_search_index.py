@@ -270,3 +270,35 @@ async def test_with_the_heap_settled_the_index_is_frozen_and_a_reload_leaves_no_
     assert live.index is not old and gc.isenabled()
     assert garbage() is None
     assert not any(o is live.index for o in gc.get_objects())
+
+
+async def test_each_project_of_a_two_mod_release_is_found_from_the_index_after_the_jobs_events(
+        make_client, nats_url, pool):
+    """A release publishing two mods makes two projects (issue 34), each announced: a replica's
+    index finds each by its own name (before, the second mod had no card to find)."""
+    import aiohttp  # noqa: PLC0415
+
+    from indexium_devstack import jars  # noqa: PLC0415
+    from indexium_devstack.fakegithub import FakeGitHub  # noqa: PLC0415
+    from indexium_indexer.release.job import ReleaseIndexer  # noqa: PLC0415
+    from indexium_jar.http.remote import DownloadPolicy  # noqa: PLC0415
+    from tests.component.indexer.conftest import Releases  # noqa: PLC0415
+
+    client = await make_client(NATS_URL=nats_url)
+    live = await following(client)
+    async with FakeGitHub() as gh, aiohttp.ClientSession() as session:
+        repo = gh.add_repo("mono", "monorepo")
+        rel = gh.add_release(repo, "v1", [
+            ("alpha.jar", jars.fabric_jar("mono_alpha", "1.0", "Quokka Alpha", "Lanterns, the first kind.")),
+            ("beta.jar", jars.fabric_jar("mono_beta", "1.0", "Wombat Beta", "Burrows, the second kind."))])
+        policy = DownloadPolicy(allowed_hosts=frozenset({gh.github_host, gh.cdn_host}))
+        result = await Releases(gh, ReleaseIndexer(pool, session, policy, publish_before_scan=True)).handle(rel)
+    assert sorted(e.slug for e in result.events) == ["mono_alpha", "mono_beta"]
+    for event in result.events:
+        await publish(nats_url, event)
+    for _ in range(500):
+        if {"mono_alpha", "mono_beta"} <= set(live.index.by_slug) and live.current() is not None:
+            break
+        await asyncio.sleep(0.01)
+    assert await hits(client, q="quokka") == (["mono_alpha"], 1)
+    assert await hits(client, q="wombat burrows") == (["mono_beta"], 1)

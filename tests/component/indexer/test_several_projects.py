@@ -48,6 +48,10 @@ async def test_two_mods_in_one_release_are_two_projects_each_answering_for_its_o
             versions = await resp.json()
         assert resp.status == 200, versions
         assert [[f["filename"] for f in v["files"]] for v in versions] == [[jar]]
+    # Each has its own page on the site.
+    for slug, name in (("mono_alpha", "Mono Alpha"), ("mono_beta", "Mono Beta")):
+        async with api.get(f"/mods/{slug}") as resp:
+            assert resp.status == 200 and f"<h1>{name}" in await resp.text()
     # Each is found by its own name.
     for query, slug in (("mono alpha", "mono_alpha"), ("mono beta", "mono_beta")):
         async with api.get("/api/v1/mods", params={"q": query}) as resp:
@@ -202,8 +206,7 @@ async def test_a_branch_manifest_renames_only_its_own_project_and_the_repository
 async def test_a_renamed_pack_file_stays_the_pack_project_and_two_packs_stay_two(gh, releases, db):
     repo = gh.add_repo("ana", "crisp-textures")
     await releases.handle(gh.add_release(repo, "v1", [("Crisp-1.0.zip", packs.resource_pack(15))]))
-    await releases.handle(gh.add_release(repo, "v2", [("CrispHD-2.0.zip", packs.resource_pack(18, seed=2)
-                                                       if False else packs.resource_pack(18, "HD now"))]))
+    await releases.handle(gh.add_release(repo, "v2", [("CrispHD-2.0.zip", packs.resource_pack(18, "HD now"))]))
     rows = await db.fetch("SELECT m.slug, count(v.id) FROM mods m JOIN mod_versions v ON v.mod_id = m.id GROUP BY 1")
     assert [tuple(r) for r in rows] == [("crisp-textures", 2)]
     # A release of two resource packs: two projects, each after its file.

@@ -97,6 +97,21 @@ async def sole_project(conn: asyncpg.Connection, github_repo_id: int) -> asyncpg
     return rows[0] if len(rows) == 1 else None
 
 
+async def lock(conn: asyncpg.Connection, mod_id: uuid.UUID) -> asyncpg.Record | None:
+    """A project by id, locked for the caller's transaction (as :func:`get_by_identity` returns it)."""
+    return await conn.fetchrow("SELECT id, slug, last_published_at FROM mods WHERE id = $1 FOR UPDATE", mod_id)
+
+
+async def pack_projects(conn: asyncpg.Connection, github_repo_id: int, project_type: str) -> list[asyncpg.Record]:
+    """The repository's projects made from packs of this type (identity ``<type>:<name>``), locked."""
+    return await conn.fetch(
+        """SELECT id, slug, last_published_at FROM mods
+           WHERE github_repo_id = $1 AND project_type = $2 AND starts_with(identity, $2 || ':')
+           ORDER BY id FOR UPDATE""",
+        github_repo_id, project_type,
+    )
+
+
 async def set_identity(conn: asyncpg.Connection, mod_id: uuid.UUID, identity: str) -> None:
     """A project's new identity key (its manifest id changed, its name did not: the release job)."""
     await conn.execute("UPDATE mods SET identity = $2, updated_at = now() WHERE id = $1", mod_id, identity)

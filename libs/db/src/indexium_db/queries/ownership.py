@@ -182,6 +182,40 @@ def _plan(mod_id: uuid.UUID, claims: list[Declared], rows: list) -> _Plan:
     return plan
 
 
+async def take_own_ids(conn: asyncpg.Connection, mod_id: uuid.UUID, pairs: list[tuple[str, str]]) -> int:
+    """A new project takes the hold on its own (loader, lower id) ``pairs`` from another project of
+    the same repository: before 0025 one project carried every jar of its repository's releases,
+    so it holds ids that are now another project's (``mono_beta`` held by ``mono_alpha``'s
+    project). The sibling shares them (``same_owner``), as the same owner's projects do; claims
+    naming it as holder name the new holder. Only within one repository: no other repository
+    ever takes an id this way. Returns how many pairs moved."""
+    if not pairs:
+        return 0
+    rows = await conn.fetch(
+        """SELECT c.loader, c.manifest_mod_id, c.mod_id AS sibling
+           FROM unnest($2::text[], $3::text[]) AS p(loader, mid)
+           JOIN mod_id_claims c ON c.loader = p.loader AND c.manifest_mod_id = p.mid AND c.state = 'holder'
+           JOIN mods s ON s.id = c.mod_id
+           JOIN mods me ON me.id = $1
+           JOIN mod_id_claims mine ON mine.mod_id = me.id AND mine.loader = c.loader
+                                  AND mine.manifest_mod_id = c.manifest_mod_id AND mine.state = 'same_owner'
+           WHERE s.github_repo_id = me.github_repo_id AND s.id <> me.id
+           ORDER BY 1, 2
+           FOR UPDATE OF c""",
+        mod_id, [lo for lo, _ in pairs], [mid for _, mid in pairs],
+    )
+    for r in rows:
+        key = (r["loader"], r["manifest_mod_id"])
+        await conn.execute("""UPDATE mod_id_claims SET state = 'same_owner', holder_mod_id = $4
+                              WHERE mod_id = $1 AND loader = $2 AND manifest_mod_id = $3""", r["sibling"], *key, mod_id)
+        await conn.execute("""UPDATE mod_id_claims SET state = 'holder', holder_mod_id = NULL
+                              WHERE mod_id = $1 AND loader = $2 AND manifest_mod_id = $3""", mod_id, *key)
+        await conn.execute("""UPDATE mod_id_claims SET holder_mod_id = $1
+                              WHERE holder_mod_id = $4 AND loader = $2 AND manifest_mod_id = $3 AND mod_id <> $1""",
+                           mod_id, *key, r["sibling"])
+    return len(rows)
+
+
 async def take_slug(conn: asyncpg.Connection, holder: uuid.UUID, displaced: uuid.UUID) -> bool:
     """The slug made from a mod id follows the id's holder: a project that took the id over from
     another owner's project (an earlier publisher indexed later) takes that project's slug when it

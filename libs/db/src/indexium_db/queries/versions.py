@@ -237,6 +237,36 @@ async def hide_release(
     )
 
 
+async def release_asset_projects(conn: asyncpg.Connection, github_repo_id: int,
+                                 github_release_id: int) -> dict[int, uuid.UUID]:
+    """Asset id -> the project whose version of this release holds its file (a release indexed
+    before: where each of its files went)."""
+    rows = await conn.fetch(
+        """SELECT f.github_asset_id, v.mod_id FROM version_files f
+           JOIN mod_versions v ON v.id = f.version_id JOIN mods m ON m.id = v.mod_id
+           WHERE m.github_repo_id = $1 AND v.github_release_id = $2""",
+        github_repo_id, github_release_id,
+    )
+    return {r["github_asset_id"]: r["mod_id"] for r in rows}
+
+
+async def detach_files(conn: asyncpg.Connection, github_repo_id: int, github_release_id: int,
+                       asset_ids: list[int]) -> int:
+    """Drop these assets' files from the repository's versions of the release, before the
+    release job writes them to another project's version: the bytes' claim (content_owners) is
+    left without a file, which the project of the same repository writing them next takes over
+    (the claim trigger of 0025). Returns how many were dropped."""
+    if not asset_ids:
+        return 0
+    status = await conn.execute(
+        """DELETE FROM version_files f USING mod_versions v, mods m
+           WHERE f.version_id = v.id AND v.mod_id = m.id AND m.github_repo_id = $1
+             AND v.github_release_id = $2 AND f.github_asset_id = ANY($3::bigint[])""",
+        github_repo_id, github_release_id, asset_ids,
+    )
+    return int(status.split()[-1])
+
+
 async def hold(conn: asyncpg.Connection, version_id: uuid.UUID) -> None:
     """Quarantine the version as suspicious, unless an operator rejected it."""
     await conn.execute(

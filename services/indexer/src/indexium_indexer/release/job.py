@@ -244,7 +244,7 @@ class ReleaseIndexer:
 
     async def _write(self, event: ReleaseReceived, read: list) -> JobResult:
         hook = event.webhook
-        release, repo_id = hook.release, hook.repository.id
+        release = hook.release
         good = [(a, md) for a, md in read if isinstance(md, JarMetadata) and md.readable]
         # A mod's jar is the primary file when the release has one; else the first pack.
         good.sort(key=lambda item: not item[1].records)
@@ -291,13 +291,15 @@ class ReleaseIndexer:
                 default_branch=repo.default_branch or "main", categories=list(repo.topics),
                 repo_url=repo.page_url, fork=repo.fork,
             )
-            written = [await self._write_project(conn, release, repo, plan, version_number, published_at, failed)
-                       for plan in plans]
+            found, previous = await self._projects(conn, repo, release, plans)
+            written = [await self._write_project(conn, release, repo, plan, mod, version_number, published_at, failed)
+                       for plan, mod in zip(plans, found)]
             await skips.store(conn, hook, repo, left_out, release_indexed=True)
             # A project whose files left this release (an edited release, or a release indexed
             # into one project before 0025 whose files now go to theirs): its version is hidden.
+            # A release none of whose files was indexed before (the common case) has no such version.
             gone = await versions_q.hide_release(conn, repo.id, release.id, "its files left the release",
-                                                 except_versions=[w.version_id for w in written])
+                                                 except_versions=[w.version_id for w in written]) if previous else []
             if app_row is not None:
                 # A repository that came through the GitHub App: its hidden state (uninstalled,
                 # suspended, removed, private, deleted) applies to a project created only now, and
@@ -381,20 +383,49 @@ class ReleaseIndexer:
             icon=next((md.icon for _, md in items if md.icon), None),
         )
 
-    async def _write_project(self, conn: asyncpg.Connection, release, repo, plan: _Plan, version_number: str,
+    async def _projects(self, conn: asyncpg.Connection, repo, release, plans: list[_Plan]) -> tuple[list, dict]:
+        """The existing project of each plan, or None for a new one (docs/indexer.md, "One
+        repository, several projects"): by identity key; else the project whose version of this
+        release already holds the plan's files (a release indexed before, sent again), unless
+        another plan's key names it; else, for a release of one project, the repository's one
+        project of the same name (a mod that changed its id: re-keyed); else, for a pack, the
+        repository's one pack project of its type when the release has one pack of that type (a
+        renamed pack file). Files that move to another project are detached from the version
+        they leave first, so the bytes' claim follows them within the repository. Also returns
+        where the release's files were before (asset id -> project)."""
+        found = [await mods_q.get_by_identity(conn, repo.id, p.key) for p in plans]
+        taken = {m["id"] for m in found if m is not None}
+        previous = await versions_q.release_asset_projects(conn, repo.id, release.id)
+        for i, plan in enumerate(plans):
+            if found[i] is not None:
+                continue
+            owners = {previous.get(a.id) for a, _ in plan.items}
+            if len(owners) == 1 and (was := next(iter(owners))) is not None and was not in taken:
+                found[i] = await mods_q.lock(conn, was)
+            elif plan.only_project and plan.primary is not None:
+                sole = await mods_q.sole_project(conn, repo.id)
+                if sole is not None and sole["id"] not in taken and identity.same_name(sole["name"], plan.primary.name
+                                                                                        or plan.primary.mod_id):
+                    await mods_q.set_identity(conn, sole["id"], plan.key)
+                    found[i] = sole
+            elif plan.primary is None and sum(p.primary is None and p.project_type == plan.project_type
+                                              for p in plans) == 1:
+                packs = [m for m in await mods_q.pack_projects(conn, repo.id, plan.project_type) if m["id"] not in taken]
+                if len(packs) == 1:
+                    found[i] = packs[0]
+            if found[i] is not None:
+                taken.add(found[i]["id"])
+        moving = [a.id for plan, mod in zip(plans, found) for a, _ in plan.items
+                  if a.id in previous and (mod is None or previous[a.id] != mod["id"])]
+        await versions_q.detach_files(conn, repo.id, release.id, moving)
+        return found, previous
+
+    async def _write_project(self, conn: asyncpg.Connection, release, repo, plan: _Plan, mod, version_number: str,
                              published_at, failed: list) -> _Written:
-        """One project's version of the release: the project found by its identity key (or made),
-        its version and files, holds, the ownership rules, its card and icon."""
+        """One project's version of the release: the project found (``_projects``) or made, its
+        version and files, holds, the ownership rules, its card and icon."""
         card = release_card(plan.primary, repo) if plan.primary is not None else pack_card(
             plan.pack, repo, name=plan.pack_title)
-        mod = await mods_q.get_by_identity(conn, repo.id, plan.key)
-        if mod is None and plan.only_project:
-            # A mod that changed its manifest id but kept its name (the repository's one project,
-            # a release of one project): the same project, under its new key.
-            sole = await mods_q.sole_project(conn, repo.id)
-            if sole is not None and identity.same_name(sole["name"], card.name):
-                await mods_q.set_identity(conn, sole["id"], plan.key)
-                mod = sole
         before = await versions_q.served_state(conn, mod["id"], version_number) if mod else None
         newest_card, new_project = False, mod is None
         if mod is None:
@@ -435,6 +466,9 @@ class ReleaseIndexer:
         # neither its name nor its icon.
         settled = await ownership.settle(conn, mod_id=mod["id"], version_id=version_id, declared=plan.declared,
                                          pending_status=self._released_status(), new_project=new_project)
+        if new_project:  # its own ids, held by the project that carried its jars before 0025
+            await ownership_q.take_own_ids(conn, mod["id"], [(d.loader, d.mod_id) for d in plan.declared
+                                                             if identity.mod_key(d.mod_id) == plan.key])
         if settled.slug is not None:  # took the id's own slug over from an impostor indexed first
             mod = {**dict(mod), "slug": settled.slug}
         if newest_card and not settled.held(version_id):
