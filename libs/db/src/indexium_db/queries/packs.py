@@ -105,6 +105,7 @@ def _dependencies(rec: dict | None) -> tuple:
     return tuple(out)
 
 
+# (_read takes these columns by position: keep the order.)
 _ROUND = """
 WITH ids AS (
     SELECT i.dep_id, COALESCE(i.chosen, indexium_project_for(i.dep_id, $2)) AS project
@@ -131,39 +132,47 @@ async def _read(conn: asyncpg.Connection, source: Prefetched, ids: list[str], lo
     rows = await conn.fetch(_ROUND, ids, loader, loaders, game_version, [source.pinned.get(i) for i in ids],
                             source.downloads is not None)
     source.queries += 1
-    by_id: dict[str, dict[uuid.UUID, tuple[asyncpg.Record, list]]] = {i: {} for i in ids}
-    found: dict[str, bool] = {i: False for i in ids}
+    # A version's rows are consecutive (ordered by id, then version), so they are grouped as they
+    # come: (id, the version's rows) in the order read. Columns by position (the hot loop of a read).
+    groups: list[tuple[str, list]] = []
+    found: set[str] = set()
+    last_id = last_version = None
     for r in rows:
-        if r["project"] is None:
+        if r[1] is None:  # project: the id is not on Indexium
             continue
-        found[r["dep_id"]] = True
-        if r["version_id"] is None or r["file_id"] is None:
+        dep_id, version_id = r[0], r[5]
+        found.add(dep_id)
+        if version_id is None or r[9] is None:  # no public version, or a version without files
             continue
-        by_id[r["dep_id"]].setdefault(r["version_id"], (r, []))[1].append(r)
+        if version_id == last_version and dep_id == last_id:
+            groups[-1][1].append(r)
+        else:
+            groups.append((dep_id, [r]))
+            last_id, last_version = dep_id, version_id
+    by_id: dict[str, list[CandidateVersion]] = {i: [] for i in found}
     wanted: set[str] = set()
+    downloads = source.downloads
+    for dep_id, files in groups:
+        v = files[0]
+        cand_files, version = [], None
+        for f in files:
+            manifests = f[14]
+            if isinstance(manifests, str):
+                manifests = json.loads(manifests)
+            if downloads is not None and f[13]:
+                downloads[f[9]] = _download(f, v, manifests)
+            rec = _record_for(manifests, loaders)
+            deps = _dependencies(rec)
+            if rec is not None and version is None and isinstance(rec.get("version"), str):
+                version = rec["version"]
+            wanted.update(d.mod_id for d in deps if d.mod_id not in PLATFORM_IDS)
+            cand_files.append(CandidateFile(str(f[9]), tuple(f[10]), tuple(f[11]), deps))
+        published = v[8]
+        by_id[dep_id].append(CandidateVersion(
+            v[2] or str(v[1]), v[4], str(v[5]), version or v[12] or v[6], v[7], tuple(cand_files),
+            published.isoformat() if published else ""))
     for mod_id in ids:
-        if not found[mod_id]:
-            source.versions[mod_id] = None
-            continue
-        out = []
-        for v, files in by_id[mod_id].values():
-            cand_files, version = [], None
-            for f in files:
-                manifests = json.loads(f["manifests"]) if isinstance(f["manifests"], str) else f["manifests"]
-                if source.downloads is not None and f["fits"]:
-                    source.downloads[f["file_id"]] = _download(f, v, manifests)
-                rec = _record_for(manifests, loaders)
-                deps = _dependencies(rec)
-                if rec is not None and version is None and isinstance(rec.get("version"), str):
-                    version = rec["version"]
-                wanted.update(d.mod_id for d in deps if d.mod_id not in PLATFORM_IDS)
-                cand_files.append(CandidateFile(file_id=str(f["file_id"]), loaders=tuple(f["loaders"]),
-                                                game_versions=tuple(f["game_versions"]), dependencies=deps))
-            out.append(CandidateVersion(
-                project_id=v["public_id"] or str(v["project"]), name=v["name"], version_id=str(v["version_id"]),
-                version=version or v["manifest_version"] or v["version_number"], version_type=v["version_type"],
-                files=tuple(cand_files), published=v["published_at"].isoformat() if v["published_at"] else ""))
-        source.versions[mod_id] = out
+        source.versions[mod_id] = by_id[mod_id] if mod_id in found else None
     return {w for w in wanted if w not in source.versions}
 
 
