@@ -285,14 +285,19 @@ async def run_upgrade_check(conn, body: UpgradeBody, groups: dict[str, list[str]
             found[row["hash"].strip()] = row
     pinned = {r["manifest_id"]: r["project"] for r in found.values()}
     source = packs_q.Prefetched(pinned=pinned)
-    await packs_q.prefetch(conn, body.loader, body.target_game_version, sorted(pinned), source=source, rounds=2)
     game, loader = body.target_game_version, body.loader
+    await packs_q.prefetch(conn, loader, game, sorted(pinned), source=source, rounds=1)
     fits_of: dict[str, list] = {}
 
     def fits(mod_id: str) -> list:  # each mod's fitting versions once (a library is needed by many)
         if mod_id not in fits_of:
             fits_of[mod_id] = fitting(source, loader, game, mod_id)
         return fits_of[mod_id]
+
+    # Then only what _blockers asks about: the required dependencies of each mod's newest fitting file.
+    needed = {dep.mod_id for mod_id in pinned if (found_fits := fits(mod_id))
+              for dep in _required(found_fits[0][1])} - source.versions.keys()
+    await packs_q.prefetch(conn, loader, game, sorted(needed), source=source, rounds=1)
 
     out, ready = [], 0
     for h in [h for values in groups.values() for h in values]:
@@ -320,14 +325,17 @@ async def run_upgrade_check(conn, body: UpgradeBody, groups: dict[str, list[str]
     return UpgradeAnswer(game, loader, ready, total, f"{ready} of {total} ready for {game}", out)
 
 
+def _required(file) -> list:
+    """The file's required dependencies on other mods that it does not carry itself."""
+    provided = {d.mod_id for d in file.dependencies if d.kind == "embedded"} | {p.mod_id for p in file.provides}
+    return [d for d in file.dependencies if d.kind == "required" and not d.platform and d.mod_id not in provided]
+
+
 def _blockers(source, fits, game: str, file) -> list[str]:
     """Required dependencies of ``file`` no indexed version satisfies on ``game`` (an id we do
     not index is not a blocker we can know of: it is not listed)."""
     out = []
-    provided = {d.mod_id for d in file.dependencies if d.kind == "embedded"} | {p.mod_id for p in file.provides}
-    for dep in file.dependencies:
-        if dep.kind != "required" or dep.platform or dep.mod_id in provided:
-            continue
+    for dep in _required(file):
         versions = source.versions_of(dep.mod_id)
         if versions is None:
             continue
