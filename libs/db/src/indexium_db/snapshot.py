@@ -51,7 +51,7 @@ MAGIC = b"IXSNAP\0\1"
 FORMAT = 1
 ENTRIES_KEPT = 2048  # entries built from the file and kept (then forgotten whole): ~3 KB each
 # Postings read for searches and kept (Table), by their serialized bytes (in memory ~1-1.5x).
-POSTINGS_READ_MAX = 16 * 2**20
+POSTINGS_READ_MAX = 8 * 2**20
 _TRAILER = struct.Struct("<Q32s")
 _NONE_TIME = -(2**63)
 _pack = msgspec.msgpack.Encoder()
