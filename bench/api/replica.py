@@ -76,13 +76,43 @@ if os.environ.get("BENCH_TRACEMALLOC_OUT"):
 
 
 def proc_status(pid: int) -> dict[str, float]:
-    """VmRSS, RssAnon, RssFile, VmHWM of a process, in MB."""
+    """VmRSS, RssAnon, RssFile, VmHWM, Pss of a process in MB, and its CPU seconds so far (cpu)."""
     out = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         key, _, value = line.partition(":")
         if key in ("VmRSS", "RssAnon", "RssFile", "VmHWM"):
             out[key] = int(value.split()[0]) / 1024
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key == "Pss":
+            out["Pss"] = int(value.split()[0]) / 1024
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    out["cpu"] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return out
+
+
+def compile_bytecode() -> float:
+    """The installed packages and the workspace's sources compiled to bytecode, as the image has
+    them (deploy/Dockerfile: UV_COMPILE_BYTECODE=1): a process here started with
+    PYTHONDONTWRITEBYTECODE=1 and no ``__pycache__`` compiles every module it imports, ~60% of an
+    API replica's start (py-spy, 2026-12-05). Seconds taken (nothing to do the second time)."""
+    import compileall
+    import sysconfig
+
+    started = time.monotonic()
+    root = HERE.parents[1]
+    for path in (sysconfig.get_paths()["purelib"], root / "libs", root / "services"):
+        compileall.compile_dir(str(path), quiet=2, workers=2)
+    return time.monotonic() - started
+
+
+async def cache_bytes(http, url: str) -> float | None:
+    """The response cache's bytes (its gauge on /metrics), in MB."""
+    async with http.get(url + "/metrics") as resp:
+        for line in (await resp.text()).splitlines():
+            if line.startswith("indexium_api_cache_bytes "):
+                return float(line.split()[1]) / 2**20
+    return None
 
 
 async def sample_hashes(dsn: str) -> list[tuple[str, str]]:
@@ -163,6 +193,8 @@ async def one(mode: str, env: dict, tmp: Path, names, hashes, seconds: float, tr
             await visibility.subscribed(http, api.url, lambda: log.read_text()[-3000:])
         counts = await mixed_load(api.url, names, hashes, seconds)
         after = proc_status(api.proc.pid)
+        async with aiohttp.ClientSession() as http:
+            after["cache_mb"] = await cache_bytes(http, api.url)
         traced = None
         if trace:
             api.signal(signal.SIGUSR2)
@@ -217,6 +249,7 @@ async def main(args) -> None:
         await nc.drain()
         dsn = pg.dsn("bench")
         hashes = await sample_hashes(dsn)
+        print(f"bytecode compiled as in the image: {compile_bytecode():.1f} s", flush=True)
         env = {"DATABASE_URL": dsn, "NATS_URL": nats_server.url, "INDEXIUM_API_RATE_LIMIT_PER_MINUTE": "0",
                "INDEXIUM_LOG_FORMAT": "json", "INDEXIUM_LOG_LEVEL": "info"}
         for mode in args.modes.split(","):
@@ -229,14 +262,16 @@ async def main(args) -> None:
             r = await one(mode, env, tmp, names, hashes, args.seconds, args.tracemalloc, args.load_timeout)
             total = sum(r["counts"].values())
             bad = {f"{k} {s}": n for (k, s), n in sorted(r["counts"].items()) if s not in (200, 404)}
-            print(f"  start -> /readyz {r['ready_s']:.2f} s (its search_index_loaded: "
-                  f"{r['index_load_s'] if r['index_load_s'] is not None else 'none'} s); RSS then "
-                  f"{r['at_ready']['VmRSS']:.0f} MB (anonymous {r['at_ready']['RssAnon']:.0f})")
+            print(f"  start -> /readyz {r['ready_s']:.2f} s, {r['at_ready']['cpu']:.2f} s of its CPU (its "
+                  f"search_index_loaded: {r['index_load_s'] if r['index_load_s'] is not None else 'none'} s); RSS "
+                  f"then {r['at_ready']['VmRSS']:.0f} MB (anonymous {r['at_ready']['RssAnon']:.0f})")
             print(f"  {args.seconds:.0f} s mixed load: {total} requests ({total / args.seconds:.0f}/s; "
                   + ", ".join(f"{k} {sum(n for (kk, _), n in r['counts'].items() if kk == k)}" for k, _ in MIX)
                   + (f"; not 200/404: {bad}" if bad else "") + ")")
             print(f"  RSS after {r['after']['VmRSS']:.0f} MB (anonymous {r['after']['RssAnon']:.0f}, "
-                  f"file-backed {r['after']['RssFile']:.0f}; peak {r['after']['VmHWM']:.0f})", flush=True)
+                  f"file-backed {r['after']['RssFile']:.0f}; PSS {r['after']['Pss']:.0f}; peak "
+                  f"{r['after']['VmHWM']:.0f}); the response cache {r['after']['cache_mb'] or 0:.1f} MB of bodies",
+                  flush=True)
             if r["loaded"]:
                 keep = ("source", "seconds", "fetched", "fetch_s", "caught_up", "snapshot_mb", "mods")
                 print("  its search_index_loaded: " + ", ".join(f"{k} {r['loaded'][k]}" for k in keep
@@ -245,7 +280,8 @@ async def main(args) -> None:
                 again_s, again, again_line = await ready_only(env, tmp)
                 print(f"  a second replica on the same node (the file there): start -> /readyz {again_s:.2f} s "
                       f"(its load {again_line.get('seconds') if again_line else 'none'} s, fetched "
-                      f"{again_line.get('fetched') if again_line else '-'}); RSS then {again['VmRSS']:.0f} MB "
+                      f"{again_line.get('fetched') if again_line else '-'}; {again['cpu']:.2f} s of its CPU); RSS "
+                      f"then {again['VmRSS']:.0f} MB "
                       f"(anonymous {again['RssAnon']:.0f}, file-backed {again['RssFile']:.0f})", flush=True)
             if mode == ("snapshot" if "snapshot" in args.modes else "postgresql") and not args.tracemalloc:
                 print(f"target: replica ready at {args.mods} mods = {r['ready_s']:.2f} s "

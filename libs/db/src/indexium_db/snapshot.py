@@ -51,7 +51,7 @@ MAGIC = b"IXSNAP\0\1"
 FORMAT = 1
 ENTRIES_KEPT = 2048  # entries built from the file and kept (then forgotten whole): ~3 KB each
 # Postings read for searches and kept (Table), by their serialized bytes (in memory ~1-1.5x).
-POSTINGS_READ_MAX = 16 * 2**20
+POSTINGS_READ_MAX = 8 * 2**20
 _TRAILER = struct.Struct("<Q32s")
 _NONE_TIME = -(2**63)
 _pack = msgspec.msgpack.Encoder()
@@ -261,6 +261,44 @@ class Strings:
 
     def __iter__(self):
         return (self[i] for i in range(self._n))
+
+
+class Sorted:
+    """A sorted string sequence over a :class:`Strings` section and the keys inserted since (kept
+    sorted beside it), read as one merged sequence: what ``bisect``, indexing and slicing read, and
+    ``insert`` (at the place bisect gave) adds to. For the README vocabulary (~145,000 words at
+    100,000 mods, ~10 MB as a list of Python strings), which only prefix look-ups read."""
+
+    def __init__(self, base: Strings) -> None:
+        self._base = base
+        self._extra: list[str] = []
+        self._at: list[int] = []  # each extra key's index in the merged sequence
+
+    def __len__(self) -> int:
+        return len(self._base) + len(self._extra)
+
+    def insert(self, i: int, key: str) -> None:
+        bisect.insort(self._extra, key)
+        base = self._base
+        self._at = [j + bisect.bisect_left(base, x) for j, x in enumerate(self._extra)]
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        at = self._at
+        if not at:
+            return self._base[i]
+        j = bisect.bisect_left(at, i)
+        if j < len(at) and at[j] == i:
+            return self._extra[j]
+        return self._base[i - j]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
 
 
 class Table(dict):
@@ -516,7 +554,7 @@ def load(path: Path, *, verify: bool = False) -> tuple[SearchIndex, Lexicon, dic
     index = SearchIndex()
     vocabulary = snap.strings("vocabulary")
     filter_keys = Strings(snap, "filter_keys")
-    readme_vocabulary = snap.strings("readme_vocabulary")
+    readme_vocabulary = Strings(snap, "readme_vocabulary")
     index.listed = BitMap.deserialize(snap.raw("listed"))
     index.name_of = snap.strings("name")
     slugs = snap.strings("slug")
@@ -532,7 +570,7 @@ def load(path: Path, *, verify: bool = False) -> tuple[SearchIndex, Lexicon, dic
     index._vocabulary = list(vocabulary)
     index._vocabulary_postings = _Postings(index._vocabulary, index.postings)
     index._vocabulary_heavy = _Postings(index._vocabulary, index.heavy)
-    index._readme_vocabulary = list(readme_vocabulary)
+    index._readme_vocabulary = Sorted(readme_vocabulary)
     index._readme_vocabulary_postings = _Postings(index._readme_vocabulary, index.readme)
     if meta["laid"] and searchindex._fastsearch is not None:
         index._laid_vocabulary = vocabulary

@@ -52,7 +52,7 @@ CATCH_UP_MARGIN_S = 60.0
 REREAD_BATCH = 500  # mods re-read a statement after a snapshot (indexed.reread)
 # An index mapped from a snapshot lets this process's pages of the file go this often
 # (snapshot.Snapshot.release_pages: they stay in the node's page cache).
-RELEASE_PAGES_S = 10.0
+RELEASE_PAGES_S = 2.0
 
 
 class LiveIndex:
