@@ -12,6 +12,10 @@ from aiohttp import web
 from ..core.ratelimit import RateLimiter
 from ..settings import Settings
 
+# Sign-ins one client may start (per replica; oauth.py): 20 at once (an office behind one
+# address), then 2 a minute, so it holds at most ~40 live states.
+STATES_AT_ONCE, STATES_PER_MINUTE = 20, 2
+
 
 @dataclass
 class Site:
@@ -45,8 +49,6 @@ class Site:
     @classmethod
     def create(cls, settings: Settings) -> "Site":
         secret = settings.session_secret.encode() if settings.session_secret else secrets.token_bytes(32)
-        from .oauth import STATES_AT_ONCE, STATES_PER_MINUTE  # noqa: PLC0415 - oauth imports this module
-
         return cls(settings=settings, secret=secret, sign_ins=RateLimiter(STATES_PER_MINUTE, STATES_AT_ONCE))
 
 
