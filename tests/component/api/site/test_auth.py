@@ -364,18 +364,19 @@ async def test_sign_ins_started_are_capped_per_client_and_in_all(site, db, monke
     """1,500 GET /auth/github/login in a second each wrote a row: now one client may hold
     STATES_AT_ONCE of them (then a 429 page), another client its own, and the table at most
     MAX_LIVE_STATES (then a 503 page); nothing over a cap writes a row."""
-    from indexium_api.site import oauth, state
+    from indexium_api.site import oauth
+    from indexium_api.core import site as site_state
 
-    monkeypatch.setattr(oauth, "MAX_LIVE_STATES", state.STATES_AT_ONCE + 2)
+    monkeypatch.setattr(oauth, "MAX_LIVE_STATES", site_state.STATES_AT_ONCE + 2)
     # The /auth/* rate limit off here: this is the cap on rows, behind it.
     client = await site(INDEXIUM_API_TRUSTED_PROXIES="127.0.0.0/8", INDEXIUM_API_RATE_LIMIT_AUTH_PER_MINUTE="0")
     one, other, third = ({"X-Forwarded-For": f"203.0.113.{n}"} for n in (1, 2, 3))
     statuses = [(await client.get("/auth/github/login", headers=one, allow_redirects=False)).status
-                for _ in range(state.STATES_AT_ONCE + 5)]
-    assert statuses == [302] * state.STATES_AT_ONCE + [429] * 5
+                for _ in range(site_state.STATES_AT_ONCE + 5)]
+    assert statuses == [302] * site_state.STATES_AT_ONCE + [429] * 5
     refused = await client.get("/auth/github/login", headers=one, allow_redirects=False)
     assert refused.headers["Content-Type"].startswith("text/html") and int(refused.headers["Retry-After"]) >= 1
-    assert await db.fetchval("SELECT count(*) FROM site_oauth_states") == state.STATES_AT_ONCE
+    assert await db.fetchval("SELECT count(*) FROM site_oauth_states") == site_state.STATES_AT_ONCE
     for _ in range(2):
         assert (await client.get("/auth/github/login", headers=other, allow_redirects=False)).status == 302
     full = await client.get("/auth/github/login", headers=third, allow_redirects=False)

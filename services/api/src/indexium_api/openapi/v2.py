@@ -11,7 +11,7 @@ from ..core import apidoc
 from ..settings import Settings
 from ..v2 import params as v2params
 from ..v2 import shapes
-from ..v1.files import MAX_FILTER_VALUES
+from ..core.hashes import MAX_FILTER_VALUES
 from ..v2.files import ALGORITHMS
 from ..v2.routes import DEFAULT_SEARCH_LIMIT, INDEXES, MAX_SEARCH_LIMIT
 

@@ -22,9 +22,9 @@ from indexium_db.queries.ownership import ACTOR as OWNERSHIP_ACTOR
 from indexium_platform import logs, natsutil
 
 from ..core.state import API
-from . import sessions
+from ..core import sessions
 from .render import cross_site, error_page, page
-from .state import SITE
+from ..core.site import SITE
 from .subscriptions import describe
 
 log = logs.get(__name__)

@@ -3,7 +3,7 @@ routes, and its error pages (``error_page``, the edge's ERROR_PAGE hook).
 
 Public pages (home/search, ``/mods/{slug}``) go through the API's cache with the same tags
 as the JSON (pages.py); sign-in with GitHub (oauth.py) keeps server-side sessions
-(sessions.py); signed-in users get a dashboard (dashboard.py) with their webhook subscriptions and API
+(core/sessions.py); signed-in users get a dashboard (dashboard.py) with their webhook subscriptions and API
 tokens (subscriptions.py), and operators the review
 queue (review.py). docs/web.md describes the pages, the sessions and the settings.
 """
@@ -24,8 +24,9 @@ from indexium_platform.lifecycle import Resources, cleanup_ctx
 from indexium_platform.web import ERROR_PAGE, ApiError
 
 from ..core.state import API
-from . import cspreport, dashboard, oauth, pages, players, render, review, sessions, subscriptions
-from .state import SITE, Site
+from . import cspreport, dashboard, oauth, pages, players, render, review, subscriptions
+from ..core import sessions
+from ..core.site import SITE, Site
 
 log = logs.get(__name__)
 STATIC_PREFIX = "/static/site"

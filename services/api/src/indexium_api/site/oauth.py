@@ -3,7 +3,7 @@
 1. ``GET /auth/github/login``: a random ``state`` (stored hashed, with the HMAC of a random
    nonce set as a short-lived cookie in this browser) and a redirect to GitHub's authorize page.
    Anyone can start one, so the rows are bounded three ways: each client may start
-   ``STATES_AT_ONCE`` at once and ``STATES_PER_MINUTE`` after that (state.py) (in this process's memory,
+   ``STATES_AT_ONCE`` at once and ``STATES_PER_MINUTE`` after that (core/site.py) (in this process's memory,
    keyed as the rate limit is), at most ``MAX_LIVE_STATES`` unexpired rows are stored at all,
    and expired rows are deleted every ``PURGE_EVERY_S`` (:func:`purge_loop`), not only when
    someone signs in.
@@ -32,13 +32,13 @@ from indexium_platform import logs
 
 from ..core.respond import uncached
 from ..core.state import API, CLIENT
-from . import sessions
+from ..core import sessions
 from .render import cross_site, error_page, page
-from .state import SITE, Site
+from ..core.site import SITE, Site
 
 log = logs.get(__name__)
 STATE_TTL = timedelta(minutes=10)  # GitHub's own codes live ten minutes
-# Sign-ins one client may start: STATES_AT_ONCE and STATES_PER_MINUTE (state.py, the budget's
+# Sign-ins one client may start: STATES_AT_ONCE and STATES_PER_MINUTE (core/site.py, the budget's
 # home). The whole table: 10,000 live rows (~2 MB).
 MAX_LIVE_STATES = 10_000
 PURGE_EVERY_S = 60.0  # expired sign-ins, sessions and rate-limit rows deleted this often

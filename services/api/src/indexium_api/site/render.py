@@ -16,9 +16,10 @@ from indexium_content import urls
 from indexium_jar import gameversions
 
 from ..core.respond import Cached, cached, entry
-from . import security, sessions
+from . import security
+from ..core import sessions
 from .downloads import loader_name
-from .state import SITE
+from ..core.site import SITE
 
 if TYPE_CHECKING:
     import jinja2

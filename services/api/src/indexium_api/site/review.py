@@ -16,10 +16,10 @@ from indexium_db import review as ops_review
 from indexium_platform import logs
 
 from ..core.state import API
-from . import sessions
+from ..core import sessions
 from .dashboard import describe_finding
 from .render import cross_site, error_page, page
-from .state import SITE
+from ..core.site import SITE
 
 log = logs.get(__name__)
 NOTE_MAX = 1000  # quarantine_decisions.reason keeps this much

@@ -29,9 +29,9 @@ from indexium_db.queries import catalog as catalog_q, notify as notify_q
 from indexium_platform.web import ApiError, read_request_body
 
 from ..v1 import accounts, subscriptions as api_subscriptions
-from . import sessions
+from ..core import sessions
 from .render import cross_site, error_page, page
-from .state import SITE
+from ..core.site import SITE
 
 FORM_LIMIT = 16 * 1024  # the JSON route's body limit
 DELIVERIES_PER_PAGE = 20

@@ -1,7 +1,7 @@
 """Who is calling the user's own routes (/api/v1/me, /tokens, /subscriptions), and personal
 API tokens.
 
-Two ways in. The site's session cookie (``site/sessions.py``): a state-changing request also
+Two ways in. The site's session cookie (``core/sessions.py``): a state-changing request also
 sends the session's CSRF token in ``X-CSRF-Token`` (compared in constant time; the site's
 forms send the same token as ``csrf_token``). Or a personal API token, ``Authorization: Bearer
 idx_…``, which the user creates and revokes with the session (never with a token): 32 random
@@ -27,8 +27,8 @@ from indexium_platform.web import ApiError, json_response
 
 from ..core import bodies
 from ..core.state import API
-from ..site import sessions
-from ..site.state import SITE
+from ..core import sessions
+from ..core.site import SITE
 
 TOKEN_PREFIX = "idx_"
 MAX_TOKEN_CHARS = 128

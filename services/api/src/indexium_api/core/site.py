@@ -1,4 +1,5 @@
-"""The site's typed app state: its settings, its secret, and the resources it owns."""
+"""The site's typed app state: its settings, its secret, and the resources it owns (its write pool,
+which /api/v1's own routes (v1/accounts.py) write through too, and its HTTP session)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import aiohttp
 import asyncpg
 from aiohttp import web
 
-from ..core.ratelimit import RateLimiter
+from .ratelimit import RateLimiter
 from ..settings import Settings
 
 # Sign-ins one client may start (per replica; oauth.py): 20 at once (an office behind one
