@@ -7,7 +7,6 @@ import time
 import msgspec
 import nats
 
-from indexium_api.app import INVALIDATOR
 from indexium_api.core.state import API
 from indexium_contracts import versions as events
 from indexium_db.queries import mods as mods_q
@@ -18,7 +17,7 @@ FABRIC_120 = (["fabric"], ["1.20.1"])
 async def replicas(make_client, nats_url, n=2):
     clients = [await make_client(NATS_URL=nats_url) for _ in range(n)]
     for c in clients:
-        await asyncio.wait_for(c.app[INVALIDATOR].subscribed.wait(), 10)
+        await asyncio.wait_for(c.app[API].bus.subscribed.wait(), 10)
     return clients
 
 

@@ -12,7 +12,7 @@ import re
 
 import nats
 
-from indexium_api.app import INVALIDATOR
+from indexium_api.core.state import API
 from indexium_content import markdown
 from indexium_contracts import versions as events
 from indexium_db.queries import readmes as readmes_q
@@ -144,7 +144,7 @@ async def test_json_surfaces_serve_the_readme_html_and_neutralised_changelogs(cl
 
 async def test_a_readme_change_reaches_the_cached_page_json_and_search(make_client, nats_url, seed, db):
     client = await make_client(NATS_URL=nats_url)
-    await asyncio.wait_for(client.app[INVALIDATOR].subscribed.wait(), 10)
+    await asyncio.wait_for(client.app[API].bus.subscribed.wait(), 10)
     mod = await lumen(seed, db)
     await store_readme(db, mod)
     assert "Dynamic <strong>lights</strong>" in await (await client.get("/mods/lumen")).text()

@@ -10,7 +10,6 @@ import weakref
 import nats
 import pytest
 
-from indexium_api.app import INVALIDATOR
 from indexium_api.core.state import API
 from indexium_contracts import versions as events
 from indexium_db.queries import mods as mods_q
@@ -22,7 +21,7 @@ FORGE_119 = (["forge"], ["1.19.2"])
 
 async def following(client):
     """The client's live index once it is loaded and current (subscribed, nothing pending)."""
-    await asyncio.wait_for(client.app[INVALIDATOR].subscribed.wait(), 10)
+    await asyncio.wait_for(client.app[API].bus.subscribed.wait(), 10)
     live = client.app[API].search_index
     for _ in range(1000):
         if live.current() is not None:

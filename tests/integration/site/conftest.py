@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from indexium_api.app import INVALIDATOR, create_app
+from indexium_api.app import create_app
 from indexium_api.settings import Settings
 from indexium_api.core.state import API
 from indexium_db.pool import connect
@@ -123,7 +123,7 @@ async def world(database_url, nats_url, tmp_path):
     runner = web.AppRunner(app)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
-    await asyncio.wait_for(app[INVALIDATOR].subscribed.wait(), 30)
+    await asyncio.wait_for(app[API].bus.subscribed.wait(), 30)
     w = World(base=base, gh=gh, db_url=database_url, app=app)
     conn = await connect(database_url)
     try:

@@ -14,7 +14,8 @@ import pytest
 from aiohttp import web
 from playwright.async_api import expect
 
-from indexium_api.app import INVALIDATOR, create_app
+from indexium_api.app import create_app
+from indexium_api.core.state import API
 from indexium_api.settings import Settings
 from indexium_db.pool import connect
 from indexium_devstack import jars, notifykit as kit
@@ -62,7 +63,7 @@ async def pipeline(database_url, nats_url, tmp_path):
         await asyncio.gather(*(asyncio.to_thread(p.wait_ready, 60) for p in procs.values()))
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", port).start()
-        await asyncio.wait_for(app[INVALIDATOR].subscribed.wait(), 30)
+        await asyncio.wait_for(app[API].bus.subscribed.wait(), 30)
         yield {"gh": gh, "repo": repo, "base": base, "receiver": receiver, "procs": procs, "db_url": database_url}
     finally:
         await runner.cleanup()

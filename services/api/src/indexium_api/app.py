@@ -15,7 +15,7 @@ from indexium_platform.lifecycle import Resources, cleanup_ctx
 from indexium_platform.metrics import ServiceMetrics
 from indexium_platform.web import base_app, serve
 
-from . import prefetch, site, v2
+from . import prefetch, v2
 from .core import db, edge, respond, snapshots
 from .core.cache import Cache
 from .core.inflight import InFlight
@@ -27,6 +27,7 @@ from .settings import Settings
 from .core.state import API, Api
 from .feeds import routes as feeds
 from .openapi import document as openapi
+from .site import mount as site
 from .v1 import analytics, files, players, routes, subscriptions
 
 NAME = "api"
@@ -36,7 +37,6 @@ NAME = "api"
 # a flood of 400 connections, all held, took the bench's API from 184 to 201 MB): ~160 MB at most;
 # past that the 429 goes at once and closes the connection.
 REFUSAL_PAUSE_S, REFUSALS_HELD_PER_CLIENT, REFUSALS_HELD = 1.0, 512, 4096
-INVALIDATOR = web.AppKey("invalidator", Invalidator)
 
 
 def create_app(settings: Settings) -> web.Application:
@@ -76,9 +76,10 @@ def create_app(settings: Settings) -> web.Application:
         await live.start()
         res.on_close(live.stop)
 
+    # The process's one NATS connection, on the app state (Api.bus): the site publishes through it.
+    api.bus = invalidator = Invalidator(api, settings.nats_url)
+
     async def invalidation(res: Resources) -> None:
-        invalidator = Invalidator(api, settings.nats_url)
-        app[INVALIDATOR] = invalidator
         if api.search_index is not None:
             api.search_index.following = invalidator.following
         await invalidator.start()

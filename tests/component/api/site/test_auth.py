@@ -13,7 +13,8 @@ import pytest
 from aiohttp import CookieJar
 from aiohttp.test_utils import TestClient, TestServer
 
-from indexium_api.app import INVALIDATOR, create_app
+from indexium_api.app import create_app
+from indexium_api.core.state import API
 from indexium_api.settings import Settings
 from indexium_contracts import github as github_contract, ingest, onboarding
 from indexium_db.queries import deadletters as deadletters_q, site as site_q, github as github_q
@@ -294,7 +295,7 @@ async def test_sign_out_needs_the_csrf_token_and_ends_the_session_on_the_server(
 
 async def test_check_again_goes_over_jetstream_with_csrf_and_a_rate_limit(site, gh, db, nats_url, github_role):
     client = await site()
-    await asyncio.wait_for(client.app[INVALIDATOR].subscribed.wait(), 30)
+    await asyncio.wait_for(client.app[API].bus.subscribed.wait(), 30)
     await _sign_in(client)
     token = await _csrf(client)
     repo = gh.state.find_repo("alice", "lanterns")
@@ -364,17 +365,18 @@ async def test_sign_ins_started_are_capped_per_client_and_in_all(site, db, monke
     STATES_AT_ONCE of them (then a 429 page), another client its own, and the table at most
     MAX_LIVE_STATES (then a 503 page); nothing over a cap writes a row."""
     from indexium_api.site import oauth
+    from indexium_api.core import site as site_state
 
-    monkeypatch.setattr(oauth, "MAX_LIVE_STATES", oauth.STATES_AT_ONCE + 2)
+    monkeypatch.setattr(oauth, "MAX_LIVE_STATES", site_state.STATES_AT_ONCE + 2)
     # The /auth/* rate limit off here: this is the cap on rows, behind it.
     client = await site(INDEXIUM_API_TRUSTED_PROXIES="127.0.0.0/8", INDEXIUM_API_RATE_LIMIT_AUTH_PER_MINUTE="0")
     one, other, third = ({"X-Forwarded-For": f"203.0.113.{n}"} for n in (1, 2, 3))
     statuses = [(await client.get("/auth/github/login", headers=one, allow_redirects=False)).status
-                for _ in range(oauth.STATES_AT_ONCE + 5)]
-    assert statuses == [302] * oauth.STATES_AT_ONCE + [429] * 5
+                for _ in range(site_state.STATES_AT_ONCE + 5)]
+    assert statuses == [302] * site_state.STATES_AT_ONCE + [429] * 5
     refused = await client.get("/auth/github/login", headers=one, allow_redirects=False)
     assert refused.headers["Content-Type"].startswith("text/html") and int(refused.headers["Retry-After"]) >= 1
-    assert await db.fetchval("SELECT count(*) FROM site_oauth_states") == oauth.STATES_AT_ONCE
+    assert await db.fetchval("SELECT count(*) FROM site_oauth_states") == site_state.STATES_AT_ONCE
     for _ in range(2):
         assert (await client.get("/auth/github/login", headers=other, allow_redirects=False)).status == 302
     full = await client.get("/auth/github/login", headers=third, allow_redirects=False)

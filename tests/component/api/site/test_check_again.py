@@ -7,7 +7,7 @@ import asyncio
 
 import nats
 
-from indexium_api.app import INVALIDATOR
+from indexium_api.core.state import API
 from indexium_contracts import ingest
 
 from .test_auth import _csrf, _sign_in, gh, github_role, site  # noqa: F401 - fixtures
@@ -23,7 +23,7 @@ async def _check(client, repo_id: int) -> str:
 
 async def test_check_again_says_so_when_no_github_role_reads_the_queue(site, gh, nats_url):
     client = await site()
-    await asyncio.wait_for(client.app[INVALIDATOR].subscribed.wait(), 30)
+    await asyncio.wait_for(client.app[API].bus.subscribed.wait(), 30)
     await _sign_in(client)
     repo = gh.state.find_repo("alice", "lanterns")
     where = await _check(client, repo.id)
@@ -39,7 +39,7 @@ async def test_check_again_says_so_when_no_github_role_reads_the_queue(site, gh,
 
 async def test_check_again_with_a_github_role_reading_is_taken_at_once(site, gh, github_role):
     client = await site()
-    await asyncio.wait_for(client.app[INVALIDATOR].subscribed.wait(), 30)
+    await asyncio.wait_for(client.app[API].bus.subscribed.wait(), 30)
     await _sign_in(client)
     repo = gh.state.find_repo("alice", "lanterns")
     where = await _check(client, repo.id)

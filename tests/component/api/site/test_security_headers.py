@@ -227,7 +227,7 @@ def test_the_bucket_refills_at_its_rate():
 def test_a_signed_in_users_avatar_passes_the_url_policy():
     from structlog.testing import capture_logs  # noqa: PLC0415
 
-    from indexium_api.site import sessions  # noqa: PLC0415
+    from indexium_api.core import sessions  # noqa: PLC0415
 
     with capture_logs() as logged:
         assert sessions._avatar({"avatar_url": "https://avatars.githubusercontent.com/u/1?v=4"}) == (

@@ -17,13 +17,13 @@ from indexium_platform.web import PREFLIGHT, REQUEST_HOOK, RESPONSE_HOOK, ApiErr
 
 from .ratelimit import RateLimiter, Verdict
 from .state import API, CLIENT
-from ..v1.build import BASE
+from .paths import V1
 
 RATE = web.RequestKey("rate", Verdict)  # read again when the response is prepared
 OPERATIONAL = frozenset({"/healthz", "/readyz", "/metrics"})  # probes and scrapes: never limited
 AUTH_PREFIX = "/auth/"  # sign-in: its own, much smaller budget
 SITE_ROUTES = "site-"  # the web site's route names: pages for people, a budget of their own
-PUBLIC_PREFIXES = (BASE + "/", "/openapi.json", "/v2/", "/updates/")  # /v2: the Modrinth-compatible surface
+PUBLIC_PREFIXES = (V1 + "/", "/openapi.json", "/v2/", "/updates/")  # /v2: the Modrinth-compatible surface
 EXPOSED = "ETag, Retry-After, X-Cache, X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
 CORS = CIMultiDict({"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": EXPOSED})
 

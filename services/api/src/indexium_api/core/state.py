@@ -32,6 +32,9 @@ class Api:
     parsed_searches: dict = field(default_factory=dict)  # (surface, raw query string) -> parsed search
     corrections: Corrections = field(default_factory=Corrections)  # typo -> catalogue word, this process
     search_index: Any = None  # search_index.LiveIndex when INDEXIUM_API_SEARCH_INDEX is on
+    # The process's one NATS connection (invalidation.Invalidator, made by create_app): it follows
+    # the catalogue's events, and the site publishes through it ("Check again", review decisions).
+    bus: Any = None
     client_cache_control: str = field(init=False)  # Cache-Control of cached answers (respond.py)
 
     def __post_init__(self) -> None:

@@ -1,17 +1,17 @@
 """The /v2 paths of our own OpenAPI document (GET /openapi.json), beside /api/v1's.
 
-Components come from the Structs of shapes.py, prefixed ``v2.``; parameters state the limits
+Components come from the Structs of v2/shapes.py, prefixed ``v2.``; parameters state the limits
 params.py and routes.py enforce. Conformance with Modrinth's own document is tested separately
 (tests/component/api/test_v2.py); this one is what schemathesis checks the server against.
 """
 
 from __future__ import annotations
 
-from . import document as base
+from ..core import apidoc
 from ..settings import Settings
 from ..v2 import params as v2params
 from ..v2 import shapes
-from ..v1.files import MAX_FILTER_VALUES
+from ..core.hashes import MAX_FILTER_VALUES
 from ..v2.files import ALGORITHMS
 from ..v2.routes import DEFAULT_SEARCH_LIMIT, INDEXES, MAX_SEARCH_LIMIT
 
@@ -40,11 +40,11 @@ def _key(name: str = "id", description: str = "The project's id or slug.") -> di
 
 def _get(op: str, summary: str, ok: dict, *, params=(), not_found: bool = True, **extra) -> dict:
     return {"get": {"operationId": op, "summary": summary, "parameters": list(params),
-                    "responses": base._responses(base._json(ok), not_found=not_found), **extra}}
+                    "responses": apidoc.responses(apidoc.ok(ok), not_found=not_found), **extra}}
 
 
 def _post(op: str, summary: str, body: dict, ok: dict, *, params=(), not_found: bool = False) -> dict:
-    responses = base._responses(base._json(ok), cached=False, body=True, not_found=not_found)
+    responses = apidoc.responses(apidoc.ok(ok), cached=False, body=True, not_found=not_found)
     return {"post": {"operationId": op, "summary": summary, "parameters": list(params),
                      "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
                      "responses": responses}}
@@ -66,20 +66,20 @@ def document(settings: Settings) -> tuple[dict, dict]:
     version_map = {"type": "object", "additionalProperties": _ref("Version"),
                    "description": "Lower-cased hash -> version; unknown hashes are absent."}
     hash_param = {"name": "hash", "in": "path", "required": True, "schema": _HASH, "example": "0" * 40}
-    algorithm_param = base._query("algorithm", algorithm, "Detected from the hash's length when omitted.")
-    ids = base._query("ids", _JSON_STRINGS, f"At most {v2params.MAX_IDS} ids or slugs.")
+    algorithm_param = apidoc.query("algorithm", algorithm, "Detected from the hash's length when omitted.")
+    ids = apidoc.query("ids", _JSON_STRINGS, f"At most {v2params.MAX_IDS} ids or slugs.")
     ids["required"] = True
     paths = {
         "/v2/search": _get("v2Search", "Search projects (facets hold per file)", _ref("SearchResults"), params=[
-            base._query("query", {"type": "string", "maxLength": 200, "pattern": "^[^\\u0000]*$"}, "Search text."),
-            base._query("facets", {"type": "string", "maxLength": 4000, "pattern": "^[^\\u0000]*$"},
+            apidoc.query("query", {"type": "string", "maxLength": 200, "pattern": "^[^\\u0000]*$"}, "Search text."),
+            apidoc.query("facets", {"type": "string", "maxLength": 4000, "pattern": "^[^\\u0000]*$"},
                         'JSON array of arrays: [["categories:forge"], ["versions:1.20.1"]] (inner OR, outer AND).'),
-            base._query("index", {"type": "string", "enum": list(INDEXES), "default": "relevance"}, "The order."),
-            base._query("offset", {"type": "integer", "minimum": 0, "maximum": settings.max_offset, "default": 0},
+            apidoc.query("index", {"type": "string", "enum": list(INDEXES), "default": "relevance"}, "The order."),
+            apidoc.query("offset", {"type": "integer", "minimum": 0, "maximum": settings.max_offset, "default": 0},
                         "Hits to skip."),
-            base._query("limit", {"type": "integer", "minimum": 0, "maximum": MAX_SEARCH_LIMIT,
+            apidoc.query("limit", {"type": "integer", "minimum": 0, "maximum": MAX_SEARCH_LIMIT,
                                   "default": DEFAULT_SEARCH_LIMIT}, "Page size (over 100 is a 400)."),
-            base._query("filter", {"type": "string", "maxLength": 0}, "Modrinth's legacy filters: only empty."),
+            apidoc.query("filter", {"type": "string", "maxLength": 0}, "Modrinth's legacy filters: only empty."),
         ], not_found=False),
         "/v2/project/{id}": _get("v2Project", "A project by id or slug", _ref("Project"), params=[_key()]),
         "/v2/project/{id}/check": _get("v2CheckProject", "Whether a project exists", _ref("ProjectIdentifier"),
@@ -88,10 +88,10 @@ def document(settings: Settings) -> tuple[dict, dict]:
         "/v2/project/{id}/version": _get("v2ProjectVersions", "A project's public versions, newest first",
                                          _array("Version"), params=[
             _key(),
-            base._query("loaders", _JSON_STRINGS, "Loaders; with game_versions, both hold on one file."),
-            base._query("game_versions", _JSON_STRINGS, "Minecraft versions."),
-            base._query("featured", {"type": "boolean"}, "No version is featured here: true gives []."),
-            base._query("include_changelog", {"type": "boolean", "default": True}, "false: changelog is null."),
+            apidoc.query("loaders", _JSON_STRINGS, "Loaders; with game_versions, both hold on one file."),
+            apidoc.query("game_versions", _JSON_STRINGS, "Minecraft versions."),
+            apidoc.query("featured", {"type": "boolean"}, "No version is featured here: true gives []."),
+            apidoc.query("include_changelog", {"type": "boolean", "default": True}, "false: changelog is null."),
         ]),
         "/v2/project/{id}/version/{version}": _get(
             "v2ProjectVersion", "One version of a project by id or number (the release tag)", _ref("Version"),
@@ -107,13 +107,13 @@ def document(settings: Settings) -> tuple[dict, dict]:
         "/v2/version_file/{hash}": _get("v2VersionFile", "The version holding a file (multiple=true: every one)",
                                         {"anyOf": [_ref("Version"), _array("Version")]}, params=[
             hash_param, algorithm_param,
-            base._query("multiple", {"type": "boolean", "default": False}, "Every version holding the file.")]),
+            apidoc.query("multiple", {"type": "boolean", "default": False}, "Every version holding the file.")]),
         "/v2/version_file/{hash}/download": {"get": {
             "operationId": "v2Download", "summary": "Redirect to the file on GitHub",
             "parameters": [hash_param, algorithm_param],
             "responses": {"302": {"description": "The GitHub release asset.",
                                   "headers": {"Location": {"schema": {"type": "string"}, "required": True}}},
-                          **{k: v for k, v in base._responses(base._json({}), cached=False, not_found=True).items()
+                          **{k: v for k, v in apidoc.responses(apidoc.ok({}), cached=False, not_found=True).items()
                              if k != "200"}}}},
         "/v2/version_file/{hash}/update": _post(
             "v2Update", "The newest version for an installed file; never older than it",
@@ -150,7 +150,7 @@ def document(settings: Settings) -> tuple[dict, dict]:
                                   not_found=False),
         "/updates/{id}/forge_updates.json": _get(
             "forgeUpdates", "Forge's update-checker file, promoting the mod's own (manifest) version",
-            _ref("ForgeUpdates"), params=[_key(), base._query("neoforge", {"type": "string", "enum": ["only", "include"]},
+            _ref("ForgeUpdates"), params=[_key(), apidoc.query("neoforge", {"type": "string", "enum": ["only", "include"]},
                                                               "NeoForge files only, or as well as Forge.")]),
     }
-    return paths, base.components(shapes.COMPONENTS, prefix="v2.")
+    return paths, apidoc.components(shapes.COMPONENTS, prefix="v2.")

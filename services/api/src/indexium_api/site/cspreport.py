@@ -134,5 +134,5 @@ async def report(request: web.Request) -> web.Response:
 
 def setup(app: web.Application) -> None:
     app[BUCKET] = Bucket(RATE_PER_S, BURST)
-    # Not a "site-" route: its errors are the JSON envelope, not pages (site/__init__.py).
+    # Not a "site-" route: its errors are the JSON envelope, not pages (site/mount.py).
     app.router.add_post(REPORT_PATH, report, name="csp-report")

@@ -21,9 +21,10 @@ from indexium_db.queries import notify as notify_q, site as site_q, skips as ski
 from indexium_db.queries.ownership import ACTOR as OWNERSHIP_ACTOR
 from indexium_platform import logs, natsutil
 
-from . import security, sessions
-from .render import error_page, page
-from .state import SITE
+from ..core.state import API
+from ..core import sessions
+from .render import cross_site, error_page, page
+from ..core.site import SITE
 from .subscriptions import describe
 
 log = logs.get(__name__)
@@ -178,9 +179,7 @@ async def dashboard(request: web.Request) -> web.Response:
 
 
 async def check_again(request: web.Request) -> web.Response:
-    from ..app import INVALIDATOR  # noqa: PLC0415 - the API's NATS connection (app.py owns it)
-
-    if (refused := security.cross_site(request)) is not None:
+    if (refused := cross_site(request)) is not None:
         return refused
     site = request.app[SITE]
     session = await sessions.current(request)
@@ -197,7 +196,7 @@ async def check_again(request: web.Request) -> web.Response:
     if repo is None:  # only what GitHub said this user can reach
         return error_page(request, 403, "Not your repository",
                           "GitHub did not list this repository among those you can reach through the App.")
-    nc = request.app[INVALIDATOR].nc
+    nc = request.app[API].bus.nc
     if nc is None or not nc.is_connected:
         return error_page(request, 503, "Briefly unavailable", "The queue is not reachable right now; please retry shortly.")
     async with site.pool.acquire() as conn:

@@ -3,7 +3,7 @@
 1. ``GET /auth/github/login``: a random ``state`` (stored hashed, with the HMAC of a random
    nonce set as a short-lived cookie in this browser) and a redirect to GitHub's authorize page.
    Anyone can start one, so the rows are bounded three ways: each client may start
-   ``STATES_AT_ONCE`` at once and ``STATES_PER_MINUTE`` after that (in this process's memory,
+   ``STATES_AT_ONCE`` at once and ``STATES_PER_MINUTE`` after that (core/site.py) (in this process's memory,
    keyed as the rate limit is), at most ``MAX_LIVE_STATES`` unexpired rows are stored at all,
    and expired rows are deleted every ``PURGE_EVERY_S`` (:func:`purge_loop`), not only when
    someone signs in.
@@ -31,16 +31,15 @@ from indexium_db.queries import site as site_q
 from indexium_platform import logs
 
 from ..core.respond import uncached
-from ..core.state import CLIENT
-from . import security, sessions
-from .render import error_page, page
-from .state import SITE, Site
+from ..core.state import API, CLIENT
+from ..core import sessions
+from .render import cross_site, error_page, page
+from ..core.site import SITE, Site
 
 log = logs.get(__name__)
 STATE_TTL = timedelta(minutes=10)  # GitHub's own codes live ten minutes
-# Sign-ins one client may start (per replica): 20 at once (an office behind one address), then 2
-# a minute, so it holds at most ~40 live states. The whole table: 10,000 live rows (~2 MB).
-STATES_AT_ONCE, STATES_PER_MINUTE = 20, 2
+# Sign-ins one client may start: STATES_AT_ONCE and STATES_PER_MINUTE (core/site.py, the budget's
+# home). The whole table: 10,000 live rows (~2 MB).
 MAX_LIVE_STATES = 10_000
 PURGE_EVERY_S = 60.0  # expired sign-ins, sessions and rate-limit rows deleted this often
 GITHUB_TIMEOUT = aiohttp.ClientTimeout(total=10, connect=5)
@@ -181,8 +180,6 @@ async def purge_loop(site: Site, every_s: float) -> None:
 
 
 def site_metrics(request: web.Request, outcome: str) -> None:
-    from ..core.state import API  # noqa: PLC0415
-
     request.app[API].metrics.site_sign_ins.labels(outcome).inc()
 
 
@@ -261,7 +258,7 @@ async def _call(site: Site, method: str, url: str, **kwargs) -> dict:
 
 
 async def sign_out(request: web.Request) -> web.Response:
-    if (refused := security.cross_site(request)) is not None:
+    if (refused := cross_site(request)) is not None:
         return refused
     session = await sessions.current(request)
     form = await request.post()

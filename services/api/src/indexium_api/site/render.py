@@ -16,9 +16,10 @@ from indexium_content import urls
 from indexium_jar import gameversions
 
 from ..core.respond import Cached, cached, entry
-from . import security, sessions
+from . import security
+from ..core import sessions
 from .downloads import loader_name
-from .state import SITE
+from ..core.site import SITE
 
 if TYPE_CHECKING:
     import jinja2
@@ -195,3 +196,15 @@ async def for_visitor(request: web.Request, key: tuple, tags: tuple[str, ...], c
 
 def error_page(request: web.Request, status: int, title: str, message: str) -> web.Response:
     return page(request, "error.html", status=status, title=title, message=message, status_code=status)
+
+
+def cross_site(request: web.Request) -> web.Response | None:
+    """A 403 page for a state-changing request another site made the browser send, else None.
+
+    Browsers send ``Sec-Fetch-Site`` with every request (same-origin, same-site, cross-site,
+    or none for one the user typed); an operator's own form posts say ``same-origin``. A
+    client that sends no such header (an old browser, a script) is left to the CSRF token."""
+    site = request.headers.get("Sec-Fetch-Site")
+    if site is None or site == "same-origin":
+        return None
+    return error_page(request, 403, "Refused", "This action can only be taken from Indexium's own pages.")

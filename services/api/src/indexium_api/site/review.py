@@ -15,10 +15,11 @@ from indexium_db.queries import site as site_q
 from indexium_db import review as ops_review
 from indexium_platform import logs
 
-from . import security, sessions
+from ..core.state import API
+from ..core import sessions
 from .dashboard import describe_finding
-from .render import error_page, page
-from .state import SITE
+from .render import cross_site, error_page, page
+from ..core.site import SITE
 
 log = logs.get(__name__)
 NOTE_MAX = 1000  # quarantine_decisions.reason keeps this much
@@ -64,9 +65,7 @@ async def queue(request: web.Request) -> web.Response:
 
 
 async def decide(request: web.Request) -> web.Response:
-    from ..app import INVALIDATOR  # noqa: PLC0415 - the API's NATS connection (app.py owns it)
-
-    if (refused := security.cross_site(request)) is not None:
+    if (refused := cross_site(request)) is not None:
         return refused
     session, refused = await _admin(request)
     if refused is not None:
@@ -82,7 +81,7 @@ async def decide(request: web.Request) -> web.Response:
     except ValueError:
         raise web.HTTPNotFound() from None
     note = str(form.get("note", "")).strip()[:NOTE_MAX]
-    nc = request.app[INVALIDATOR].nc
+    nc = request.app[API].bus.nc
     if nc is None or not nc.is_connected:  # decide only when the event can follow at once
         return error_page(request, 503, "Briefly unavailable", "The event bus is not reachable; please retry shortly.")
     async with request.app[SITE].pool.acquire() as conn:

@@ -115,17 +115,3 @@ def public(response: web.StreamResponse) -> web.StreamResponse:
     if response.content_type == "text/html" and response.charset is None and response.status != 304:
         response.charset = "utf-8"
     return response
-
-
-def cross_site(request: web.Request) -> web.Response | None:
-    """A 403 page for a state-changing request another site made the browser send, else None.
-
-    Browsers send ``Sec-Fetch-Site`` with every request (same-origin, same-site, cross-site,
-    or none for one the user typed); an operator's own form posts say ``same-origin``. A
-    client that sends no such header (an old browser, a script) is left to the CSRF token."""
-    from .render import error_page  # noqa: PLC0415 - render sends this module's headers
-
-    site = request.headers.get("Sec-Fetch-Site")
-    if site is None or site == "same-origin":
-        return None
-    return error_page(request, 403, "Refused", "This action can only be taken from Indexium's own pages.")

@@ -9,7 +9,7 @@ kept. Delete, resume and redeliver are the API's query functions, each scoped to
 user: another user's subscription or delivery is "not found", never acted on.
 
 Every POST is refused without the session's CSRF token, and when the browser says another
-site sent it (``security.cross_site``), as the review queue's are. The secret and a new
+site sent it (``render.cross_site``), as the review queue's are. The secret and a new
 token are in the answer to the POST that made them (``Cache-Control: no-store``) and never
 again. Every list is bounded: subscriptions and tokens by the per-user limits, the delivery
 log by pages of :data:`DELIVERIES_PER_PAGE`, each delivery's attempts by :data:`ATTEMPTS_SHOWN`.
@@ -29,9 +29,9 @@ from indexium_db.queries import catalog as catalog_q, notify as notify_q
 from indexium_platform.web import ApiError, read_request_body
 
 from ..v1 import accounts, subscriptions as api_subscriptions
-from . import security, sessions
-from .render import error_page, page
-from .state import SITE
+from ..core import sessions
+from .render import cross_site, error_page, page
+from ..core.site import SITE
 
 FORM_LIMIT = 16 * 1024  # the JSON route's body limit
 DELIVERIES_PER_PAGE = 20
@@ -64,7 +64,7 @@ async def _form(request: web.Request) -> MultiDict:
 
 async def _signed_in_post(request: web.Request):
     """(session, form) of a same-site POST with the session's CSRF token, or a refusal page."""
-    if (refused := security.cross_site(request)) is not None:
+    if (refused := cross_site(request)) is not None:
         return None, None, refused
     session = await sessions.current(request)
     if session is None:

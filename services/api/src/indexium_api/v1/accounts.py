@@ -1,7 +1,7 @@
 """Who is calling the user's own routes (/api/v1/me, /tokens, /subscriptions), and personal
 API tokens.
 
-Two ways in. The site's session cookie (``site/sessions.py``): a state-changing request also
+Two ways in. The site's session cookie (``core/sessions.py``): a state-changing request also
 sends the session's CSRF token in ``X-CSRF-Token`` (compared in constant time; the site's
 forms send the same token as ``csrf_token``). Or a personal API token, ``Authorization: Bearer
 idx_…``, which the user creates and revokes with the session (never with a token): 32 random
@@ -16,19 +16,43 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import uuid
 from dataclasses import dataclass
 
+import msgspec
 from aiohttp import web
 
 from indexium_db.queries import notify as notify_q
 from indexium_platform.web import ApiError, json_response
 
-from ..site import sessions
-from ..site.state import SITE
+from ..core import bodies
+from ..core.state import API
+from ..core import sessions
+from ..core.site import SITE
 
 TOKEN_PREFIX = "idx_"
 MAX_TOKEN_CHARS = 128
 MAX_TOKEN_NAME = 100
+BODY_LIMIT = 16 * 1024  # a JSON body of the user's own routes (tokens, subscriptions)
+
+
+class NewToken(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    name: str
+
+
+def settings_of(request: web.Request):
+    return request.app[API].settings
+
+
+async def read_body(request: web.Request, cls):
+    return await bodies.read(request, cls, BODY_LIMIT)
+
+
+def uuid_param(request: web.Request, name: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(request.match_info[name])
+    except ValueError:
+        raise ApiError(404, "not_found", "No such subscription, delivery or token.") from None
 
 
 @dataclass(frozen=True)
@@ -107,10 +131,8 @@ async def list_tokens(request: web.Request) -> web.Response:
 
 
 async def create_token(request: web.Request) -> web.Response:
-    from . import subscriptions  # noqa: PLC0415 - the body reader and limits live there
-
     who = await caller(request, changes=True, session_only=True)
-    body = await subscriptions.read_body(request, subscriptions.NewToken)
+    body = await read_body(request, NewToken)
     return json_response(await make_token(request, who, body.name), status=201,
                          headers={"Cache-Control": "no-store"})
 
@@ -118,12 +140,10 @@ async def create_token(request: web.Request) -> web.Response:
 async def make_token(request: web.Request, who: Caller, name: str) -> dict:
     """A new token for ``who`` (its JSON with ``token``, shown this once), or an ApiError: the
     one way a token is made, for the JSON route above and the site's form."""
-    from . import subscriptions  # noqa: PLC0415
-
     name = " ".join(name.split())
     if not name or len(name) > MAX_TOKEN_NAME or "\x00" in name:
         raise ApiError(400, "invalid_body", "Give the token a name (1 to 100 characters).")
-    limit = subscriptions.settings_of(request).max_api_tokens
+    limit = settings_of(request).max_api_tokens
     token, prefix = new_token()
     async with pool(request).acquire() as conn:
         row = await notify_q.create_token(conn, limit=limit, github_user_id=who.github_user_id, login=who.login,
@@ -135,10 +155,8 @@ async def make_token(request: web.Request, who: Caller, name: str) -> dict:
 
 
 async def revoke_token(request: web.Request) -> web.Response:
-    from . import subscriptions  # noqa: PLC0415
-
     who = await caller(request, changes=True, session_only=True)
-    token_id = subscriptions.uuid_param(request, "token_id")
+    token_id = uuid_param(request, "token_id")
     async with pool(request).acquire() as conn:
         if not await notify_q.delete_token(conn, who.github_user_id, token_id):
             raise ApiError(404, "not_found", "No such token.")

@@ -20,8 +20,7 @@ from indexium_db.queries import telemetry as telemetry_q
 from indexium_platform.web import ApiError
 
 from indexium_contracts.slugs import SLUG_PATTERN, is_slug
-from ..openapi import document as openapi
-from ..core import params
+from ..core import apidoc, params
 from ..core.respond import Cached, cached, mod_tag, no_mod
 from ..core.state import API
 from .build import BASE
@@ -202,4 +201,4 @@ _SCHEMAS = {"ModAnalytics": {"type": "object", "required": ["slug", "range", "fr
 def setup(app: web.Application) -> None:
     app.router.add_get(f"{BASE}/mods/{{slug}}/analytics", get_analytics)
     app.router.add_get(f"{BASE}/badges/{{slug}}/servers.svg", get_badge)
-    openapi.register(app, _openapi(), _SCHEMAS)
+    apidoc.register(app, _openapi(), _SCHEMAS)

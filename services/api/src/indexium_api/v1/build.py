@@ -1,4 +1,4 @@
-"""Database rows -> the /api/v1 answers (the Structs of shapes.py, which openapi.py describes)."""
+"""Database rows -> the /api/v1 answers (the Structs of shapes.py, which openapi/v1.py describes)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ from indexium_content import categories as vocabulary, urls
 from indexium_jar import formats
 
 from ..core import markup
+from ..core.paths import V1
 from .shapes import File, FileHashes, GameVersionTag, LoaderTag, Mod, SearchHit, SearchResult, Version
 
-BASE = "/api/v1"
+BASE = V1
 
 
 def _icon_url(row) -> str | None:

@@ -16,6 +16,8 @@ deterministic and never cached (each player's list is their own).
 
 from __future__ import annotations
 
+import uuid
+
 import msgspec
 from aiohttp import web
 
@@ -27,8 +29,7 @@ from indexium_jar.deps import (
 from indexium_content import urls
 from indexium_platform.web import ApiError, json_response
 
-from ..core import bodies, hashes, packexport, params
-from ..openapi import document as openapi
+from ..core import apidoc, bodies, hashes, packexport, params
 from ..core.respond import query
 from .build import BASE
 
@@ -175,8 +176,7 @@ def _answer(body: ResolveBody, r: Resolution, rows) -> ResolveAnswer:
 
 
 def _uuid(value: str):
-    import uuid  # noqa: PLC0415 - the ids are uuids in text
-    return uuid.UUID(value)
+    return uuid.UUID(value)  # the ids are uuids in text
 
 
 def _hex(value: str | None) -> str | None:
@@ -365,8 +365,6 @@ async def upgrade_check(request: web.Request) -> web.Response:
 # ---- wiring -------------------------------------------------------------------------------------
 
 def _openapi() -> tuple[dict, dict]:
-    from ..openapi.document import _error, _json as ok_json, _ref, _responses, components  # noqa: PLC0415
-
     text = "^[^\\u0000]*[^\\u0000\\s][^\\u0000]*$"  # NUL-free, not blank
     ref = {"type": "string", "minLength": 1, "maxLength": MAX_REF, "pattern": text,
            "description": "A slug, a project id (as /v2 shows it) or a file's sha1."}
@@ -399,8 +397,8 @@ def _openapi() -> tuple[dict, dict]:
         "application/zip": {"schema": {"type": "string", "format": "binary"}}}}
 
     def export_responses() -> dict:
-        out = _responses(zip_ok, cached=False, body=True)
-        out["409"] = _error("No solution (no_solution, with the reason), or a picked file is not hashed yet.")
+        out = apidoc.responses(zip_ok, cached=False, body=True)
+        out["409"] = apidoc.error("No solution (no_solution, with the reason), or a picked file is not hashed yet.")
         return out
 
     def q(name, schema, required=False, **extra):
@@ -414,7 +412,7 @@ def _openapi() -> tuple[dict, dict]:
                            "solution, ok is false and problem says why in words. A mod asked for that is not "
                            "indexed is listed in unknown.",
             "requestBody": {"required": True, "content": {"application/json": {"schema": resolve_body(LOADERS)}}},
-            "responses": _responses(ok_json(_ref("ResolveAnswer")), cached=False, body=True),
+            "responses": apidoc.responses(apidoc.ok(apidoc.ref("ResolveAnswer")), cached=False, body=True),
         }},
         "/packs/export": {
             "post": {"operationId": "exportPackPost", "summary": "A resolution as a .mrpack or a packwiz zip",
@@ -436,10 +434,10 @@ def _openapi() -> tuple[dict, dict]:
             "operationId": "upgradeCheck",
             "summary": "For each installed file: its newest version for another game version, or none yet",
             "requestBody": {"required": True, "content": {"application/json": {"schema": upgrade_body}}},
-            "responses": _responses(ok_json(_ref("UpgradeAnswer")), cached=False, body=True),
+            "responses": apidoc.responses(apidoc.ok(apidoc.ref("UpgradeAnswer")), cached=False, body=True),
         }},
     }
-    return paths, components((ResolveAnswer, UpgradeAnswer))
+    return paths, apidoc.components((ResolveAnswer, UpgradeAnswer))
 
 
 def setup(app: web.Application) -> None:
@@ -449,4 +447,4 @@ def setup(app: web.Application) -> None:
     r.add_post(f"{BASE}/packs/export", export)
     r.add_post(f"{BASE}/upgrade-check", upgrade_check)
     paths, schemas = _openapi()
-    openapi.register(app, paths, schemas)
+    apidoc.register(app, paths, schemas)

@@ -1,5 +1,5 @@
 """The OpenAPI paths and schemas of /api/v1/me, /tokens and /subscriptions (subscriptions.py,
-accounts.py), registered with openapi.register; the contract test checks every answer against them."""
+accounts.py), registered with apidoc.register; the contract test checks every answer against them."""
 
 from __future__ import annotations
 

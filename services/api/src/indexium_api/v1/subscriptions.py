@@ -11,7 +11,6 @@ the creation's answer and never again (indexium_notify.signing: it is derived, n
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime
 
 import msgspec
@@ -24,12 +23,10 @@ from indexium_notify.targets import TargetRefused
 from indexium_platform.web import ApiError, json_response
 
 from . import accounts, subscription_docs
-from ..core import bodies
-from ..openapi import document as openapi
-from ..core.state import API
+from .accounts import read_body, settings_of, uuid_param
+from ..core import apidoc
 from .build import BASE
 
-BODY_LIMIT = 16 * 1024
 LOG_ROWS_SHOWN = 100
 LOADERS = frozenset(formats.LOADERS)
 _NO_STORE = {"Cache-Control": "no-store"}
@@ -50,25 +47,6 @@ class NewSubscription(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     game_versions: list[str] = []
     game_version_min: str | None = None
     version_types: list[str] = []
-
-
-class NewToken(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    name: str
-
-
-def settings_of(request: web.Request):
-    return request.app[API].settings
-
-
-async def read_body(request: web.Request, cls):
-    return await bodies.read(request, cls, BODY_LIMIT)
-
-
-def uuid_param(request: web.Request, name: str) -> uuid.UUID:
-    try:
-        return uuid.UUID(request.match_info[name])
-    except ValueError:
-        raise ApiError(404, "not_found", "No such subscription, delivery or token.") from None
 
 
 def _strings(field: str, values: list[str], *, most: int, max_len: int) -> list[str]:
@@ -270,4 +248,4 @@ def setup(app: web.Application) -> None:
     r.add_post(BASE + "/subscriptions/{subscription_id}/resume", resume)
     r.add_get(BASE + "/subscriptions/{subscription_id}/deliveries", deliveries)
     r.add_post(BASE + "/subscriptions/{subscription_id}/deliveries/{delivery_id}/redeliver", redeliver)
-    openapi.register(app, subscription_docs.paths(), subscription_docs.schemas())
+    apidoc.register(app, subscription_docs.paths(), subscription_docs.schemas())

@@ -8,7 +8,7 @@ from indexium_content import categories as vocabulary, urls
 from indexium_jar import formats, gameversions
 
 from ..core import markup
-from ..v1.build import BASE
+from ..core.paths import V1
 from . import licenses
 from .shapes import Dependency, GameVersionTag, Hashes, Project, SearchHit, Version, VersionFile
 
@@ -35,7 +35,7 @@ def iso(value: datetime | None) -> str:
 
 
 def icon_url(origin: str, row) -> str | None:
-    return f"{origin}{BASE}/mods/{row['slug']}/icon" if row["has_icon"] else None
+    return f"{origin}{V1}/mods/{row['slug']}/icon" if row["has_icon"] else None
 
 
 def _author_id(row) -> str | None:

@@ -15,7 +15,6 @@ from indexium_db.queries import hashes as hashes_q, modrinth as modrinth_q, upda
 from indexium_platform.web import ApiError, error_response, read_request_body
 
 from ..core import hashes, params
-from ..v1 import files as v1_files
 from ..core.respond import GLOBAL, cached, not_found, query
 from ..core.state import API
 from . import build
@@ -98,7 +97,7 @@ async def download(request: web.Request) -> web.Response:
 async def version_files(request: web.Request) -> web.Response:
     body = await _body(request, HashList)
     out = {}
-    for algorithm, values in v1_files.bulk(request, body).items():
+    for algorithm, values in hashes.bulk(request, body).items():
         for row in await query(request, modrinth_q.versions_by_hashes, algorithm, values):
             out[row["hash"]] = build.version(row)
     return _no_store(out)
@@ -120,7 +119,7 @@ async def _updates(request: web.Request, groups: dict[str, list[str]], filters: 
 
 async def version_file_update(request: web.Request) -> web.Response:
     value, algorithm = _one_hash(request)
-    filters = v1_files.update_filters(await _body(request, UpdateFilters))
+    filters = hashes.update_filters(await _body(request, UpdateFilters))
     found = await _updates(request, {algorithm: [value]}, filters, every=False)
     if value not in found:
         return error_response(404, "not_found", f"No version at or above the installed file with {algorithm} "
@@ -130,12 +129,12 @@ async def version_file_update(request: web.Request) -> web.Response:
 
 async def version_files_update(request: web.Request) -> web.Response:
     body = await _body(request, HashesUpdate)
-    return _no_store(await _updates(request, v1_files.bulk(request, body), v1_files.update_filters(body), every=False))
+    return _no_store(await _updates(request, hashes.bulk(request, body), hashes.update_filters(body), every=False))
 
 
 async def version_files_update_many(request: web.Request) -> web.Response:
     body = await _body(request, HashesUpdate)
-    return _no_store(await _updates(request, v1_files.bulk(request, body), v1_files.update_filters(body), every=True))
+    return _no_store(await _updates(request, hashes.bulk(request, body), hashes.update_filters(body), every=True))
 
 
 def setup(app: web.Application) -> None:

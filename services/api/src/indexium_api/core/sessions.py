@@ -23,8 +23,8 @@ from indexium_content import urls
 from indexium_db.queries import site as site_q
 from indexium_platform import logs
 
-from ..core.respond import uncached
-from .state import SITE, Site
+from .respond import uncached
+from .site import SITE, Site
 
 log = logs.get(__name__)
 

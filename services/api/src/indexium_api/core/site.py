@@ -1,4 +1,5 @@
-"""The site's typed app state: its settings, its secret, and the resources it owns."""
+"""The site's typed app state: its settings, its secret, and the resources it owns (its write pool,
+which /api/v1's own routes (v1/accounts.py) write through too, and its HTTP session)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,12 @@ import aiohttp
 import asyncpg
 from aiohttp import web
 
-from ..core.ratelimit import RateLimiter
+from .ratelimit import RateLimiter
 from ..settings import Settings
+
+# Sign-ins one client may start (per replica; oauth.py): 20 at once (an office behind one
+# address), then 2 a minute, so it holds at most ~40 live states.
+STATES_AT_ONCE, STATES_PER_MINUTE = 20, 2
 
 
 @dataclass
@@ -45,8 +50,6 @@ class Site:
     @classmethod
     def create(cls, settings: Settings) -> "Site":
         secret = settings.session_secret.encode() if settings.session_secret else secrets.token_bytes(32)
-        from .oauth import STATES_AT_ONCE, STATES_PER_MINUTE  # noqa: PLC0415 - oauth imports this module
-
         return cls(settings=settings, secret=secret, sign_ins=RateLimiter(STATES_PER_MINUTE, STATES_AT_ONCE))
 
 
