@@ -53,7 +53,7 @@ def picked(answer):
     return {p.mod_id: p.version for p in answer.picks}
 
 
-async def test_dependencies_resolve_level_by_level_to_public_fitting_versions(db):
+async def test_dependencies_resolve_round_by_round_to_public_fitting_versions(db):
     app, lib, base = await mod(db, "app"), await mod(db, "lib"), await mod(db, "base")
     await version(db, app, "1.0", ("lib", ">=1.0"), ("fabricloader", ">=0.16"), ("minecraft", "1.21.x"))
     await version(db, lib, "1.2", ("base", "*"))
@@ -64,31 +64,12 @@ async def test_dependencies_resolve_level_by_level_to_public_fitting_versions(db
     answer, source = await packs_q.resolve(db, "fabric", GAME, [Requested("app")])
     assert answer.ok, answer.problem
     assert picked(answer) == {"app": "1.0", "lib": "1.2", "base": "2.0"}
-    assert source.queries == 1  # app, then lib, then base: every level in one query
+    assert source.queries == 3  # app; lib; base: one query per round of new ids
     (lo,) = answer.platform
     assert lo.mod_id == "fabricloader" and lo.text == "Fabric Loader 0.16 or newer"
     # Quilt runs Fabric files.
     answer, _ = await packs_q.resolve(db, "quilt", GAME, [Requested("app")])
     assert picked(answer) == {"app": "1.0", "lib": "1.2", "base": "2.0"}
-
-
-async def test_the_read_ahead_stops_at_its_depth_and_its_id_budget(db, monkeypatch):
-    app, lib, base = await mod(db, "app"), await mod(db, "lib"), await mod(db, "base")
-    await version(db, app, "1.0", ("lib", ">=1.0"))
-    await version(db, lib, "1.2", ("base", "*"))
-    await version(db, base, "2.0")
-    source = await packs_q.prefetch(db, "fabric", GAME, ["app"], rounds=2)
-    assert sorted(source.versions) == ["app", "lib"] and source.queries == 1
-    monkeypatch.setattr(packs_q, "MAX_IDS", 2)
-    source = await packs_q.prefetch(db, "fabric", GAME, ["app"])
-    assert sorted(source.versions) == ["app", "lib"]
-    # What the read-ahead left out is read when the resolver asks for it, and the answer is whole.
-    monkeypatch.setattr(packs_q, "MAX_IDS", 2000)
-    source = packs_q.Prefetched()
-    await packs_q.prefetch(db, "fabric", GAME, ["app"], source=source, rounds=2)
-    assert "base" not in source.versions
-    await packs_q.prefetch(db, "fabric", GAME, ["base"], source=source)
-    assert [v.version for v in source.versions["base"]] == ["2.0"]
 
 
 async def test_a_dependency_means_the_holder_never_an_impostor(db):

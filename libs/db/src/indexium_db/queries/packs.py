@@ -2,12 +2,10 @@
 
 The resolver (``indexium_jar.deps.resolve``) is pure and synchronous; it asks for one mod id
 at a time. Asking PostgreSQL once per id would cost a round trip per dependency, so
-:func:`prefetch` reads the whole neighbourhood first, in one query (``_CLOSURE``): the mods
-asked for, then every id their fitting files declare (required, optional, incompatible,
-embedded), and so on, level by level inside PostgreSQL, until no new id appears
-(``MAX_ROUNDS`` levels, ``MAX_IDS`` ids), then every file of every id. (Read round by round,
-a 50-mod pack took five to seven queries: each a round trip, and each waiting for a core twice
-on a loaded machine.) :class:`Prefetched` then answers the resolver from
+:func:`prefetch` reads the whole neighbourhood first, one query per *round* of new ids: the
+mods asked for, then every id their fitting files declare (required, optional, incompatible,
+embedded), and so on until no new id appears (``MAX_ROUNDS``, ``MAX_IDS``). A typical pack
+of 50 mods is three or four queries. :class:`Prefetched` then answers the resolver from
 memory and records any id it was not given, so :func:`resolve` can read those and run again
 (bounded) instead of answering wrongly.
 
@@ -107,10 +105,11 @@ def _dependencies(rec: dict | None) -> tuple:
     return tuple(out)
 
 
-# One row per file of every public version of the project each id means (an id no project owns:
-# one row of NULLs); fitting files with their manifests (and, with $6, their download facts).
-# _read takes these columns by position: keep the order.
-_ROWS = """
+# (_read takes these columns by position: keep the order.)
+_ROUND = """
+WITH ids AS (
+    SELECT i.dep_id, COALESCE(i.chosen, indexium_project_for(i.dep_id, $2)) AS project
+    FROM unnest($1::text[], $5::uuid[]) AS i(dep_id, chosen))
 SELECT ids.dep_id, m.id AS project, m.public_id, m.slug, m.name,
        v.id AS version_id, v.version_number, v.version_type, v.published_at,
        f.id AS file_id, f.loaders, f.game_versions, f.manifest_version, fit.fits,
@@ -126,63 +125,12 @@ LEFT JOIN LATERAL (SELECT f.loaders && $3::text[] AND f.game_versions && ARRAY[$
 ORDER BY ids.dep_id, v.version_sort DESC, v.published_at DESC NULLS LAST, v.id, f.is_primary DESC, f.filename, f.id
 """
 
-# One round: the ids given ($5: the project the player chose for each, or NULL).
-_ROUND = """
-WITH ids AS (
-    SELECT i.dep_id, COALESCE(i.chosen, indexium_project_for(i.dep_id, $2)) AS project
-    FROM unnest($1::text[], $5::uuid[]) AS i(dep_id, chosen))
-""" + _ROWS
 
-# Every round at once: the ids given, then every id their fitting files' manifest records (of a
-# loader the pack runs) declare, level by level ($7 levels, $8 ids at most; $10: the platform ids,
-# never read), then their rows. The records read are all those of a loader the pack runs, a
-# superset of the one _read takes per file, so every id a round-by-round read would reach is read.
-# $9/$5: the ids the player chose a project for, and those projects.
-_CLOSURE = """
-WITH RECURSIVE pins AS (SELECT * FROM unnest($9::text[], $5::uuid[]) AS p(dep_id, chosen)),
-walk(ids, frontier, depth) AS (
-    SELECT $1::text[], $1::text[], 1
-    UNION ALL
-    SELECT w.ids || n.found, n.found, w.depth + 1
-    FROM walk w
-    CROSS JOIN LATERAL (
-        SELECT array_agg(DISTINCT dd ->> 'mod_id' ORDER BY dd ->> 'mod_id') AS found
-        FROM unnest(w.frontier) AS fr(dep_id)
-        JOIN mods m ON m.listed AND m.id = COALESCE((SELECT p.chosen FROM pins p WHERE p.dep_id = fr.dep_id),
-                                                    indexium_project_for(fr.dep_id, $2))
-        JOIN mod_versions v ON v.mod_id = m.id AND v.status = 'public' AND NOT v.hidden
-        JOIN version_files f ON f.version_id = v.id AND f.loaders && $3::text[] AND f.game_versions && ARRAY[$4::text]
-        CROSS JOIN LATERAL jsonb_array_elements(
-            CASE jsonb_typeof(f.manifests) WHEN 'array' THEN f.manifests ELSE '[]' END) rec
-        CROSS JOIN LATERAL jsonb_array_elements(
-            CASE jsonb_typeof(rec -> 'dependencies') WHEN 'array' THEN rec -> 'dependencies' ELSE '[]' END) dd
-        WHERE rec ->> 'loader' = ANY($3::text[]) AND jsonb_typeof(dd -> 'mod_id') = 'string'
-          AND dd ->> 'kind' IN ('required', 'optional', 'incompatible', 'embedded')
-          AND NOT (dd ->> 'mod_id' = ANY($10::text[])) AND NOT (dd ->> 'mod_id' = ANY(w.ids))) n
-    WHERE w.depth < $7 AND n.found IS NOT NULL AND cardinality(w.ids) < $8),
-ids AS (
-    SELECT c.dep_id, COALESCE((SELECT p.chosen FROM pins p WHERE p.dep_id = c.dep_id),
-                              indexium_project_for(c.dep_id, $2)) AS project
-    FROM unnest((SELECT w.ids[1:$8] FROM walk w ORDER BY w.depth DESC LIMIT 1)) AS c(dep_id))
-""" + _ROWS
-_PLATFORM = sorted(PLATFORM_IDS)
-
-
-async def _read(conn: asyncpg.Connection, source: Prefetched, ids: list[str], loader: str, game_version: str,
-                *, levels: int = 1, room: int = MAX_IDS) -> set[str]:
-    """Reads ``ids`` into ``source`` (with ``levels`` > 1: and the ids they lead to, that many
-    levels deep, ``room`` ids in all, in one query); returns the ids the read files name that are
-    not read yet."""
+async def _read(conn: asyncpg.Connection, source: Prefetched, ids: list[str], loader: str, game_version: str) -> set[str]:
+    """Reads ``ids`` into ``source``; returns the ids their fitting files name that are not read yet."""
     loaders = runs(loader)
-    downloads = source.downloads
-    if levels > 1:
-        pinned = sorted(source.pinned)
-        rows = await conn.fetch(_CLOSURE, ids, loader, loaders, game_version, [source.pinned[i] for i in pinned],
-                                downloads is not None, levels, room, pinned, _PLATFORM)
-        ids = list(dict.fromkeys(r[0] for r in rows))  # (every id has a row; ordered by id)
-    else:
-        rows = await conn.fetch(_ROUND, ids, loader, loaders, game_version, [source.pinned.get(i) for i in ids],
-                                downloads is not None)
+    rows = await conn.fetch(_ROUND, ids, loader, loaders, game_version, [source.pinned.get(i) for i in ids],
+                            source.downloads is not None)
     source.queries += 1
     # A version's rows are consecutive (ordered by id, then version), so they are grouped as they
     # come: (id, the version's rows) in the order read. Columns by position (the hot loop of a read).
@@ -203,6 +151,7 @@ async def _read(conn: asyncpg.Connection, source: Prefetched, ids: list[str], lo
             last_id, last_version = dep_id, version_id
     by_id: dict[str, list[CandidateVersion]] = {i: [] for i in found}
     wanted: set[str] = set()
+    downloads = source.downloads
     for dep_id, files in groups:
         v = files[0]
         cand_files, version = [], None
@@ -241,13 +190,15 @@ def _download(f: asyncpg.Record, v: asyncpg.Record, manifests) -> dict:
 
 async def prefetch(conn: asyncpg.Connection, loader: str, game_version: str, mod_ids: list[str], *,
                    source: Prefetched | None = None, rounds: int = MAX_ROUNDS) -> Prefetched:
-    """Every candidate the resolver can ask for: the mods and the ids their fitting files declare,
-    ``rounds`` levels deep, in one query (``_CLOSURE``; ``rounds`` 1: the mods alone)."""
+    """Every candidate the resolver can ask for, read round by round (one query a round);
+    ``rounds`` 2: the mods and their own dependencies only (an upgrade check)."""
     source = source or Prefetched()
     todo = sorted({m for m in mod_ids if m not in source.versions})
-    room = MAX_IDS - len(source.versions)
-    if todo and room > 0:
-        await _read(conn, source, todo[:room], loader, game_version, levels=min(rounds, MAX_ROUNDS), room=room)
+    for _ in range(min(rounds, MAX_ROUNDS)):
+        room = MAX_IDS - len(source.versions)
+        if not todo or room <= 0:
+            break
+        todo = sorted(await _read(conn, source, todo[:room], loader, game_version))
     return source
 
 

@@ -376,8 +376,9 @@ class _Straight(_Memo):
     heap by the provider's preference (which depends on the identifier alone, so the choice
     is resolvelib's ``min``), and only criteria a pin changed are re-checked.
 
-    Anything else (a pin whose every candidate conflicts, which resolvelib would backjump
-    from; a pin a later requirement no longer accepts; too many rounds) raises ``_Bail``
+    A pin a later requirement no longer accepts is undone as resolvelib does (what it required is
+    forgotten, and it is pinned again in its turn). Anything else (a pin whose every candidate
+    conflicts, which resolvelib would backjump from; too many rounds) raises ``_Bail``
     and the caller runs resolvelib from the start, so every answer, with or without a
     solution, is exactly resolvelib's. What the abandoned attempt leaves in the index
     (candidates built, memoised checks) is what a resolvelib run may build too, and
@@ -405,20 +406,38 @@ class _Straight(_Memo):
         self._touched: list[str] = []
         heap = [(provider._preference(k), k) for k in criteria]
         heapq.heapify(heap)
+        waiting = set(criteria)  # the ids in the heap: not pinned, or pinned and no longer satisfied
+
+        def wait(key: str) -> None:
+            if key not in waiting:
+                waiting.add(key)
+                heapq.heappush(heap, (provider._preference(key), key))
+
         for _ in range(MAX_ROUNDS):
             if not heap:
                 return _build_result(self.state)
             _, name = heapq.heappop(heap)
+            waiting.discard(name)
+            if name in mapping and self._is_current_pin_satisfying(name, criteria[name]):
+                continue  # satisfied again since it was queued: not open (resolvelib's min skips it)
             known = criteria.keys() | ()  # (the ids open or pinned before this pin)
             if self._attempt_to_pin_criterion(name):
                 raise _Bail  # every candidate conflicts: resolvelib backjumps
             criteria = self.state.criteria
+            undone = []
             for key in dict.fromkeys(self._touched):
                 if key in mapping:
-                    if not self._is_current_pin_satisfying(key, criteria[key]):
-                        raise _Bail  # a pin undone: resolvelib drops its information and pins again
+                    if key not in waiting and not self._is_current_pin_satisfying(key, criteria[key]):
+                        # A pin satisfied before this round that no longer is (resolvelib's "newly
+                        # unsatisfied"; the id just pinned was open, so it is pinned again unchanged).
+                        (undone.append(key) if key != name else wait(key))
                 elif key not in known:
-                    heapq.heappush(heap, (provider._preference(key), key))
+                    wait(key)
+            if undone:
+                # As resolvelib: what the undone pins required is forgotten, and they are pinned again.
+                self._remove_information_from_criteria(criteria, set(undone))
+                for key in undone:
+                    wait(key)
         raise _Bail
 
     def _get_updated_criteria(self, candidate):
