@@ -243,8 +243,10 @@ class ReleaseIndexer:
                 return exc
 
     async def _write(self, event: ReleaseReceived, read: list) -> JobResult:
-        hook = event.webhook
-        release = hook.release
+        """Plan, commit, events: what each project's version of the release is (``_plans``, no
+        I/O), one transaction writing them all (``_commit``), then what the writes announce
+        (``_events``)."""
+        release = event.webhook.release
         good = [(a, md) for a, md in read if isinstance(md, JarMetadata) and md.readable]
         # A mod's jar is the primary file when the release has one; else the first pack.
         good.sort(key=lambda item: not item[1].records)
@@ -258,107 +260,102 @@ class ReleaseIndexer:
                          for a, exc in failed)
         left_out = skips.reasons(release.assets, read)
         if not good:
-            if suspicious:
-                await self._hold_suspicious(event, read, left_out)
-            else:
-                await skips.store_alone(self._pool, hook, left_out)
-            if failed:
-                asset, exc = next(((a, e) for a, e in failed if e.code in CORRUPT_CODES), failed[0])
-                raise PermanentJobError(exc.code, f"{asset.name}: {exc}")
-            if all(md.skip is not None for _, md in read):
-                # Only archives that are no pack we list (a sources zip, a CurseForge pack, a zip of
-                # other files), as a release with no mod file at all: ignored, each with its reason.
-                await self._record(event, "ignored")
-                return JobResult("ignored", [], skipped=[(a.name, md.skip.code) for a, md in read])
-            problems = [p for _, md in read for p in md.problems]
-            detail = "; ".join(f"{p.manifest_path}: {p.code}" for p in problems[:5]) or "no manifest found"
-            raise PermanentJobError("no_manifest", f"no mod manifest in any jar ({detail})")
-        sidecars = assets.sidecars(release.assets)
-        published_at = parse_time(release.published_at) or parse_time(release.created_at)
+            return await self._nothing_readable(event, read, failed, suspicious, left_out)
         version_number = release.tag_name.strip()
-        # One version per project the release's files make (indexium_jar.identity): loader
-        # variants of one mod are one project, a second mod or a pack beside it another.
-        groups = identity.group([_identity_item(i, a, md) for i, (a, md) in enumerate(good)])
-        only_project = len(groups) == 1
-        plans = [self._plan(release, [good[i] for i in g.indexes], g.key, sidecars, suspicious, only_project)
-                 for g in groups]
+        plans = self._plans(release, good, suspicious)
 
         async def commit(conn: asyncpg.Connection):
-            repo, app_row = await recorded(conn, hook.repository)  # read in the same transaction
-            await mods_q.upsert_author(conn, repo.owner.id, repo.owner.login)
-            await mods_q.update_repository(
-                conn, repo.id, full_name=repo.full_name,
-                default_branch=repo.default_branch or "main", categories=list(repo.topics),
-                repo_url=repo.page_url, fork=repo.fork,
-            )
-            found, previous = await self._projects(conn, repo, release, plans)
-            written = [await self._write_project(conn, release, repo, plan, mod, version_number, published_at, failed)
-                       for plan, mod in zip(plans, found)]
-            await skips.store(conn, hook, repo, left_out, release_indexed=True)
-            # A project whose files left this release (an edited release, or a release indexed
-            # into one project before 0025 whose files now go to theirs): its version is hidden.
-            # A release none of whose files was indexed before (the common case) has no such version.
-            gone = await versions_q.hide_release(conn, repo.id, release.id, "its files left the release",
-                                                 except_versions=[w.version_id for w in written]) if previous else []
-            if app_row is not None:
-                # A repository that came through the GitHub App: its hidden state (uninstalled,
-                # suspended, removed, private, deleted) applies to a project created only now, and
-                # a repository skipped as "not a mod" is one now (its other releases backfill).
-                await github_q.sync_visibility(conn, repo.id)
-                if app_row["state"] == "skipped":
-                    await github_q.set_evaluation(conn, repo.id, state="registered", skip_reason=None,
-                                                  manifest_source=f"release:{release.tag_name}/{good[0][0].name}")
-            for mod_id in {w.mod["id"] for w in written} | {r["mod_id"] for r in gone}:
-                await mods_q.refresh_rollup(conn, mod_id)
-            for w in written:
-                if w.plan.held or not w.created or w.settled.touched(w.version_id):
-                    # Held or a hold lifted since the upsert: ask again. Nothing else in this
-                    # transaction changes a version's status or hidden flag.
-                    w.visible = await versions_q.is_visible(conn, w.version_id)
-                w.changed = w.created or w.before != await versions_q.served_state(conn, w.mod["id"], version_number)
-                # Unchanged: announced only if the scan still has work (the first run of this job may
-                # have committed and died before publishing), and then as changed=False.
-                w.announce = w.changed or await versions_q.awaits_scan(conn, w.version_id)
-            await self._record(event, "indexed", conn=conn)
-            return written, gone
+            return await self._commit(conn, event, plans, version_number, failed, left_out,
+                                      primary_file=good[0][0].name)
 
         # Deadlocks, serialization failures and a dropped connection re-run the whole transaction.
         written, gone = await in_transaction(self._pool, commit)
-        own = {w.version_id for w in written}
-        events: list = []
-        for w in written:
-            files = [
-                version_events.FileRef(file_id=str(fid), filename=r.filename, url=r.url, size=r.size,
-                                       digest=r.github_digest, sidecar_url=r.sidecar_url, entry_sizes=sizes)
-                for fid, r, sizes in zip(w.file_ids, w.plan.rows,
-                                         entrysizes.within_budget(md.entry_sizes for _, md in w.plan.items))
-            ]
-            if w.announce:
-                events.append(version_events.VersionIndexed(
-                    mod_id=str(w.mod["id"]), slug=w.mod["slug"], version_id=str(w.version_id),
-                    version_number=version_number, visible=bool(w.visible), files=files, changed=w.changed,
-                ))
-        # Other versions the ownership rules changed are announced whatever these did (once each).
-        seen = {str(v) for v in own}
-        for w in written:
-            for ev in w.settled.events():
-                if ev.version_id not in seen:
-                    seen.add(ev.version_id)
-                    events.append(ev)
-        events += [version_events.VersionHidden(mod_id=str(r["mod_id"]), slug=r["slug"], version_id=str(r["id"]),
-                                                version_number=r["version_number"], reason="its files left the release")
-                   for r in gone]
-        changed = any(w.changed for w in written) or bool(gone)
         skipped = [(a.name, md.code) for a, md in failed] + [
             (a.name, md.skip.code if md.skip else md.problems[0].code if md.problems else "no_manifest")
             for a, md in read if isinstance(md, JarMetadata) and not md.readable]
         return JobResult(
             # Unchanged (GitHub redelivered, an `edited` repeating the release) and nothing left
             # to scan: nothing to announce, no cache to drop (docs/messaging.md).
-            "indexed", events, skipped=skipped, changed=changed,
+            "indexed", _events(written, gone, version_number), skipped=skipped,
+            changed=any(w.changed for w in written) or bool(gone),
             requests=sum(md.requests for _, md in read if isinstance(md, JarMetadata)),
             bytes_fetched=sum(md.bytes_fetched for _, md in read if isinstance(md, JarMetadata)),
         )
+
+    async def _nothing_readable(self, event: ReleaseReceived, read: list, failed: list, suspicious: bool,
+                                left_out) -> JobResult:
+        """A release none of whose files could be indexed: ignored when each is no file we list
+        (with its reason), else recorded (held when a file looked doctored) and dead-lettered."""
+        if suspicious:
+            await self._hold_suspicious(event, read, left_out)
+        else:
+            await skips.store_alone(self._pool, event.webhook, left_out)
+        if failed:
+            asset, exc = next(((a, e) for a, e in failed if e.code in CORRUPT_CODES), failed[0])
+            raise PermanentJobError(exc.code, f"{asset.name}: {exc}")
+        if all(md.skip is not None for _, md in read):
+            # Only archives that are no pack we list (a sources zip, a CurseForge pack, a zip of
+            # other files), as a release with no mod file at all: ignored, each with its reason.
+            await self._record(event, "ignored")
+            return JobResult("ignored", [], skipped=[(a.name, md.skip.code) for a, md in read])
+        problems = [p for _, md in read for p in md.problems]
+        detail = "; ".join(f"{p.manifest_path}: {p.code}" for p in problems[:5]) or "no manifest found"
+        raise PermanentJobError("no_manifest", f"no mod manifest in any jar ({detail})")
+
+    def _plans(self, release, good: list, suspicious: bool) -> list[_Plan]:
+        """One version per project the release's files make (indexium_jar.identity): loader
+        variants of one mod are one project, a second mod or a pack beside it another."""
+        sidecars = assets.sidecars(release.assets)
+        groups = identity.group([_identity_item(i, a, md) for i, (a, md) in enumerate(good)])
+        only_project = len(groups) == 1
+        return [self._plan(release, [good[i] for i in g.indexes], g.key, sidecars, suspicious, only_project)
+                for g in groups]
+
+    async def _commit(self, conn: asyncpg.Connection, event: ReleaseReceived, plans: list[_Plan],
+                      version_number: str, failed: list, left_out, *,
+                      primary_file: str) -> tuple[list[_Written], list]:
+        """The release's one transaction: the repository's row, every plan's project and version,
+        the skips, versions whose files left the release, rollups, and the job's record."""
+        hook = event.webhook
+        release = hook.release
+        published_at = parse_time(release.published_at) or parse_time(release.created_at)
+        repo, app_row = await recorded(conn, hook.repository)  # read in the same transaction
+        await mods_q.upsert_author(conn, repo.owner.id, repo.owner.login)
+        await mods_q.update_repository(
+            conn, repo.id, full_name=repo.full_name,
+            default_branch=repo.default_branch or "main", categories=list(repo.topics),
+            repo_url=repo.page_url, fork=repo.fork,
+        )
+        found, previous = await self._projects(conn, repo, release, plans)
+        written = [await self._write_project(conn, release, repo, plan, mod, version_number, published_at, failed)
+                   for plan, mod in zip(plans, found)]
+        await skips.store(conn, hook, repo, left_out, release_indexed=True)
+        # A project whose files left this release (an edited release, or a release indexed
+        # into one project before 0025 whose files now go to theirs): its version is hidden.
+        # A release none of whose files was indexed before (the common case) has no such version.
+        gone = await versions_q.hide_release(conn, repo.id, release.id, "its files left the release",
+                                             except_versions=[w.version_id for w in written]) if previous else []
+        if app_row is not None:
+            # A repository that came through the GitHub App: its hidden state (uninstalled,
+            # suspended, removed, private, deleted) applies to a project created only now, and
+            # a repository skipped as "not a mod" is one now (its other releases backfill).
+            await github_q.sync_visibility(conn, repo.id)
+            if app_row["state"] == "skipped":
+                await github_q.set_evaluation(conn, repo.id, state="registered", skip_reason=None,
+                                              manifest_source=f"release:{release.tag_name}/{primary_file}")
+        for mod_id in {w.mod["id"] for w in written} | {r["mod_id"] for r in gone}:
+            await mods_q.refresh_rollup(conn, mod_id)
+        for w in written:
+            if w.plan.held or not w.created or w.settled.touched(w.version_id):
+                # Held or a hold lifted since the upsert: ask again. Nothing else in this
+                # transaction changes a version's status or hidden flag.
+                w.visible = await versions_q.is_visible(conn, w.version_id)
+            w.changed = w.created or w.before != await versions_q.served_state(conn, w.mod["id"], version_number)
+            # Unchanged: announced only if the scan still has work (the first run of this job may
+            # have committed and died before publishing), and then as changed=False.
+            w.announce = w.changed or await versions_q.awaits_scan(conn, w.version_id)
+        await self._record(event, "indexed", conn=conn)
+        return written, gone
 
     def _plan(self, release, items: list, key: str, sidecars: dict, suspicious: bool,
               only_project: bool) -> _Plan:
@@ -561,3 +558,34 @@ class ReleaseIndexer:
 
 def _etag(data: bytes) -> str:
     return '"' + hashlib.sha256(data).hexdigest()[:32] + '"'
+
+
+def _events(written: list[_Written], gone: list, version_number: str) -> list:
+    """What a committed release announces: each changed (or still unscanned) version with its
+    files, every other version the ownership rules changed (once each), and the versions
+    hidden because their files left the release."""
+    events: list = []
+    for w in written:
+        if not w.announce:
+            continue
+        files = [
+            version_events.FileRef(file_id=str(fid), filename=r.filename, url=r.url, size=r.size,
+                                   digest=r.github_digest, sidecar_url=r.sidecar_url, entry_sizes=sizes)
+            for fid, r, sizes in zip(w.file_ids, w.plan.rows,
+                                     entrysizes.within_budget(md.entry_sizes for _, md in w.plan.items))
+        ]
+        events.append(version_events.VersionIndexed(
+            mod_id=str(w.mod["id"]), slug=w.mod["slug"], version_id=str(w.version_id),
+            version_number=version_number, visible=bool(w.visible), files=files, changed=w.changed,
+        ))
+    # Other versions the ownership rules changed are announced whatever these did (once each).
+    seen = {str(w.version_id) for w in written}
+    for w in written:
+        for ev in w.settled.events():
+            if ev.version_id not in seen:
+                seen.add(ev.version_id)
+                events.append(ev)
+    events += [version_events.VersionHidden(mod_id=str(r["mod_id"]), slug=r["slug"], version_id=str(r["id"]),
+                                            version_number=r["version_number"], reason="its files left the release")
+               for r in gone]
+    return events
