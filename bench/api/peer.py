@@ -129,7 +129,7 @@ _hit_encoder = msgspec.json.Encoder()
 
 def document(row):
     import tantivy
-    from indexium_db.searchindex import _hit
+    from indexium_search.searchindex import _hit
 
     doc = tantivy.Document()
     doc.add_text("slug", row["slug"])
@@ -161,7 +161,7 @@ def document(row):
 async def build(dsn: str, path: Path, threads: int) -> dict:
     """The peer's index of every listed mod, as our index reads them (indexed._INDEX_COLUMNS)."""
     import tantivy
-    from indexium_db.queries import indexed
+    from indexium_search import indexed
 
     if path.exists():
         shutil.rmtree(path)
@@ -332,8 +332,9 @@ def target(measure: str, value: float, unit: str, op: str, limit: float) -> str:
 async def rows(dsn: str, catalogue: data.Catalogue, index_dir: Path, *, repeat: int = 3,
                threads: int = 1) -> list[str]:
     """The peer's rows, for run.py and for main() below."""
-    from indexium_db.queries import catalog as catalog_q, indexed
-    from indexium_db.searchindex import Lexicon
+    from indexium_db.queries import catalog as catalog_q
+    from indexium_search import indexed
+    from indexium_search.searchindex import Lexicon
 
     lines = []
     # 1. The peer's build, in a child process (its memory is not this one's).

@@ -209,8 +209,9 @@ async def search_baseline(dsn: str, catalogue: data.Catalogue, http_ms: dict[str
     """The plain FTS baseline over the same mix, and our search as the API runs it (the search
     index loaded as a replica loads it, then indexed.search on one connection: the index and
     its one PostgreSQL query) for a like-with-like ratio; target: our p95 <= 0.5x."""
-    from indexium_db.queries import catalog as catalog_q, indexed
-    from indexium_db.searchindex import Lexicon
+    from indexium_db.queries import catalog as catalog_q
+    from indexium_search import indexed
+    from indexium_search.searchindex import Lexicon
 
     conn = await asyncpg.connect(dsn)
     corrections, lexicon = catalog_q.Corrections(), Lexicon()

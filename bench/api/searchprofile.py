@@ -32,8 +32,8 @@ sys.path.insert(0, str(HERE))
 import data
 from indexium_db import migrate
 from indexium_db.queries import catalog as catalog_q
-from indexium_db.queries import indexed
-from indexium_db.searchindex import Lexicon
+from indexium_search import indexed
+from indexium_search.searchindex import Lexicon
 from indexium_devstack.embedded import EmbeddedPostgres
 from run import PgClock, _baseline_sql, _search_query, api_recheck, load_catalogue, pct, queries
 

@@ -39,8 +39,9 @@ sys.path.insert(0, str(HERE))
 import queries as judged  # noqa: E402
 
 from indexium_db import migrate  # noqa: E402
-from indexium_db.queries import catalog as catalog_q, indexed  # noqa: E402
-from indexium_db.searchindex import Lexicon  # noqa: E402
+from indexium_db.queries import catalog as catalog_q  # noqa: E402
+from indexium_search import indexed  # noqa: E402
+from indexium_search.searchindex import Lexicon  # noqa: E402
 from indexium_devstack.embedded import throwaway  # noqa: E402
 
 _TOKENS = re.compile(r"[a-z0-9]+")

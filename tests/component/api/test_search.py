@@ -233,7 +233,7 @@ async def test_a_letter_dropped_or_swapped_too_far_for_trigrams_is_corrected_one
     found nothing at all for "reux". The trade pinned: a word two edits away ("rdx") is not
     corrected, and of several words one edit away the most similar wins ("bots": "boats" over
     "bits")."""
-    from indexium_db import trigram
+    from indexium_search import trigram
     from indexium_db.queries import catalog as catalog_q
 
     for slug, name, summary in [("redux", "Better Redux", "Classic textures, redone"),

@@ -13,11 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from indexium_db.pool import connect
-from indexium_db.queries import catalog as catalog_q, facets as facets_q, indexed, mods as mods_q
+from indexium_db.queries import catalog as catalog_q, mods as mods_q
+from indexium_search import facets as facets_q, indexed
 from indexium_db.queries import versions as versions_q
-from indexium_db import searchindex, trigram
-from indexium_db.querytext import PREFIX_MIN_CHARS, normalized
-from indexium_db.searchindex import Lexicon, plain_words
+from indexium_search import searchindex, trigram
+from indexium_search.querytext import PREFIX_MIN_CHARS, normalized
+from indexium_search.searchindex import Lexicon, plain_words
 from pyroaring import BitMap
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)

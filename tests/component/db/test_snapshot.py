@@ -18,11 +18,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from indexium_db import searchindex, snapshot
+from indexium_search import searchindex, snapshot
 from indexium_db.pool import connect
-from indexium_db.queries import catalog as catalog_q, facets as facets_q, indexed, mods as mods_q
+from indexium_db.queries import catalog as catalog_q, mods as mods_q
+from indexium_search import facets as facets_q, indexed
 from indexium_db.queries import versions as versions_q
-from indexium_db.searchindex import HIT_KEYS, Lexicon
+from indexium_search.searchindex import HIT_KEYS, Lexicon
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 ADJ = ["Better", "Simple", "Magic", "Iron", "Cozy", "Lazy", "Dark", "Tiny", "Ёлочные"]

@@ -1,4 +1,4 @@
-"""indexium_db.trigram against PostgreSQL's own pg_trgm on the same words: similarity and
+"""indexium_search.trigram against PostgreSQL's own pg_trgm on the same words: similarity and
 word_similarity to the last float4 bit, and catalog._corrected's nearest word chosen the same
 (so a typo corrected in process is corrected to the word the SQL path would pick)."""
 
@@ -10,9 +10,9 @@ import shutil
 
 import pytest
 
-from indexium_db import trigram
+from indexium_search import trigram
 from indexium_db.queries import catalog as catalog_q
-from indexium_db.trigram import (Words, distance, edits, nearest_edit, similar_among, similarity, trigram_set,
+from indexium_search.trigram import (Words, distance, edits, nearest_edit, similar_among, similarity, trigram_set,
                                  word_similarity)
 
 BASE = ["sodium", "furnaces", "furnace", "rendering", "lanterns", "iron", "chests", "magic", "storage", "biomes",

@@ -14,9 +14,8 @@ from dataclasses import dataclass, replace
 
 import asyncpg
 
-from . import facets as facets_q
-from .. import trigram
-from ..querytext import MAX_QUERY_WORDS, PREFIX_MIN_CHARS, WORDS as _WORDS, normalized, plain_tokens
+from indexium_search import facets as facets_q, trigram
+from indexium_search.querytext import MAX_QUERY_WORDS, PREFIX_MIN_CHARS, WORDS as _WORDS, normalized, plain_tokens
 from .telemetry import ACTIVE_SERVERS_DAY, ACTIVE_SERVERS_EXPR, ACTIVE_SERVERS_JOIN
 from .websearch import defuse
 

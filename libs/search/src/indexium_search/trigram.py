@@ -5,7 +5,7 @@ from a word set held in memory. Pure (no I/O).
 Exact for a database whose ctype and collation are C (``--locale=C``, as ours are): there a
 word character is an ASCII letter or digit (every other character, multi-byte ones included,
 separates words), lower-casing is ASCII's, and text sorts by code point. Under any other
-locale callers ask PostgreSQL (``queries/indexed.py`` checks ``pg_database``).
+locale callers ask PostgreSQL (``indexed.py`` checks ``pg_database``).
 
 Ported from contrib/pg_trgm/trgm_op.c: ``generate_trgm_only`` (words padded as "  word "),
 ``cnt_sml`` with CALCSML's DIVUNION formula (shared / (len1 + len2 - shared), in float4),

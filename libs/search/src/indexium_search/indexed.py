@@ -1,4 +1,4 @@
-"""Search answered by the in-process candidate index (``indexium_db.searchindex``) and one
+"""Search answered by the in-process candidate index (``indexium_search.searchindex``) and one
 PostgreSQL query; every search the index cannot take goes to ``catalog.search`` unchanged.
 
 The index says which listed mods match and how many (the total is exact as of the index). A
@@ -34,13 +34,13 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 
 from indexium_content import categories as vocabulary
+from indexium_db.queries import catalog
 from indexium_jar import formats
 
-from .. import searchindex, trigram, tsrank
-from ..querytext import MAX_QUERY_WORDS, PREFIX_MIN_CHARS, WORDS, normalized
-from ..searchindex import BitMap, Builder, Filters, Lexicon, SearchIndex, TokenLexemes
-from . import catalog
+from . import searchindex, trigram, tsrank
 from .facets import LOADERS, SIDES, Facet
+from .querytext import MAX_QUERY_WORDS, PREFIX_MIN_CHARS, WORDS, normalized
+from .searchindex import BitMap, Builder, Filters, Lexicon, SearchIndex, TokenLexemes
 
 # PostgreSQL ranks ~2.5 us per candidate over a ~0.3 ms query (bench/api, 20,000 mods), the
 # index ~0.3 us (_fastsearch.relevances; tsrank in Python ~3.5 us) without reading the

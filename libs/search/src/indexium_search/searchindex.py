@@ -1,7 +1,7 @@
 """The in-process candidate index for catalogue search: which listed mods match a query's
 lexemes and filters, and how many, without asking PostgreSQL.
 
-Pure data and set algebra (no I/O): ``queries/indexed.py`` loads it from ``mods`` and runs the
+Pure data and set algebra (no I/O): ``indexed.py`` loads it from ``mods`` and runs the
 one PostgreSQL query that reads (or ranks) its candidates. Per listed mod it holds an ordinal,
 its lexemes (``search_vector``'s, with which of them carry weight A: the name and slug, and
 each one's share of ts_rank: ``tsrank``, so a page can be ranked here), its lower-cased
@@ -217,7 +217,7 @@ def _micros(t: datetime | None) -> int | None:
     return None if t is None else int(t.timestamp() * 1_000_000)
 
 
-micros = _micros  # (a time in the entries' unit: also a position's, queries/indexed.load)
+micros = _micros  # (a time in the entries' unit: also a position's, indexed.load)
 
 
 @dataclass(slots=True)
@@ -350,10 +350,10 @@ class SearchIndex:
         self.words_exact = False
         # Whether a page's rows are read from PostgreSQL with ``listed`` and the facets re-checked
         # (True), or are the entries' own hits (False: the page is as fresh as the index, as a
-        # cached answer is; queries/indexed.py's module doc). False only where every entry
+        # cached answer is; indexed.py's module doc). False only where every entry
         # holds its hit (loaded and re-read with the hit columns) and its owner keeps it fresh.
         self.recheck = True
-        # The catalogue position this index covers (queries/indexed.load: its transaction's start,
+        # The catalogue position this index covers (indexed.load: its transaction's start,
         # microseconds since the epoch); a snapshot's, for one loaded from a snapshot.
         self.position: int | None = None
         self.snapshot = None  # the snapshot.Snapshot this index reads from (snapshot.load), or None
@@ -362,7 +362,7 @@ class SearchIndex:
 
     @classmethod
     def build(cls, rows: Iterable[Mapping]) -> "SearchIndex":
-        """From rows in popularity order (see module doc) with the columns of queries/indexed.py."""
+        """From rows in popularity order (see module doc) with the columns of indexed.py."""
         builder = Builder()
         builder.add(rows)
         return builder.finish()
