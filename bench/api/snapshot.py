@@ -303,11 +303,11 @@ def _measured(before: dict, started: float, cpu: float) -> dict:
 
 async def _answers(conn, index, lexicon, names: list[str]) -> str:
     """A digest of the query mix's answers (slugs and totals), as the API would give them."""
-    from indexium_db.queries import catalog as catalog_q
+    from indexium_search import sqlpath
     from indexium_search import indexed
 
     h = hashlib.sha256()
-    corrections = catalog_q.Corrections()
+    corrections = sqlpath.Corrections()
     for kind, items in queries(data.Catalogue(names=names), random.Random(11)).items():
         for params in items:
             rows, total = await indexed.search(conn, _search_query(params), index=index, lexicon=lexicon,

@@ -37,7 +37,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from indexium_db.queries import catalog as catalog_q
+from indexium_search import sqlpath
 from indexium_platform import heap, logs
 from indexium_search import indexed, snapshot
 from indexium_search.searchindex import Lexicon, SearchIndex
@@ -275,7 +275,7 @@ class LiveIndex:
                 self.api.metrics.search_index_mods.set(len(index))
 
 
-async def search(conn, api, sq: catalog_q.SearchQuery, total: int | None = None):
+async def search(conn, api, sq: sqlpath.SearchQuery, total: int | None = None):
     """One search as every surface runs it: the index when it is current, else catalog's SQL."""
     live = api.search_index
     index = live.current() if live is not None else None
@@ -283,7 +283,7 @@ async def search(conn, api, sq: catalog_q.SearchQuery, total: int | None = None)
                                 total=total, corrections=api.corrections)
 
 
-async def count(conn, api, sq: catalog_q.SearchQuery) -> int:
+async def count(conn, api, sq: sqlpath.SearchQuery) -> int:
     live = api.search_index
     return await indexed.count(conn, sq, index=live.current() if live is not None else None)
 
