@@ -27,11 +27,11 @@ $(VENV)/.synced: $(UV) pyproject.toml $(wildcard libs/*/pyproject.toml services/
 # It inflates classes with libdeflate where its header is (Debian's libdeflate-dev: installed
 # with apt when missing and running as root), else with zlib alone. The jar reader's optional
 # C directory walk (libs/jar/build_cdwalk.py) and the search index's C loops
-# (libs/db/build_fastsearch.py) the same way: without a compiler they run in Python.
+# (libs/search/build_fastsearch.py) the same way: without a compiler they run in Python.
 env: $(VENV)/.synced libdeflate
 	@$(PY) services/indexer/build_fastwalk.py
 	@$(PY) libs/jar/build_cdwalk.py
-	@$(PY) libs/db/build_fastsearch.py
+	@$(PY) libs/search/build_fastsearch.py
 
 libdeflate:
 	@[ -e /usr/include/libdeflate.h ] || [ "$$(id -u)" != 0 ] || { \
@@ -83,4 +83,4 @@ bench: env
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .run services/indexer/src/indexium_indexer/scan/_fastwalk*.so \
-	  libs/jar/src/indexium_jar/zip/_cdwalk*.so libs/db/src/indexium_db/_fastsearch*.so
+	  libs/jar/src/indexium_jar/zip/_cdwalk*.so libs/search/src/indexium_search/_fastsearch*.so

@@ -28,7 +28,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from indexium_db import migrate  # noqa: E402
-from indexium_db.queries import catalog as catalog_q, feeds as feeds_q  # noqa: E402
+from indexium_db.queries import feeds as feeds_q  # noqa: E402
+from indexium_search import sqlpath
 from indexium_devstack.embedded import EmbeddedPostgres  # noqa: E402
 from run import load_catalogue  # noqa: E402
 
@@ -64,8 +65,8 @@ def feeds(conn_rows: list) -> dict[str, list]:
     words = [r["word"] for r in conn_rows["words"]]
 
     def search(**kw):
-        return lambda conn: feeds_q.search_feed(conn, catalog_q.SearchQuery(q=None, **kw) if "q" not in kw
-                                                else catalog_q.SearchQuery(**kw), limit=LIMIT)
+        return lambda conn: feeds_q.search_feed(conn, sqlpath.SearchQuery(q=None, **kw) if "q" not in kw
+                                                else sqlpath.SearchQuery(**kw), limit=LIMIT)
 
     return {
         "mod": [lambda conn, s=s: feeds_q.mod_feed(conn, s, limit=LIMIT) for s in slugs[:5]],

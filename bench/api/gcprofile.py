@@ -29,7 +29,7 @@ import asyncpg
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from indexium_db.queries import indexed  # noqa: E402
+from indexium_search import indexed  # noqa: E402
 from indexium_platform import heap  # noqa: E402
 from searchprofile import seeded  # noqa: E402
 

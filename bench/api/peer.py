@@ -54,7 +54,7 @@ sys.path.insert(0, str(HERE))
 import data  # noqa: E402
 from run import _search_query, api_recheck, pct, queries  # noqa: E402
 
-PAGE = 20  # catalog.SearchQuery's default limit, the bench's pages
+PAGE = 20  # sqlpath.SearchQuery's default limit, the bench's pages
 TOP = 10  # how many first hits are compared
 # The fields a query's words are looked for in, and how much a match counts (the name most:
 # our rank gives an exact or prefix name 1.0 / 0.5 on top of ts_rank).
@@ -129,7 +129,7 @@ _hit_encoder = msgspec.json.Encoder()
 
 def document(row):
     import tantivy
-    from indexium_db.searchindex import _hit
+    from indexium_search.searchindex import _hit
 
     doc = tantivy.Document()
     doc.add_text("slug", row["slug"])
@@ -161,7 +161,7 @@ def document(row):
 async def build(dsn: str, path: Path, threads: int) -> dict:
     """The peer's index of every listed mod, as our index reads them (indexed._INDEX_COLUMNS)."""
     import tantivy
-    from indexium_db.queries import indexed
+    from indexium_search import indexed
 
     if path.exists():
         shutil.rmtree(path)
@@ -275,7 +275,7 @@ class Peer:
         words = _WORDS.findall(q.lower())
         if not words:
             return full
-        if len(words[-1]) < 3:  # still being typed: the words before it (ours: catalog.prefix_tsquery)
+        if len(words[-1]) < 3:  # still being typed: the words before it (ours: sqlpath.prefix_tsquery)
             if len(words) == 1:
                 return full
             before = [(t.Occur.Must, t.Query.term_query(self.schema, "words", w)) for w in words[:-1]]
@@ -332,8 +332,9 @@ def target(measure: str, value: float, unit: str, op: str, limit: float) -> str:
 async def rows(dsn: str, catalogue: data.Catalogue, index_dir: Path, *, repeat: int = 3,
                threads: int = 1) -> list[str]:
     """The peer's rows, for run.py and for main() below."""
-    from indexium_db.queries import catalog as catalog_q, indexed
-    from indexium_db.searchindex import Lexicon
+    from indexium_search import sqlpath
+    from indexium_search import indexed
+    from indexium_search.searchindex import Lexicon
 
     lines = []
     # 1. The peer's build, in a child process (its memory is not this one's).
@@ -356,7 +357,7 @@ async def rows(dsn: str, catalogue: data.Catalogue, index_dir: Path, *, repeat: 
     opened = status_kb()
     conn = await asyncpg.connect(dsn)
     try:
-        lexicon, corrections = Lexicon(), catalog_q.Corrections()
+        lexicon, corrections = Lexicon(), sqlpath.Corrections()
         started, cpu = time.perf_counter(), time.process_time()
         index = await indexed.load(conn)
         index.recheck = api_recheck()

@@ -134,9 +134,9 @@ def _baseline_sql(params: dict) -> tuple[str, list]:
 
 
 def _search_query(params: dict):
-    from indexium_db.queries import catalog as catalog_q
+    from indexium_search import sqlpath
 
-    return catalog_q.SearchQuery(params.get("q"), game_versions=tuple(filter(None, [params.get("game_version")])),
+    return sqlpath.SearchQuery(params.get("q"), game_versions=tuple(filter(None, [params.get("game_version")])),
                                loaders=tuple(filter(None, [params.get("loader")])), sort=params.get("sort"),
                                offset=int(params.get("offset", 0)))
 
@@ -209,11 +209,12 @@ async def search_baseline(dsn: str, catalogue: data.Catalogue, http_ms: dict[str
     """The plain FTS baseline over the same mix, and our search as the API runs it (the search
     index loaded as a replica loads it, then indexed.search on one connection: the index and
     its one PostgreSQL query) for a like-with-like ratio; target: our p95 <= 0.5x."""
-    from indexium_db.queries import catalog as catalog_q, indexed
-    from indexium_db.searchindex import Lexicon
+    from indexium_search import sqlpath
+    from indexium_search import indexed
+    from indexium_search.searchindex import Lexicon
 
     conn = await asyncpg.connect(dsn)
-    corrections, lexicon = catalog_q.Corrections(), Lexicon()
+    corrections, lexicon = sqlpath.Corrections(), Lexicon()
     lines = []
     try:
         rss, started, cpu = _rss_mb(), time.perf_counter(), time.process_time()

@@ -31,9 +31,9 @@ sys.path.insert(0, str(HERE))
 
 import data
 from indexium_db import migrate
-from indexium_db.queries import catalog as catalog_q
-from indexium_db.queries import indexed
-from indexium_db.searchindex import Lexicon
+from indexium_search import sqlpath
+from indexium_search import indexed
+from indexium_search.searchindex import Lexicon
 from indexium_devstack.embedded import EmbeddedPostgres
 from run import PgClock, _baseline_sql, _search_query, api_recheck, load_catalogue, pct, queries
 
@@ -139,7 +139,7 @@ async def main(args) -> None:
                     if profile is not None:
                         profile.enable()
                     await indexed.search(counted, _search_query(params), index=index, lexicon=lexicon,
-                                         corrections=catalog_q.Corrections())
+                                         corrections=sqlpath.Corrections())
                     if profile is not None:
                         profile.disable()
                     ours.append((time.perf_counter() - started) * 1000)
@@ -156,7 +156,7 @@ async def main(args) -> None:
                             lexicon._tokens, lexicon._prefix = dict(tokens), dict(prefix)
                             started, c0 = time.perf_counter(), time.process_time()
                             await indexed.search(conn, _search_query(params), index=index, lexicon=lexicon,
-                                                 corrections=catalog_q.Corrections())
+                                                 corrections=sqlpath.Corrections())
                             other.append((time.perf_counter() - started) * 1000)
                             other_cpu.append((time.process_time() - c0) * 1000)
                     finally:

@@ -303,10 +303,11 @@ def _measured(before: dict, started: float, cpu: float) -> dict:
 
 async def _answers(conn, index, lexicon, names: list[str]) -> str:
     """A digest of the query mix's answers (slugs and totals), as the API would give them."""
-    from indexium_db.queries import catalog as catalog_q, indexed
+    from indexium_search import sqlpath
+    from indexium_search import indexed
 
     h = hashlib.sha256()
-    corrections = catalog_q.Corrections()
+    corrections = sqlpath.Corrections()
     for kind, items in queries(data.Catalogue(names=names), random.Random(11)).items():
         for params in items:
             rows, total = await indexed.search(conn, _search_query(params), index=index, lexicon=lexicon,
@@ -316,8 +317,7 @@ async def _answers(conn, index, lexicon, names: list[str]) -> str:
 
 
 async def child_postgresql(dsn: str, out: Path, names: list[str]) -> dict:
-    from indexium_db import searchindex, trigram
-    from indexium_db.queries import indexed
+    from indexium_search import indexed, searchindex, trigram
     from indexium_platform import heap
 
     phases = {"Builder.add": 0.0, "Builder.finish": 0.0, "Words.update": 0.0, "prewarm": 0.0}
@@ -377,7 +377,7 @@ async def child_postgresql(dsn: str, out: Path, names: list[str]) -> dict:
 
 
 async def child_pickle(dsn: str, out: Path, names: list[str], events: int) -> dict:
-    from indexium_db.queries import indexed
+    from indexium_search import indexed
     from indexium_platform import heap
 
     heap.enable(True)

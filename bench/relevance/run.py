@@ -39,8 +39,9 @@ sys.path.insert(0, str(HERE))
 import queries as judged  # noqa: E402
 
 from indexium_db import migrate  # noqa: E402
-from indexium_db.queries import catalog as catalog_q, indexed  # noqa: E402
-from indexium_db.searchindex import Lexicon  # noqa: E402
+from indexium_search import sqlpath  # noqa: E402
+from indexium_search import indexed  # noqa: E402
+from indexium_search.searchindex import Lexicon  # noqa: E402
 from indexium_devstack.embedded import throwaway  # noqa: E402
 
 _TOKENS = re.compile(r"[a-z0-9]+")
@@ -80,13 +81,13 @@ async def ours(dsn: str, classes: dict[str, list[tuple[str, str]]]) -> dict[str,
     conn = await asyncpg.connect(dsn)
     try:
         index = await indexed.load(conn)
-        lexicon, corrections = Lexicon(), catalog_q.Corrections()
+        lexicon, corrections = Lexicon(), sqlpath.Corrections()
         await indexed.prewarm(conn, lexicon, index)
         out = {}
         for kind, items in classes.items():
             out[kind] = []
             for q, _ in items:
-                rows, _ = await indexed.search(conn, catalog_q.SearchQuery(q, limit=10), index=index,
+                rows, _ = await indexed.search(conn, sqlpath.SearchQuery(q, limit=10), index=index,
                                                lexicon=lexicon, corrections=corrections)
                 out[kind].append([r["slug"] for r in rows])
         return out

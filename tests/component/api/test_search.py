@@ -171,7 +171,7 @@ async def test_runs_of_dashes_are_a_search_not_a_500(client, seed):
 
 
 async def test_a_broad_query_ranks_bounded_candidates_and_keeps_names_first(client, seed, db):
-    from indexium_db.queries import catalog as catalog_q
+    from indexium_search import sqlpath
 
     # 8 matches of "magic"; with broad_matches=5 the query counts as broad and only the 3 most
     # downloaded matches (broad_candidates) plus names starting with "magic" are ranked.
@@ -184,43 +184,43 @@ async def test_a_broad_query_ranks_bounded_candidates_and_keeps_names_first(clie
         await seed.version(m, "1.0", [FABRIC_120], downloads=downloads)
     named = await seed.mod("dark-magic", name="Dark Magic", summary="Curses")  # name match, unpopular
     await seed.version(named, "1.0", [FABRIC_120], downloads=3)
-    sq = catalog_q.SearchQuery("magic", limit=3)
-    rows, total = await catalog_q.search(db, sq, broad_matches=5, broad_candidates=3)
+    sq = sqlpath.SearchQuery("magic", limit=3)
+    rows, total = await sqlpath.search(db, sq, broad_matches=5, broad_candidates=3)
     assert [r["slug"] for r in rows] == ["magic", "magic-pets", "other0"]  # exact, prefix, then rank
     assert total >= 6  # an estimate once broad, never below what was seen
-    everything, _ = await catalog_q.search(db, catalog_q.SearchQuery("magic", limit=10), broad_matches=5,
+    everything, _ = await sqlpath.search(db, sqlpath.SearchQuery("magic", limit=10), broad_matches=5,
                                          broad_candidates=10)
     assert {r["slug"] for r in everything} >= {"magic", "magic-pets", "dark-magic", "other0", "other4"}
     # The trade: with 3 candidates, an unpopular mod naming the word mid-name is not ranked.
-    page, _ = await catalog_q.search(db, catalog_q.SearchQuery("magic", limit=3), broad_matches=5, broad_candidates=3)
+    page, _ = await sqlpath.search(db, sqlpath.SearchQuery("magic", limit=3), broad_matches=5, broad_candidates=3)
     assert "dark-magic" not in [r["slug"] for r in page]
     # A page past the candidates ranks every match, with the exact total.
-    deep, deep_total = await catalog_q.search(db, catalog_q.SearchQuery("magic", limit=3, offset=3),
+    deep, deep_total = await sqlpath.search(db, sqlpath.SearchQuery("magic", limit=3, offset=3),
                                             broad_matches=5, broad_candidates=3)
     assert deep_total == 8 and len(deep) == 3
     # Not broad (the defaults): every match ranked, exact total.
-    rows, total = await catalog_q.search(db, catalog_q.SearchQuery("magic", limit=3))
+    rows, total = await sqlpath.search(db, sqlpath.SearchQuery("magic", limit=3))
     assert total == 8 and [r["slug"] for r in rows] == ["magic", "magic-pets", "dark-magic"]
 
 
 async def test_typos_corrected_by_word_similarity_and_remembered(seed, db):
-    from indexium_db.queries import catalog as catalog_q
+    from indexium_search import sqlpath
 
     cozy = await seed.mod("cozy-lanterns", name="Cozy Lanterns", summary="Warm lights")
     await seed.version(cozy, "1.0", [FABRIC_120])
     other = await seed.mod("copper", name="Copper Pipes", summary="Pipes")
     await seed.version(other, "1.0", [FABRIC_120])
-    corrections = catalog_q.Corrections()
+    corrections = sqlpath.Corrections()
     # "coy" is too far from "cozy" as a whole word (similarity 0.29) but 0.5 by word similarity:
     # corrected, then answered by full text (the name scan is not needed). "copper" is as
     # word-similar (0.5); ties go to the more similar whole word.
-    rows, total = await catalog_q.search(db, catalog_q.SearchQuery("coy"), corrections=corrections)
+    rows, total = await sqlpath.search(db, sqlpath.SearchQuery("coy"), corrections=corrections)
     assert [r["slug"] for r in rows] == ["cozy-lanterns"] and total == 1
     assert corrections.get("coy") == (True, "cozy")
     await db.execute("DELETE FROM search_words WHERE word = 'cozy'")  # the memory answers now
-    rows, _ = await catalog_q.search(db, catalog_q.SearchQuery("coy"), corrections=corrections)
+    rows, _ = await sqlpath.search(db, sqlpath.SearchQuery("coy"), corrections=corrections)
     assert [r["slug"] for r in rows] == ["cozy-lanterns"]
-    small = catalog_q.Corrections(max_words=2)
+    small = sqlpath.Corrections(max_words=2)
     for w in ("a1", "b1", "c1"):
         small.put(w, None)
     assert len(small) == 1  # bounded: cleared when full
@@ -233,22 +233,22 @@ async def test_a_letter_dropped_or_swapped_too_far_for_trigrams_is_corrected_one
     found nothing at all for "reux". The trade pinned: a word two edits away ("rdx") is not
     corrected, and of several words one edit away the most similar wins ("bots": "boats" over
     "bits")."""
-    from indexium_db import trigram
-    from indexium_db.queries import catalog as catalog_q
+    from indexium_search import trigram
+    from indexium_search import sqlpath
 
     for slug, name, summary in [("redux", "Better Redux", "Classic textures, redone"),
                                 ("iron", "Iron Doors", "Doors of iron"), ("boats", "Fast Boats", "Quick boats"),
                                 ("bits", "Bits and Bobs", "Little things")]:
         m = await seed.mod(slug, name=name, summary=summary)
         await seed.version(m, "1.0", [FABRIC_120])
-    assert trigram.similarity("reux", "redux") < catalog_q.CORRECTION_SIMILARITY
-    assert trigram.word_similarity("reux", "redux") < catalog_q.FUZZY_WORD_SIMILARITY
+    assert trigram.similarity("reux", "redux") < sqlpath.CORRECTION_SIMILARITY
+    assert trigram.word_similarity("reux", "redux") < sqlpath.FUZZY_WORD_SIMILARITY
     assert await slugs(client, q="Reux") == ["redux"]
     assert await slugs(client, q="irno doors") == ["iron"]
     assert await slugs(client, q="bots") == ["boats"]
     assert await slugs(client, q="rdx") == []
-    corrections = catalog_q.Corrections()
-    rows, total = await catalog_q.search(db, catalog_q.SearchQuery("reux"), corrections=corrections)
+    corrections = sqlpath.Corrections()
+    rows, total = await sqlpath.search(db, sqlpath.SearchQuery("reux"), corrections=corrections)
     assert [r["slug"] for r in rows] == ["redux"] and total == 1
     assert corrections.get("reux") == (True, "redux") and corrections.get("rdx") == (False, None)
 
@@ -291,7 +291,7 @@ async def test_names_written_together_and_words_joined_by_a_slash_are_indexed(cl
     """Found by full text, at once: no typo correction and no name scan needed (both used to
     rescue some of these, slower and with noise: "spigot" was corrected to the catalogue word
     'bukkit/spigot/paper')."""
-    from indexium_db.queries import catalog as catalog_q
+    from indexium_search import sqlpath
 
     for slug, name, summary in [("mrs", "MoreRefinedStorage", "Storage addon"),
                                 ("boathud", "BoatHud", "Shows your speed"),
@@ -303,8 +303,8 @@ async def test_names_written_together_and_words_joined_by_a_slash_are_indexed(cl
     for q, expected in [("refined storage", ["mrs"]), ("MoreRefinedStorage", ["mrs"]), ("boat hud", ["boathud"]),
                         ("hud", ["boathud"]), ("create", ["create2"]), ("spigot", ["plugins"]),
                         ("paper", ["plugins"]), ("charcoal", ["fuel"]), ("bukkit/spigot/paper", ["plugins"])]:
-        corrections = catalog_q.Corrections()
-        rows, total = await catalog_q.search(db, catalog_q.SearchQuery(q), corrections=corrections)
+        corrections = sqlpath.Corrections()
+        rows, total = await sqlpath.search(db, sqlpath.SearchQuery(q), corrections=corrections)
         assert ([r["slug"] for r in rows], total) == (expected, 1), q
         assert len(corrections) == 0, q  # (full text answered: no word was looked up)
         assert await slugs(client, q=q) == expected

@@ -8,6 +8,7 @@ import pytest
 
 from indexium_db import migrate
 from indexium_db.queries import catalog as catalog_q, mods as mods_q, versions as versions_q
+from indexium_search import sqlpath
 
 CARD = mods_q.Card(name="Sodium", summary="Fast rendering", description="Fast rendering\n\nMore.",
                  authors=["JellySquid"], licenses=["LGPL-3.0"], links={}, environment="client")
@@ -89,7 +90,7 @@ async def test_replace_files_drops_files_that_left_the_release(db):
 async def test_facets_must_hold_on_one_file(db):
     mod = await make_mod(db)
     await add_version(db, mod["id"], "1.0", [(["forge"], ["1.19.2"]), (["fabric"], ["1.20.1"])])
-    search = lambda gv, loader: catalog_q.search(db, catalog_q.SearchQuery(None, gv, loader, 10, 0))
+    search = lambda gv, loader: sqlpath.search(db, sqlpath.SearchQuery(None, gv, loader, 10, 0))
     assert (await search("1.20.1", "fabric"))[1] == 1
     assert (await search("1.19.2", "forge"))[1] == 1
     assert (await search("1.20.1", "forge"))[1] == 0  # the mod has both, but on different files
@@ -114,13 +115,13 @@ async def test_full_text_search_english_russian_and_names(db):
     ru = mods_q.Card(name="Хранилище", summary="Мод добавляет новые сундуки", description="",
                    authors=["Ivan"], licenses=[], links={}, environment="both")
     await add_version(db, (await make_mod(db, 2, "storage", card=ru))["id"], "1.0", [(["forge"], ["1.20.1"])])
-    search = lambda q: catalog_q.search(db, catalog_q.SearchQuery(q, None, None, 10, 0))
+    search = lambda q: sqlpath.search(db, sqlpath.SearchQuery(q, None, None, 10, 0))
     assert [r["slug"] for r in (await search("rendering"))[0]] == ["sodium"]  # english stem of "rendering"
     assert [r["slug"] for r in (await search("render"))[0]] == ["sodium"]
     assert [r["slug"] for r in (await search("сундук"))[0]] == ["storage"]  # russian stem
     assert [r["slug"] for r in (await search("Sodium"))[0]] == ["sodium"]
     assert (await search("nothing-like-this"))[1] == 0
-    rows, total = await catalog_q.search(db, catalog_q.SearchQuery(None, None, None, 1, 5))
+    rows, total = await sqlpath.search(db, sqlpath.SearchQuery(None, None, None, 1, 5))
     assert rows == [] and total == 2  # honest total past the end
 
 

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 
 from indexium_api.core.params import MAX_QUERY_CHARS
 from indexium_db.pool import connect
-from indexium_db.queries import catalog as catalog_q, mods as mods_q, versions as versions_q
-from indexium_db.queries.websearch import defuse
+from indexium_db.queries import mods as mods_q, versions as versions_q
+from indexium_search import sqlpath
+from indexium_search.websearch import defuse
 
 # What websearch_to_tsquery and the tsvector parser give meaning to, plus words and spaces.
 _SYNTAX = st.sampled_from(list("-\"'\\!&|()<>:*. \t\u3000\u00a0") + ["or", "OR", "and", "sodium", "the", "a"])
@@ -55,7 +56,7 @@ async def _seed(conn) -> None:
 
 def _search(search_db, q: str):
     runner, conn = search_db
-    return runner.run(catalog_q.search(conn, catalog_q.SearchQuery(q, None, None, 10, 0)))
+    return runner.run(sqlpath.search(conn, sqlpath.SearchQuery(q, None, None, 10, 0)))
 
 
 @pytest.mark.parametrize("q", ["-" * 33, "sodium " + "-" * 40, "- " * 40 + "sodium", "-!" * 40 + "x",

@@ -13,11 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from indexium_db.pool import connect
-from indexium_db.queries import catalog as catalog_q, facets as facets_q, indexed, mods as mods_q
+from indexium_db.queries import mods as mods_q
+from indexium_search import sqlpath
+from indexium_search import facets as facets_q, indexed
 from indexium_db.queries import versions as versions_q
-from indexium_db import searchindex, trigram
-from indexium_db.querytext import PREFIX_MIN_CHARS, normalized
-from indexium_db.searchindex import Lexicon, plain_words
+from indexium_search import searchindex, trigram
+from indexium_search.querytext import PREFIX_MIN_CHARS, normalized
+from indexium_search.searchindex import Lexicon, plain_words
 from pyroaring import BitMap
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
@@ -85,13 +87,13 @@ def catalogue(database_url):
         runner.run(conn.close())
 
 
-def _both(catalogue, sq: catalog_q.SearchQuery, **kw):
+def _both(catalogue, sq: sqlpath.SearchQuery, **kw):
     runner, conn, index = catalogue
 
     async def run():
         # The SQL path ranking every match (no bounded candidates), and the index path.
-        sql = await catalog_q.search(conn, sq, corrections=catalog_q.Corrections(), broad_matches=10**9)
-        ours = await indexed.search(conn, sq, index=index, lexicon=Lexicon(), corrections=catalog_q.Corrections(),
+        sql = await sqlpath.search(conn, sq, corrections=sqlpath.Corrections(), broad_matches=10**9)
+        ours = await indexed.search(conn, sq, index=index, lexicon=Lexicon(), corrections=sqlpath.Corrections(),
                                     **kw)
         return sql, ours
 
@@ -99,12 +101,12 @@ def _both(catalogue, sq: catalog_q.SearchQuery, **kw):
     return ([r["slug"] for r in a], at), ([r["slug"] for r in b], bt)
 
 
-def _query(words, last_cut, filters, sort, offset) -> catalog_q.SearchQuery:
+def _query(words, last_cut, filters, sort, offset) -> sqlpath.SearchQuery:
     q = " ".join(words)
     if q and last_cut:
         q = q[: max(1, len(q) - last_cut)]
     gv, lo, env, cat, facets = filters
-    return catalog_q.SearchQuery(q or None, game_versions=gv, loaders=lo, environment=env, categories=cat,
+    return sqlpath.SearchQuery(q or None, game_versions=gv, loaders=lo, environment=env, categories=cat,
                                  facets=facets, sort=sort, offset=offset, limit=7)
 
 
@@ -135,7 +137,7 @@ def test_typical_queries_agree_and_take_the_index(catalogue):
     for q in ["magic", "Magic", "iron chests", "furn", "lazy lant", "olga's magic", "Ivan's", "сундуки",
               "smelting recipes", "the", "the rest", "author3", "m017", "iron c", "chestz", "magik storage"]:
         for sort in (None, "downloads"):
-            sq = catalog_q.SearchQuery(q, sort=sort)
+            sq = sqlpath.SearchQuery(q, sort=sort)
             taken += plain_words(q) is not None and indexed.takes(sq)
             sql, ours = _both(catalogue, sq)
             assert ours == sql, q
@@ -143,10 +145,10 @@ def test_typical_queries_agree_and_take_the_index(catalogue):
 
 
 def test_filters_the_index_lacks_fall_back_to_sql(catalogue):
-    for sq in [catalog_q.SearchQuery("magic", author="author1"), catalog_q.SearchQuery(None, sort="active_servers"),
-               catalog_q.SearchQuery("magic", facets=((_F("license", ":", "mit"),),)),
-               catalog_q.SearchQuery('"iron chests"'), catalog_q.SearchQuery("magic or iron"),
-               catalog_q.SearchQuery("magic -iron"), catalog_q.SearchQuery("iron-chests")]:
+    for sq in [sqlpath.SearchQuery("magic", author="author1"), sqlpath.SearchQuery(None, sort="active_servers"),
+               sqlpath.SearchQuery("magic", facets=((_F("license", ":", "mit"),),)),
+               sqlpath.SearchQuery('"iron chests"'), sqlpath.SearchQuery("magic or iron"),
+               sqlpath.SearchQuery("magic -iron"), sqlpath.SearchQuery("iron-chests")]:
         assert not indexed.takes(sq) or plain_words(sq.q or "x") is None
         sql, ours = _both(catalogue, sq)
         assert ours == sql, sq
@@ -158,7 +160,7 @@ def test_a_broad_query_keeps_exact_name_prefix_and_name_matches_and_an_exact_tot
     slug = runner.run(conn.fetchval("SELECT slug FROM mods WHERE listed ORDER BY downloads, slug LIMIT 1"))
     runner.run(conn.execute("UPDATE mods SET name = 'Magic' WHERE slug = $1", slug))
     runner.run(indexed.reread(conn, index, [slug]))
-    sq = catalog_q.SearchQuery("magic", limit=5)
+    sq = sqlpath.SearchQuery("magic", limit=5)
     (_, total), _ = _both(catalogue, sq)
     assert total > 10
     # Bounded to very few candidates: the most popular match, plus the name prefixes and names.
@@ -174,7 +176,7 @@ def test_the_index_follows_a_mod_hidden_shown_and_changed(catalogue):
 
     async def run():
         slug = await conn.fetchval("SELECT slug FROM mods WHERE listed AND lower(name) LIKE '%magic%' ORDER BY slug LIMIT 1")
-        sq = catalog_q.SearchQuery("magic")
+        sq = sqlpath.SearchQuery("magic")
         lexicon = Lexicon()
         before, n = await indexed.search(conn, sq, index=index, lexicon=lexicon)
         assert slug in [r["slug"] for r in before]
@@ -188,9 +190,9 @@ def test_the_index_follows_a_mod_hidden_shown_and_changed(catalogue):
         # Shown again, renamed: found under its new name once re-read.
         await conn.execute("UPDATE mods SET listed = true, name = 'Quokka Lights' WHERE slug = $1", slug)
         await indexed.reread(conn, index, [slug])
-        found, total = await indexed.search(conn, catalog_q.SearchQuery("quokka"), index=index, lexicon=lexicon)
+        found, total = await indexed.search(conn, sqlpath.SearchQuery("quokka"), index=index, lexicon=lexicon)
         assert [r["slug"] for r in found] == [slug] and total == 1
-        sql_found, _ = await catalog_q.search(conn, catalog_q.SearchQuery("magic"), broad_matches=10**9)
+        sql_found, _ = await sqlpath.search(conn, sqlpath.SearchQuery("magic"), broad_matches=10**9)
         ours, _ = await indexed.search(conn, sq, index=index, lexicon=lexicon)
         assert [r["slug"] for r in ours] == [r["slug"] for r in sql_found]
 
@@ -201,8 +203,8 @@ def test_without_an_index_search_is_the_sql_path(catalogue):
     runner, conn, _ = catalogue
 
     async def run():
-        sq = catalog_q.SearchQuery("iron chests")
-        a, at = await catalog_q.search(conn, sq)
+        sq = sqlpath.SearchQuery("iron chests")
+        a, at = await sqlpath.search(conn, sq)
         b, bt = await indexed.search(conn, sq, index=None, lexicon=None)
         return [r["slug"] for r in a], at, [r["slug"] for r in b], bt
 
@@ -216,12 +218,12 @@ def test_a_typo_is_corrected_in_process_with_one_query_and_no_transaction(catalo
     sent: list[str] = []
 
     async def run():
-        lexicon, corrections = Lexicon(), catalog_q.Corrections()
-        sq = catalog_q.SearchQuery("lantrns")
-        sql = await catalog_q.search(conn, sq, corrections=catalog_q.Corrections(), broad_matches=10**9)
+        lexicon, corrections = Lexicon(), sqlpath.Corrections()
+        sq = sqlpath.SearchQuery("lantrns")
+        sql = await sqlpath.search(conn, sq, corrections=sqlpath.Corrections(), broad_matches=10**9)
         await indexed.learn(conn, lexicon, plain_words("lantrns lanterns"))
         # (once before: asyncpg's own first-use queries of the statement's types are not counted)
-        await indexed.search(conn, sq, index=index, lexicon=lexicon, corrections=catalog_q.Corrections())
+        await indexed.search(conn, sq, index=index, lexicon=lexicon, corrections=sqlpath.Corrections())
         def log(record):
             sent.append(record.query)
 
@@ -261,19 +263,19 @@ def test_an_unlearned_typo_is_learned_and_answered_in_one_query(catalogue):
     sent: list[str] = []
 
     async def run():
-        sq = catalog_q.SearchQuery("lantrns")
-        sql = await catalog_q.search(conn, sq, corrections=catalog_q.Corrections(), broad_matches=10**9)
+        sq = sqlpath.SearchQuery("lantrns")
+        sql = await sqlpath.search(conn, sq, corrections=sqlpath.Corrections(), broad_matches=10**9)
         fresh = _copy_of(warm)
         assert fresh.unknown(plain_words("lantrns")) == (["lantrns"], ["lantrns"])
         # (once before, on another copy: asyncpg's own first-use queries of the statement's types are not counted)
         again = _copy_of(warm)
-        await indexed.search(conn, sq, index=index, lexicon=again, corrections=catalog_q.Corrections())
+        await indexed.search(conn, sq, index=index, lexicon=again, corrections=sqlpath.Corrections())
         def log(record):
             sent.append(record.query)
 
         conn.add_query_logger(log)
         try:
-            ours = await indexed.search(conn, sq, index=index, lexicon=fresh, corrections=catalog_q.Corrections())
+            ours = await indexed.search(conn, sq, index=index, lexicon=fresh, corrections=sqlpath.Corrections())
         finally:
             conn.remove_query_logger(log)
         return sql, ours, fresh
@@ -288,7 +290,7 @@ def test_an_unlearned_typo_is_learned_and_answered_in_one_query(catalogue):
 def test_words_learned_with_a_speculative_corrected_page_answer_as_the_sql_path(catalogue, monkeypatch, facets):
     """Unknown words with a prewarmed lexicon: typos corrected (the page read with the learning),
     words that match as typed ("furnacs": english stems it as furnaces; "m017": a slug's), the
-    speculative page then unused; and words far from any: the same answer as catalog.search."""
+    speculative page then unused; and words far from any: the same answer as sqlpath.search."""
     runner, conn, index = catalogue
     warm = _prewarmed(catalogue)
     answered = []
@@ -303,12 +305,12 @@ def test_words_learned_with_a_speculative_corrected_page_answer_as_the_sql_path(
     for q in ["lantrns", "furnacs", "magik storage", "irn chests", "bettr lanterns", "chestz", "m017", "lanterms",
               "quokka", "storag", "Furnacs magic", "olga's magik"]:
         lo, gv = (("fabric",), ("1.20.1",)) if facets else ((), ())
-        sq = catalog_q.SearchQuery(q, loaders=lo, game_versions=gv, limit=7)
+        sq = sqlpath.SearchQuery(q, loaders=lo, game_versions=gv, limit=7)
 
         async def run(sq=sq):
-            sql = await catalog_q.search(conn, sq, corrections=catalog_q.Corrections(), broad_matches=10**9)
+            sql = await sqlpath.search(conn, sq, corrections=sqlpath.Corrections(), broad_matches=10**9)
             lexicon = _copy_of(warm)
-            ours = await indexed.search(conn, sq, index=index, lexicon=lexicon, corrections=catalog_q.Corrections())
+            ours = await indexed.search(conn, sq, index=index, lexicon=lexicon, corrections=sqlpath.Corrections())
             return sql, ours
 
         (a, at), (b, bt) = runner.run(run())
@@ -326,7 +328,7 @@ def test_a_re_read_adds_the_words_a_new_name_brings_to_typo_corrections(catalogu
         await indexed.reread(conn, index, [slug])
         assert "quokkalight" in index.words
         assert indexed.correct(index, "quokkalights", None) == (True, "quokkalight")
-        found, total = await indexed.search(conn, catalog_q.SearchQuery("quokkalights"), index=index,
+        found, total = await indexed.search(conn, sqlpath.SearchQuery("quokkalights"), index=index,
                                             lexicon=Lexicon())
         return slug, [r["slug"] for r in found], total
 
@@ -351,8 +353,8 @@ def test_the_tsquery_sent_as_text_is_the_one_catalogs_cte_builds(catalogue):
             ours = indexed.tsquery_of(index, searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS))
             if ours is None:
                 continue
-            s = catalog_q._Sql()
-            cte, _, _ = catalog_q._text_query(catalog_q.SearchQuery(q), s, fuzzy=False, ranked=False)
+            s = sqlpath.Sql()
+            cte, _, _ = sqlpath.text_query(sqlpath.SearchQuery(q), s, fuzzy=False, ranked=False)
             theirs = await conn.fetchval(f"{cte} SELECT tsq::text FROM query", *s.args)
             ours = await conn.fetchval("SELECT $1::tsquery::text", ours)  # the tree it parses to
             compared += 1
@@ -428,7 +430,7 @@ def test_the_fuzzy_pass_narrowed_in_postgresql_or_in_process_is_the_sql_paths(ca
     for q in ["lazylanterns", "ironmagic", "cozybiomes", "darkchests", "tinymaps", "betterstorage"]:
         for lo, gv in [(("quilt",), ()), ((), ("1.19.2",)), (("forge",), ("1.20.1",))]:
             for sort in (None, "downloads"):
-                sq = catalog_q.SearchQuery(q, loaders=lo, game_versions=gv, sort=sort, limit=7)
+                sq = sqlpath.SearchQuery(q, loaders=lo, game_versions=gv, sort=sort, limit=7)
                 sql, ours = _both(catalogue, sq)
                 assert ours == sql, sq
     assert sum(1 for n in fuzzy if n) >= 5  # the fuzzy pass ran, and found names
@@ -442,7 +444,7 @@ def test_the_fuzzy_pass_narrowed_in_postgresql_or_in_process_is_the_sql_paths(ca
 
 def test_relevance_in_process_is_postgresqls_rank_expression_to_the_bit(catalogue):
     """SearchIndex.relevance (tsrank's ts_rank, the name bonus, popularity) against
-    catalog.rank_expression over every match of many queries; and the same matches."""
+    sqlpath.rank_expression over every match of many queries; and the same matches."""
     runner, conn, index = catalogue
     rng = random.Random(5)
     queries = [" ".join(rng.sample(WORDS, rng.randint(1, 3))) for _ in range(150)]
@@ -465,10 +467,10 @@ def test_relevance_in_process_is_postgresqls_rank_expression_to_the_bit(catalogu
             if query is None:
                 continue
             ql = normalized(q)
-            s = catalog_q._Sql()
+            s = sqlpath.Sql()
             t, p = s.p(tsq, "::tsquery"), s.p(ql, "::text")
-            rows = await conn.fetch(f"SELECT m.slug, {catalog_q.rank_expression(t, p)} AS rank FROM mods m"
-                                    f" WHERE m.listed AND {catalog_q.text_match(t)}", *s.args)
+            rows = await conn.fetch(f"SELECT m.slug, {sqlpath.rank_expression(t, p)} AS rank FROM mods m"
+                                    f" WHERE m.listed AND {sqlpath.text_match(t)}", *s.args)
             if indexed.exact_union(parts):  # (a phrase part covered by a plain one: the same matches)
                 assert {index.entries[o].slug for o in index.found(parts)} == {r["slug"] for r in rows}, q
                 covered += not all(p.exact for p in parts)
@@ -506,13 +508,13 @@ def test_mods_hidden_before_the_index_knows_leave_the_page_whole(catalogue, hidd
     """A page ranked in process asks for SPARE_IDS more ids, so a few mods hidden a moment ago
     (PostgreSQL's re-check drops them) leave it whole; more than that: the page PostgreSQL ranks."""
     runner, conn, index = catalogue
-    sq = catalog_q.SearchQuery("magic", limit=5)
+    sq = sqlpath.SearchQuery("magic", limit=5)
 
     async def run():
         before, total = await indexed.search(conn, sq, index=index, lexicon=Lexicon())
         gone = [r["slug"] for r in before[:hidden]]
         await conn.execute("UPDATE mods SET listed = false WHERE slug = ANY($1::text[])", gone)
-        sql, _ = await catalog_q.search(conn, sq, broad_matches=10**9)
+        sql, _ = await sqlpath.search(conn, sq, broad_matches=10**9)
         ours, ours_total = await indexed.search(conn, sq, index=index, lexicon=Lexicon())
         return gone, [r["slug"] for r in sql], [r["slug"] for r in ours], total, ours_total
 
@@ -564,14 +566,14 @@ def test_ranked_with_or_without_the_c_relevances_is_the_same_order(catalogue, mo
 # Queries of every path a page takes: ranked in process (narrow, broad, as-you-type), a typo
 # corrected, the fuzzy pass, facets, a sort other than relevance, browse orders and pages.
 MEMORY_QUERIES = [
-    catalog_q.SearchQuery("magic"), catalog_q.SearchQuery("iron chests"), catalog_q.SearchQuery("lant"),
-    catalog_q.SearchQuery("olga's magic"), catalog_q.SearchQuery("lantrns"), catalog_q.SearchQuery("magik"),
-    catalog_q.SearchQuery("bettr"), catalog_q.SearchQuery("quokka"), catalog_q.SearchQuery("сундук"),
-    catalog_q.SearchQuery("storage", game_versions=("1.20.1",), loaders=("fabric",)),
-    catalog_q.SearchQuery("irn", loaders=("forge",)), catalog_q.SearchQuery("magic", sort="downloads"),
-    catalog_q.SearchQuery("magic", offset=3, limit=4), catalog_q.SearchQuery(None, sort="newest", offset=5),
-    catalog_q.SearchQuery(None, sort="updated", loaders=("quilt",)), catalog_q.SearchQuery(None, sort="name"),
-    catalog_q.SearchQuery(None, categories=("magic",)),
+    sqlpath.SearchQuery("magic"), sqlpath.SearchQuery("iron chests"), sqlpath.SearchQuery("lant"),
+    sqlpath.SearchQuery("olga's magic"), sqlpath.SearchQuery("lantrns"), sqlpath.SearchQuery("magik"),
+    sqlpath.SearchQuery("bettr"), sqlpath.SearchQuery("quokka"), sqlpath.SearchQuery("сундук"),
+    sqlpath.SearchQuery("storage", game_versions=("1.20.1",), loaders=("fabric",)),
+    sqlpath.SearchQuery("irn", loaders=("forge",)), sqlpath.SearchQuery("magic", sort="downloads"),
+    sqlpath.SearchQuery("magic", offset=3, limit=4), sqlpath.SearchQuery(None, sort="newest", offset=5),
+    sqlpath.SearchQuery(None, sort="updated", loaders=("quilt",)), sqlpath.SearchQuery(None, sort="name"),
+    sqlpath.SearchQuery(None, categories=("magic",)),
 ]
 
 
@@ -587,7 +589,7 @@ def test_a_page_from_memory_is_the_page_postgresql_reads(catalogue, sq):
         index.recheck = recheck
         lexicon = _copy_of(warm)
         try:
-            return await indexed.search(conn, sq, index=index, lexicon=lexicon, corrections=catalog_q.Corrections())
+            return await indexed.search(conn, sq, index=index, lexicon=lexicon, corrections=sqlpath.Corrections())
         finally:
             index.recheck = True
 
@@ -606,8 +608,8 @@ def test_an_unlearned_typo_from_memory_costs_its_learning_statement_alone(catalo
     sent: list[str] = []
 
     async def run():
-        sq = catalog_q.SearchQuery("lantrns")
-        sql = await catalog_q.search(conn, sq, corrections=catalog_q.Corrections(), broad_matches=10**9)
+        sq = sqlpath.SearchQuery("lantrns")
+        sql = await sqlpath.search(conn, sq, corrections=sqlpath.Corrections(), broad_matches=10**9)
         fresh = _copy_of(warm)
         index.recheck = False
 
@@ -616,8 +618,8 @@ def test_an_unlearned_typo_from_memory_costs_its_learning_statement_alone(catalo
 
         conn.add_query_logger(logger)
         try:
-            ours = await indexed.search(conn, sq, index=index, lexicon=fresh, corrections=catalog_q.Corrections())
-            again = await indexed.search(conn, sq, index=index, lexicon=fresh, corrections=catalog_q.Corrections())
+            ours = await indexed.search(conn, sq, index=index, lexicon=fresh, corrections=sqlpath.Corrections())
+            again = await indexed.search(conn, sq, index=index, lexicon=fresh, corrections=sqlpath.Corrections())
             await asyncio.sleep(0.05)  # (the logger is called back after each query)
         finally:
             index.recheck = True
@@ -643,7 +645,7 @@ def test_a_re_read_mod_shows_its_new_row_from_memory(catalogue):
                            " downloads = 123456 WHERE slug = $1", slug)
         await mods_q.upsert_icon(conn, mod_id, "image/png", b"\x89PNG", "e1")
         await indexed.reread(conn, index, [slug])
-        sq = catalog_q.SearchQuery("wombat")
+        sq = sqlpath.SearchQuery("wombat")
         index.recheck = False
         try:
             held = await indexed.search(conn, sq, index=index, lexicon=Lexicon())
@@ -663,7 +665,7 @@ def test_a_page_whose_mod_holds_no_hit_is_read_from_postgresql(catalogue):
     """An entry without its hit (a row read without the hit columns) never makes a page from
     memory fail or show a gap: that page is PostgreSQL's re-checked read, the same rows."""
     runner, conn, index = catalogue
-    sq = catalog_q.SearchQuery("magic")
+    sq = sqlpath.SearchQuery("magic")
     sent: list[str] = []
     warm = _prewarmed(catalogue)
 
@@ -706,8 +708,8 @@ def test_a_re_read_follows_a_changed_readme_and_keeps_an_unchanged_one(catalogue
         assert ordinal in index.matches(prefix, readme=True)
         found = []
         for q in ("bandicoot", "tunnels", "bandic"):
-            sql, _ = await catalog_q.search(conn, catalog_q.SearchQuery(q), broad_matches=10**9)
-            ours, _ = await indexed.search(conn, catalog_q.SearchQuery(q), index=index, lexicon=Lexicon())
+            sql, _ = await sqlpath.search(conn, sqlpath.SearchQuery(q), broad_matches=10**9)
+            ours, _ = await indexed.search(conn, sqlpath.SearchQuery(q), index=index, lexicon=Lexicon())
             found.append(([r["slug"] for r in ours], [r["slug"] for r in sql]))
         kept = index.readme["bandicoot"]
         await conn.execute("UPDATE mods SET summary = 'Burrows' WHERE id = $1", mod_id)
@@ -717,7 +719,7 @@ def test_a_re_read_follows_a_changed_readme_and_keeps_an_unchanged_one(catalogue
         await indexed.reread(conn, index, [slug])
         assert ordinal not in index.readme["bandicoot"] and ordinal in index.readme["echidna"]
         assert ordinal not in index.matches(prefix, readme=True)
-        gone, _ = await indexed.search(conn, catalog_q.SearchQuery("bandicoot"), index=index, lexicon=Lexicon())
+        gone, _ = await indexed.search(conn, sqlpath.SearchQuery("bandicoot"), index=index, lexicon=Lexicon())
         return slug, found, [r["slug"] for r in gone]
 
     slug, found, gone = runner.run(run())

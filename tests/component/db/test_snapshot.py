@@ -18,11 +18,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from indexium_db import searchindex, snapshot
+from indexium_search import searchindex, snapshot
 from indexium_db.pool import connect
-from indexium_db.queries import catalog as catalog_q, facets as facets_q, indexed, mods as mods_q
+from indexium_db.queries import mods as mods_q
+from indexium_search import sqlpath
+from indexium_search import facets as facets_q, indexed
 from indexium_db.queries import versions as versions_q
-from indexium_db.searchindex import HIT_KEYS, Lexicon
+from indexium_search.searchindex import HIT_KEYS, Lexicon
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 ADJ = ["Better", "Simple", "Magic", "Iron", "Cozy", "Lazy", "Dark", "Tiny", "Ёлочные"]
@@ -102,7 +104,7 @@ def _queries():
         for filters in FILTERS:
             sort = rng.choice([None, None, "relevance", "updated", "newest", "downloads", "name"])
             offset = rng.choice([0, 0, 0, 3])
-            out.append(catalog_q.SearchQuery(q, sort=sort, offset=offset, limit=7, **filters))
+            out.append(sqlpath.SearchQuery(q, sort=sort, offset=offset, limit=7, **filters))
     return out
 
 
@@ -110,7 +112,7 @@ async def _answers(conn, index, lexicon, recheck: bool) -> list:
     index.recheck = recheck
     out = []
     for sq in _queries():
-        rows, total = await indexed.search(conn, sq, index=index, lexicon=lexicon, corrections=catalog_q.Corrections())
+        rows, total = await indexed.search(conn, sq, index=index, lexicon=lexicon, corrections=sqlpath.Corrections())
         out.append((sq, [{k: r[k] for k in HIT_KEYS} for r in rows], total))
     return out
 

@@ -1,5 +1,5 @@
-"""indexium_db.trigram against PostgreSQL's own pg_trgm on the same words: similarity and
-word_similarity to the last float4 bit, and catalog._corrected's nearest word chosen the same
+"""indexium_search.trigram against PostgreSQL's own pg_trgm on the same words: similarity and
+word_similarity to the last float4 bit, and sqlpath.corrected_query's nearest word chosen the same
 (so a typo corrected in process is corrected to the word the SQL path would pick)."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import shutil
 
 import pytest
 
-from indexium_db import trigram
-from indexium_db.queries import catalog as catalog_q
-from indexium_db.trigram import (Words, distance, edits, nearest_edit, similar_among, similarity, trigram_set,
+from indexium_search import trigram
+from indexium_search import sqlpath
+from indexium_search.trigram import (Words, distance, edits, nearest_edit, similar_among, similarity, trigram_set,
                                  word_similarity)
 
 BASE = ["sodium", "furnaces", "furnace", "rendering", "lanterns", "iron", "chests", "magic", "storage", "biomes",
@@ -139,20 +139,20 @@ async def test_nearest_word_is_the_one_the_sql_path_picks(db, monkeypatch, c_mod
                                   if x not in index))
     differ, corrected, by_word_similarity, tied, by_edit, by_cost = [], 0, 0, 0, 0, 0
     async with db.transaction():
-        await catalog_q.typo_thresholds(db)
+        await sqlpath.typo_thresholds(db)
         for q in queries:
-            sql = await catalog_q._corrected(db, q)
-            ours = index.nearest(q, catalog_q.CORRECTION_SIMILARITY, catalog_q.FUZZY_WORD_SIMILARITY)
+            sql = await sqlpath.corrected_query(db, q)
+            ours = index.nearest(q, sqlpath.CORRECTION_SIMILARITY, sqlpath.FUZZY_WORD_SIMILARITY)
             corrected += ours not in (None, q)
             if ours not in (None, q):
-                by_word_similarity += similarity(q, ours) < catalog_q.CORRECTION_SIMILARITY
-                by_edit += ours not in index.similar(q, catalog_q.CORRECTION_SIMILARITY,
-                                                     catalog_q.FUZZY_WORD_SIMILARITY)
+                by_word_similarity += similarity(q, ours) < sqlpath.CORRECTION_SIMILARITY
+                by_edit += ours not in index.similar(q, sqlpath.CORRECTION_SIMILARITY,
+                                                     sqlpath.FUZZY_WORD_SIMILARITY)
                 # (the smallest edit first: a word one letter replaced lost to one letter added)
                 by_cost += any(trigram.edit_cost(q, w) > trigram.edit_cost(q, ours)
                                and similarity(q, w) > similarity(q, ours)
-                               for w in index.similar(q, catalog_q.CORRECTION_SIMILARITY,
-                                                      catalog_q.FUZZY_WORD_SIMILARITY))
+                               for w in index.similar(q, sqlpath.CORRECTION_SIMILARITY,
+                                                      sqlpath.FUZZY_WORD_SIMILARITY))
                 tied += any(w != ours and similarity(q, w) == similarity(q, ours) for w in every)
             if (sql or q) != (ours or q):  # (_corrected: None when nothing changes)
                 differ.append((q, sql, ours))
@@ -171,9 +171,9 @@ async def test_a_short_typo_is_corrected_to_the_smallest_edit_not_the_most_share
     await db.execute("INSERT INTO search_words (word) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING", words)
     index = Words([r[0] for r in await db.fetch("SELECT word FROM search_words")])
     async with db.transaction():
-        await catalog_q.typo_thresholds(db)
-        sql = await catalog_q._corrected(db, "shars")
-    assert sql == index.nearest("shars", catalog_q.CORRECTION_SIMILARITY, catalog_q.FUZZY_WORD_SIMILARITY) == "shards"
+        await sqlpath.typo_thresholds(db)
+        sql = await sqlpath.corrected_query(db, "shars")
+    assert sql == index.nearest("shars", sqlpath.CORRECTION_SIMILARITY, sqlpath.FUZZY_WORD_SIMILARITY) == "shards"
     assert similarity("shars", "share") > similarity("shars", "shards")
     assert trigram.edit_cost("shars", "share") == 2 and trigram.edit_cost("shars", "shards") == 1
 
@@ -218,11 +218,11 @@ async def test_a_tie_one_edit_away_goes_to_the_smaller_word_in_both_paths(db):
     # "reux" is 0.375 similar to both "redux" and "remux" (and under both thresholds): the
     # SQL path's second statement and the word set pick the same word of the tie.
     words = ["remux", "redux", "zzzz"]
-    assert similarity("reux", "redux") == similarity("reux", "remux") < catalog_q.CORRECTION_SIMILARITY
+    assert similarity("reux", "redux") == similarity("reux", "remux") < sqlpath.CORRECTION_SIMILARITY
     await db.execute("INSERT INTO search_words (word) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING", words)
     async with db.transaction():
-        await catalog_q.typo_thresholds(db)
-        sql = await catalog_q._corrected(db, "reux zzzz qqqq")
+        await sqlpath.typo_thresholds(db)
+        sql = await sqlpath.corrected_query(db, "reux zzzz qqqq")
     assert sql == "redux zzzz qqqq" == " ".join(Words(words).nearest(w, 0.4, 0.5) or w for w in ("reux", "zzzz", "qqqq"))
 
 

@@ -1,4 +1,4 @@
-"""indexium_db.tsrank against PostgreSQL's own ts_rank(vector, query, 32) to the last float4
+"""indexium_search.tsrank against PostgreSQL's own ts_rank(vector, query, 32) to the last float4
 bit, over vectors PostgreSQL builds (all four weights, repeated lexemes, lexemes that start
 others, vectors without positions) and queries of the shape the search index sends (ORed
 parts of ANDed terms and phrases, prefix terms, the same lexeme as a prefix and not)."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 import struct
 
-from indexium_db import tsrank
+from indexium_search import tsrank
 
 # Words that start one another ('iron', 'ironwood'...): a prefix operand matches several entries.
 WORDS = ["iron", "ironwood", "irons", "ir", "magic", "magical", "magicka", "map", "maps", "mapper", "chest",

@@ -21,6 +21,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from indexium_contracts import github, ingest, versions as version_events
 from indexium_db.pool import create_pool
 from indexium_db.queries import catalog as catalog_q, hashes as hashes_q, scan as scan_q
+from indexium_search import sqlpath
 from indexium_devstack.fakegithub import FakeGitHub
 from indexium_indexer.release.job import ReleaseIndexer
 from indexium_indexer.scan.app import create_app
@@ -102,7 +103,7 @@ class Stage:
             await asyncio.sleep(0.05)
 
     async def listed_slugs(self) -> set[str]:
-        rows, _ = await catalog_q.search(self.db, catalog_q.SearchQuery(q=None, limit=100))
+        rows, _ = await sqlpath.search(self.db, sqlpath.SearchQuery(q=None, limit=100))
         return {r["slug"] for r in rows}
 
     async def operator(self, action: str, version_id, by: str = "alice") -> int:

@@ -5,7 +5,7 @@ import pytest
 
 from indexium_api.core import hashes, invalidation, respond
 from indexium_contracts import versions
-from indexium_db.queries import catalog as catalog_q
+from indexium_search import sqlpath
 from indexium_platform.web import ApiError
 
 
@@ -21,24 +21,24 @@ def test_hash_algorithms_are_detected_by_length():
 
 
 def test_prefix_query_for_as_you_type():
-    assert catalog_q.prefix_tsquery("Fast rend") == "'fast' & 'rend':*"
-    assert catalog_q.prefix_tsquery("  сундук ") == "'сундук':*"
-    assert catalog_q.prefix_tsquery("a'b | c_dee") == "'a' & 'b' & 'c' & 'dee':*"  # no tsquery syntax survives
-    assert catalog_q.prefix_tsquery("!!! ---") is None
-    assert catalog_q.prefix_tsquery("fast r") == "'fast'"  # a one- or two-letter prefix is left out
-    assert catalog_q.prefix_tsquery("a") is None
+    assert sqlpath.prefix_tsquery("Fast rend") == "'fast' & 'rend':*"
+    assert sqlpath.prefix_tsquery("  сундук ") == "'сундук':*"
+    assert sqlpath.prefix_tsquery("a'b | c_dee") == "'a' & 'b' & 'c' & 'dee':*"  # no tsquery syntax survives
+    assert sqlpath.prefix_tsquery("!!! ---") is None
+    assert sqlpath.prefix_tsquery("fast r") == "'fast'"  # a one- or two-letter prefix is left out
+    assert sqlpath.prefix_tsquery("a") is None
 
 
 def test_search_query_normalizes_facets_and_picks_default_sort():
-    sq = catalog_q.SearchQuery(None, "1.20.1", None)
+    sq = sqlpath.SearchQuery(None, "1.20.1", None)
     assert sq.game_versions == ("1.20.1",) and sq.loaders == () and sq.effective_sort == "updated"
-    assert catalog_q.SearchQuery("x").effective_sort == "relevance"
+    assert sqlpath.SearchQuery("x").effective_sort == "relevance"
     with pytest.raises(ValueError):
-        catalog_q.SearchQuery("x", sort="random")
+        sqlpath.SearchQuery("x", sort="random")
 
 
 def test_both_facets_become_per_file_pairs():
-    sql, args = catalog_q._page_sql(catalog_q.SearchQuery(None, ("1.20.1", "1.21"), ("forge",)), fuzzy=False)
+    sql, args = sqlpath.page_sql(sqlpath.SearchQuery(None, ("1.20.1", "1.21"), ("forge",)), fuzzy=False)
     assert "m.file_facets && $1::text[]" in sql and args[0] == ["forge|1.20.1", "forge|1.21"]
 
 

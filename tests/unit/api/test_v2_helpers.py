@@ -6,7 +6,7 @@ from aiohttp.test_utils import make_mocked_request
 
 from indexium_api.v2 import build, forge, licenses
 from indexium_api.v2 import params as v2params
-from indexium_db.queries.facets import Facet
+from indexium_search.facets import Facet
 from indexium_platform.web import ApiError
 
 

@@ -1,8 +1,8 @@
 """indexed.exact_union: when the index's matches of a query's parts (a phrase as all its
 lexemes anywhere) are exactly PostgreSQL's."""
 
-from indexium_db.queries.indexed import exact_union
-from indexium_db.searchindex import Part
+from indexium_search.indexed import exact_union
+from indexium_search.searchindex import Part
 
 
 def test_a_phrase_part_is_exact_only_when_an_exact_part_covers_it():

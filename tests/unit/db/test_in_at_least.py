@@ -8,8 +8,8 @@ import random
 import pytest
 from pyroaring import BitMap
 
-from indexium_db import trigram
-from indexium_db.trigram import at_least_layers, in_at_least
+from indexium_search import trigram
+from indexium_search.trigram import at_least_layers, in_at_least
 
 
 @pytest.fixture(params=["as built", "bitmap layers only"])

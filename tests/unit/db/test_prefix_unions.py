@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 import pytest
 from pyroaring import BitMap
 
-from indexium_db import searchindex
-from indexium_db.searchindex import SearchIndex
+from indexium_search import searchindex
+from indexium_search.searchindex import SearchIndex
 
 # Prefix ranges of many lexemes, as slugs make them: 'dark', 'dark-armor', 'darkores', ...
 STEMS = ["dark", "weapon", "weather", "villag", "b", "bee", "ore"]

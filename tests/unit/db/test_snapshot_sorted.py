@@ -6,7 +6,7 @@ from __future__ import annotations
 import bisect
 import random
 
-from indexium_db import snapshot
+from indexium_search import snapshot
 
 
 def _strings(tmp_path, items):

@@ -1,4 +1,4 @@
-from indexium_db.queries.websearch import defuse
+from indexium_search.websearch import defuse
 
 
 def test_runs_of_negation_become_one():

@@ -36,7 +36,7 @@ def _use_fastsearch(module) -> None:
 
 
 MODULES = [("libs/jar/build_cdwalk.py", "_cdwalk", _use_cdwalk),
-           ("libs/db/build_fastsearch.py", "_fastsearch", _use_fastsearch)]
+           ("libs/search/build_fastsearch.py", "_fastsearch", _use_fastsearch)]
 
 
 def _build(script: str, *args: str, cc: str | None = None) -> subprocess.CompletedProcess:

@@ -140,7 +140,7 @@ def test_the_build_stage_compiles_the_scan_walk_into_the_installed_package():
     assert any("libdeflate-dev" in rest for rest in runs[:compiles[0]])
 
 
-@pytest.mark.parametrize("script", ["libs/jar/build_cdwalk.py", "libs/db/build_fastsearch.py"])
+@pytest.mark.parametrize("script", ["libs/jar/build_cdwalk.py", "libs/search/build_fastsearch.py"])
 def test_the_build_stage_compiles_the_other_c_modules_into_the_installed_package(script):
     """The jar reader's C directory walk and the search's C word similarity the same way:
     after the install, into it, a failed compile failing the image."""

@@ -18,7 +18,7 @@ import textwrap
 import pytest
 
 from indexium_contracts.github import is_manifest_path
-from indexium_db.queries import facets
+from indexium_search import facets
 from indexium_github import assets
 from indexium_jar import formats
 from indexium_jar.manifests import LOADER_MANIFESTS
@@ -212,7 +212,7 @@ def find_spec(cls, name, path=None, target=None):
 importlib.machinery.PathFinder.find_spec = classmethod(find_spec)
 
 from indexium_contracts.github import is_manifest_path
-from indexium_db.queries import facets
+from indexium_search import facets
 from indexium_github import assets
 from indexium_indexer.github import probe
 from indexium_jar import formats, packread

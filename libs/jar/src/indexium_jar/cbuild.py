@@ -1,9 +1,9 @@
 """Compiling the optional C modules in place: the jar reader's directory walk
 (``zip/_cdwalk.c``, libs/jar/build_cdwalk.py), the search's word similarity
-(indexium_db's ``_fastsearch.c``, libs/db/build_fastsearch.py) and the scan's walk (the indexer's
+(indexium_search's ``_fastsearch.c``, libs/search/build_fastsearch.py) and the scan's walk (the indexer's
 ``scan/_fastwalk.c``, services/indexer/build_fastwalk.py). Kept in indexium_jar, which the
 development environment and the image always install (the API and the indexer depend on
-it); indexium_db itself does not, only its build script imports this.
+it); indexium_search itself does not, only its build script imports this.
 
 Each is an optimisation with a Python fallback giving the same results: `make env` builds
 it where there is a C compiler and goes on without one; the image (deploy/Dockerfile)

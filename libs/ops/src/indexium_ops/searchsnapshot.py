@@ -1,6 +1,6 @@
 """The search snapshot's writer (``python -m indexium_ops search-snapshot``): one process loads
 the search index from PostgreSQL as a replica used to, learns the lexicon a replica prewarms,
-writes the snapshot file (``indexium_db.snapshot``) and puts it into JetStream's object store
+writes the snapshot file (``indexium_search.snapshot``) and puts it into JetStream's object store
 (``indexium_contracts.searchsnapshot``), where every API replica fetches it at start.
 
 One writer, on a schedule: a Kubernetes CronJob (``deploy/``, every 10 minutes, never two at once)
@@ -23,10 +23,9 @@ import time
 from pathlib import Path
 
 from indexium_contracts import searchsnapshot, versions
-from indexium_db import snapshot
-from indexium_db.queries import indexed
-from indexium_db.searchindex import Lexicon
 from indexium_platform import logs, natsutil
+from indexium_search import indexed, snapshot
+from indexium_search.searchindex import Lexicon
 
 log = logs.get(__name__)
 

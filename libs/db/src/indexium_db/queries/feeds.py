@@ -1,7 +1,7 @@
 """The Atom feeds' reads: a mod's, an author's or a search's newest public versions.
 
-Which mods a feed covers comes from the catalogue's own conditions (``catalog.mod_conditions``:
-listed mods, and for a search its full text and every filter, as ``catalog.search`` writes
+Which mods a feed covers comes from the catalogue's own conditions (``sqlpath.mod_conditions``:
+listed mods, and for a search its full text and every filter, as ``sqlpath.search`` writes
 them); which of their versions, from the public predicate (``catalog.PUBLIC_VERSION``: hidden,
 quarantined, rejected and still-scanning versions never appear) and the per-file facet test
 (``catalog.file_match``: one file carries one of the loaders *and* one of the game versions).
@@ -23,7 +23,9 @@ from datetime import UTC, datetime
 
 import asyncpg
 
-from .catalog import PUBLIC_VERSION, SearchQuery, file_match, mod_conditions
+from indexium_search.sqlpath import SearchQuery, mod_conditions
+
+from .catalog import PUBLIC_VERSION, file_match
 
 # What an entry needs (indexium_api.feeds.routes turns it into Atom).
 _ENTRY_COLUMNS = f"""v.id, v.version_number, v.name, v.version_type, v.changelog, v.tag_name, v.published_at,

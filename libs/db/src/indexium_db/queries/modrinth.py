@@ -114,7 +114,7 @@ async def project(conn: asyncpg.Connection, key: str) -> asyncpg.Record | None:
 
 
 async def hit_extras(conn: asyncpg.Connection, slugs: list[str]) -> dict[str, asyncpg.Record]:
-    """What a v2 search hit shows beyond catalog.search's row: ids, owner, licenses."""
+    """What a v2 search hit shows beyond sqlpath.search's row: ids, owner, licenses."""
     rows = await conn.fetch(
         f"""SELECT m.slug, m.public_id, m.licenses, m.author_github_id,
                    (SELECT login FROM authors a WHERE a.github_id = m.author_github_id) AS owner,

@@ -200,7 +200,7 @@ async def public_version(conn: asyncpg.Connection, version_id) -> asyncpg.Record
 async def candidates(conn: asyncpg.Connection, version_id) -> list[asyncpg.Record]:
     """Active subscriptions whose kind and filters the version meets: every one to its mod or
     author, and every saved search whose per-file filters it meets (its text and categories
-    are the catalogue's to judge: ``catalog.finds_mod``)."""
+    are the catalogue's to judge: ``sqlpath.finds_mod``)."""
     frm = "notify_subscriptions s, mod_versions v JOIN mods m ON m.id = v.mod_id"
     cols = "s.id, s.kind, s.github_user_id, s.search_q, s.search_categories"
     return await conn.fetch(

@@ -14,6 +14,7 @@ from datetime import date, datetime, timedelta
 import asyncpg
 
 from indexium_contracts.telemetry import day_bounds
+from indexium_search.sqlpath import ACTIVE_SERVERS_EXPR, ACTIVE_SERVERS_JOIN
 
 PARENT = "mod_telemetry_pings"
 _PARTITION_RE = re.compile(rf"^{PARENT}_p(\d{{8}})$")
@@ -311,15 +312,6 @@ async def day_stats(conn: asyncpg.Connection, mod_id: uuid.UUID, day: date) -> a
     return await conn.fetchrow(
         "SELECT servers, breakdown, computed_at FROM mod_daily_stats WHERE mod_id = $1 AND day = $2",
         mod_id, day)
-
-
-# For search's sort=active_servers: servers seen on the last complete UTC day. Join it as
-#   FROM mods m LEFT JOIN mod_daily_stats ds ON ds.mod_id = m.id AND ds.day = <ACTIVE_SERVERS_DAY>
-# and order by COALESCE(ds.servers, 0) DESC, then the usual tie-breakers.
-ACTIVE_SERVERS_DAY = "((now() AT TIME ZONE 'UTC')::date - 1)"
-ACTIVE_SERVERS_JOIN = (
-    f"LEFT JOIN mod_daily_stats ds ON ds.mod_id = m.id AND ds.day = {ACTIVE_SERVERS_DAY}")
-ACTIVE_SERVERS_EXPR = "COALESCE(ds.servers, 0)"
 
 
 async def active_servers(conn: asyncpg.Connection, mod_ids: list[uuid.UUID]) -> dict[uuid.UUID, int]:

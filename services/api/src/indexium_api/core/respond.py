@@ -20,7 +20,7 @@ import msgspec
 from aiohttp import hdrs, web
 from multidict import CIMultiDict
 
-from indexium_db.queries import catalog as catalog_q
+from indexium_search import sqlpath
 from indexium_platform.web import ApiError
 
 from . import search_index
@@ -251,7 +251,7 @@ async def query(request: web.Request, fn, *args, **kwargs):
 
 
 
-async def browse_total(api, sq: catalog_q.SearchQuery) -> int | None:
+async def browse_total(api, sq: sqlpath.SearchQuery) -> int | None:
     """The cached total of a browse (a search with no text), or None for a text search.
 
     A browse total depends only on the filters, so every page and order of one filter, on
@@ -260,7 +260,7 @@ async def browse_total(api, sq: catalog_q.SearchQuery) -> int | None:
         return None
     filters = dataclasses.replace(sq, limit=0, offset=0, sort=None)
     total, _ = await api.cache.get(("search-total", filters), (GLOBAL,), api.settings.cache_ttl_s,
-                                   lambda: api.db.run(catalog_q.count, filters))
+                                   lambda: api.db.run(sqlpath.count, filters))
     return total
 
 

@@ -1,4 +1,4 @@
-"""This replica's search index (``indexium_db.searchindex``): loaded before the API serves,
+"""This replica's search index (``indexium_search.searchindex``): loaded before the API serves,
 following catalogue events, reloaded whole periodically. Search runs on it only while it is
 known fresh; otherwise (not loaded, no event subscription, an event's mods being re-read)
 search is PostgreSQL's alone, so the index never causes an error, nor an answer older than
@@ -22,7 +22,7 @@ page from memory"; a change no event announced is caught up below).
 **From a snapshot** (``snapshot``: a fetcher, snapshots.py; docs/api.md, "Replica start: the
 snapshot"): a load, the first and each periodic one, takes the latest snapshot instead of building
 the index from PostgreSQL: fetched to this node unless a copy is here, mapped
-(``indexium_db.snapshot``), then the mods written since the snapshot's position (less
+(``indexium_search.snapshot``), then the mods written since the snapshot's position (less
 CATCH_UP_MARGIN_S) re-read before it is used. A refresh finding the same snapshot keeps the index
 it has (it follows events). No snapshot, or one that cannot be read: the load from PostgreSQL, and
 a ``search_index_snapshot_unusable`` line saying why. Every RELEASE_PAGES_S the file's pages
@@ -37,10 +37,10 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from indexium_db import snapshot
-from indexium_db.queries import catalog as catalog_q, indexed
-from indexium_db.searchindex import Lexicon, SearchIndex
+from indexium_search import sqlpath
 from indexium_platform import heap, logs
+from indexium_search import indexed, snapshot
+from indexium_search.searchindex import Lexicon, SearchIndex
 
 from .snapshots import NoSnapshot
 
@@ -275,7 +275,7 @@ class LiveIndex:
                 self.api.metrics.search_index_mods.set(len(index))
 
 
-async def search(conn, api, sq: catalog_q.SearchQuery, total: int | None = None):
+async def search(conn, api, sq: sqlpath.SearchQuery, total: int | None = None):
     """One search as every surface runs it: the index when it is current, else catalog's SQL."""
     live = api.search_index
     index = live.current() if live is not None else None
@@ -283,7 +283,7 @@ async def search(conn, api, sq: catalog_q.SearchQuery, total: int | None = None)
                                 total=total, corrections=api.corrections)
 
 
-async def count(conn, api, sq: catalog_q.SearchQuery) -> int:
+async def count(conn, api, sq: sqlpath.SearchQuery) -> int:
     live = api.search_index
     return await indexed.count(conn, sq, index=live.current() if live is not None else None)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from aiohttp import web
 
-from indexium_db.queries.catalog import Corrections
+from indexium_search.sqlpath import Corrections
 
 from .cache import Cache
 from .db import ReadDatabase

@@ -7,6 +7,7 @@ from __future__ import annotations
 from indexium_content import categories as vocabulary
 from indexium_contracts.slugs import SLUG_PATTERN
 from indexium_db.queries import catalog as catalog_q
+from indexium_search import sqlpath
 from indexium_jar import formats
 
 from ..core import apidoc
@@ -54,7 +55,7 @@ def paths(settings: Settings) -> dict:
                 apidoc.query("q", {"type": "string", "maxLength": 200, "pattern": apidoc.NO_NUL, "example": "sodium"},
                        "Search text."),
                 *_facets(),
-                apidoc.query("environment", {"type": "string", "enum": list(catalog_q.ENVIRONMENTS)},
+                apidoc.query("environment", {"type": "string", "enum": list(sqlpath.ENVIRONMENTS)},
                        "Mods that run there: environment=client matches client and both."),
                 apidoc.query("category", {"type": "array", "maxItems": 20,
                                     "items": {"type": "string", "enum": list(vocabulary.CATEGORIES)}},
@@ -66,7 +67,7 @@ def paths(settings: Settings) -> dict:
                 apidoc.query("type", {"type": "string", "enum": list(formats.PROJECT_TYPES)},
                        "A project type: the meaning of /v2's project_type facet (mod matches plugins too, "
                        "plugin matches mods with a plugin loader)."),
-                apidoc.query("sort", {"type": "string", "enum": list(catalog_q.SORTS)},
+                apidoc.query("sort", {"type": "string", "enum": list(sqlpath.SORTS)},
                        "Default: relevance with q, updated without."),
                 apidoc.query("limit", {"type": "integer", "minimum": 1, "maximum": settings.max_limit,
                                  "default": settings.default_limit}, "Page size (over the maximum is a 400)."),

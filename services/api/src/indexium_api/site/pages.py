@@ -15,6 +15,7 @@ from aiohttp import web
 from indexium_content import categories as vocabulary, urls
 from indexium_contracts.telemetry import utc_day
 from indexium_db.queries import catalog as catalog_q, site as site_q, telemetry as telemetry_q
+from indexium_search import sqlpath
 from indexium_jar import gameversions
 from indexium_jar import formats
 from indexium_jar.deps import describe, parse_dependency
@@ -49,7 +50,7 @@ def _game_versions(snapshots: bool = False) -> list[str]:
     return [v.id for v in gameversions.default_table().versions if snapshots or v.type == "release"][:60]
 
 
-def search_query(request: web.Request) -> tuple[catalog_q.SearchQuery, int]:
+def search_query(request: web.Request) -> tuple[sqlpath.SearchQuery, int]:
     q = params.text(request, "q")
     page = params.integer(request, "page", default=1, low=1, high=MAX_PAGE)
     sort = params.choice(request, "sort", tuple(SORT_LABELS))
@@ -59,7 +60,7 @@ def search_query(request: web.Request) -> tuple[catalog_q.SearchQuery, int]:
     project_type = params.text(request, "type", max_len=32) or None  # "" = any
     if project_type is not None and project_type not in formats.PROJECT_TYPES:
         raise ApiError(400, "invalid_parameter", f"type must be one of: {', '.join(formats.PROJECT_TYPES)}.")
-    sq = catalog_q.SearchQuery(
+    sq = sqlpath.SearchQuery(
         q=" ".join(q.split()) or None if q else None,
         game_versions=tuple(v for v in params.texts(request, "game_version") if v),
         loaders=tuple(v for v in params.texts(request, "loader", max_len=32) if v),

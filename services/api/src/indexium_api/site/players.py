@@ -26,7 +26,7 @@ from urllib.parse import urlencode
 
 from aiohttp import web
 
-from indexium_db.queries import catalog as catalog_q
+from indexium_search import sqlpath
 from indexium_jar import gameversions
 from indexium_platform.web import ApiError
 
@@ -110,7 +110,7 @@ async def _pack_data(conn, api, loader, game, mods, optional, search, loader_ver
         answer, resolution, _ = await players.run_resolve(conn, body)
     hits = []
     if search:
-        sq = catalog_q.SearchQuery(q=search, loaders=(loader,), game_versions=(game,), limit=SEARCH_HITS)
+        sq = sqlpath.SearchQuery(q=search, loaders=(loader,), game_versions=(game,), limit=SEARCH_HITS)
         hits, _ = await search_index.search(conn, api, sq)
     return answer, resolution, hits
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from indexium_db.queries import catalog as catalog_q
+from indexium_search import sqlpath
 from indexium_jar import gameversions
 from indexium_jar import formats
 from indexium_platform.web import error_response
@@ -26,24 +27,24 @@ def _slug(request: web.Request) -> str | None:
     return slug if is_slug(slug) else None  # cannot exist: 404 without a query
 
 
-def _search_query(request: web.Request) -> catalog_q.SearchQuery:
+def _search_query(request: web.Request) -> sqlpath.SearchQuery:
     s = request.app[API].settings
     q = params.text(request, "q")
-    return catalog_q.SearchQuery(
+    return sqlpath.SearchQuery(
         q=" ".join(q.split()) if q else None,
         game_versions=params.texts(request, "game_version"),
         loaders=params.texts(request, "loader", max_len=32),
         limit=params.integer(request, "limit", default=s.default_limit, low=1, high=s.max_limit),
         offset=params.integer(request, "offset", default=0, low=0, high=s.max_offset),
-        sort=params.choice(request, "sort", catalog_q.SORTS),
-        environment=params.choice(request, "environment", catalog_q.ENVIRONMENTS),
+        sort=params.choice(request, "sort", sqlpath.SORTS),
+        environment=params.choice(request, "environment", sqlpath.ENVIRONMENTS),
         categories=params.categories(request),
         author=params.text(request, "author", max_len=64),
         project_type=params.choice(request, "type", formats.PROJECT_TYPES),
     )
 
 
-def _search(request: web.Request) -> tuple[catalog_q.SearchQuery, Key]:
+def _search(request: web.Request) -> tuple[sqlpath.SearchQuery, Key]:
     sq = _search_query(request)
     return sq, Key("search", sq)
 

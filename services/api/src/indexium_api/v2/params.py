@@ -9,8 +9,8 @@ import re
 import msgspec
 from aiohttp import web
 
-from indexium_db.queries import facets as facets_q
-from indexium_db.queries.facets import Facet
+from indexium_search import facets as facets_q
+from indexium_search.facets import Facet
 
 from ..core import params
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from indexium_content import categories as vocabulary
-from indexium_db.queries import catalog as catalog_q, modrinth as modrinth_q
+from indexium_db.queries import modrinth as modrinth_q
+from indexium_search import sqlpath
 from indexium_jar import formats
 from indexium_platform.web import error_response
 
@@ -60,7 +61,7 @@ def missing(request: web.Request, name: str = "id") -> web.Response:
                              status=404)
 
 
-def _search_query(request: web.Request) -> catalog_q.SearchQuery:
+def _search_query(request: web.Request) -> sqlpath.SearchQuery:
     s = request.app[API].settings
     q = params.text(request, "query")
     if params.text(request, "filter", max_len=400):
@@ -68,7 +69,7 @@ def _search_query(request: web.Request) -> catalog_q.SearchQuery:
     groups = v2params.facet_groups(request)
     loaders, game_versions, rest = v2params.split_per_file(groups)
     index = params.choice(request, "index", tuple(INDEXES), default="relevance")
-    return catalog_q.SearchQuery(
+    return sqlpath.SearchQuery(
         q=" ".join(q.split()) if q else None, loaders=loaders, game_versions=game_versions, facets=rest,
         limit=params.integer(request, "limit", default=DEFAULT_SEARCH_LIMIT, low=0, high=MAX_SEARCH_LIMIT),
         offset=params.integer(request, "offset", default=0, low=0, high=s.max_offset),
@@ -76,7 +77,7 @@ def _search_query(request: web.Request) -> catalog_q.SearchQuery:
     )
 
 
-def _search(request: web.Request) -> tuple[catalog_q.SearchQuery, Key]:
+def _search(request: web.Request) -> tuple[sqlpath.SearchQuery, Key]:
     sq = _search_query(request)
     return sq, Key("v2-search", sq)
 

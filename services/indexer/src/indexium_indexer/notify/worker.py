@@ -7,7 +7,7 @@ Accepted: ``VersionIndexed``, ``VersionScanned``, ``VersionReviewed`` and ``Vers
 quarantined or still held for its scan (``catalog.PUBLIC_VERSION``, its mod listed) matches
 nothing, whatever the event said. A version that becomes public twice (indexed visible, then
 scanned) finds its rows written the first time (``UNIQUE (subscription_id, version_id)``).
-Saved searches are judged by the catalogue's own search conditions (``catalog.finds_mod``),
+Saved searches are judged by the catalogue's own search conditions (``sqlpath.finds_mod``),
 once per distinct (q, categories).
 """
 
@@ -21,7 +21,8 @@ from dataclasses import dataclass
 import asyncpg
 
 from indexium_contracts import versions as version_events
-from indexium_db.queries import catalog as catalog_q, notify as notify_q
+from indexium_db.queries import notify as notify_q
+from indexium_search import sqlpath
 from indexium_notify.payloads import EVENT
 from indexium_platform import logs
 from indexium_platform.handler import JobHandler
@@ -57,8 +58,8 @@ async def match(conn: asyncpg.Connection, version_id: uuid.UUID) -> list | None:
             continue
         key = (r["search_q"], tuple(sorted(r["search_categories"] or ())))
         if key not in verdicts:
-            sq = catalog_q.SearchQuery(q=key[0], categories=key[1])
-            verdicts[key] = await catalog_q.finds_mod(conn, sq, version["mod_id"])
+            sq = sqlpath.SearchQuery(q=key[0], categories=key[1])
+            verdicts[key] = await sqlpath.finds_mod(conn, sq, version["mod_id"])
         if verdicts[key]:
             chosen.append(r["id"])
     return chosen

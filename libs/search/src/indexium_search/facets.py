@@ -1,6 +1,6 @@
 """Search facets in Modrinth's algebra (``[["categories:forge"], ["versions:1.20.1"]]``): OR within a
 group, AND across groups, each facet ``field op value``. These are the groups search cannot
-hand to its own per-file loader/game-version filter (``catalog.SearchQuery.loaders`` and
+hand to its own per-file loader/game-version filter (``sqlpath.SearchQuery.loaders`` and
 ``game_versions``, which must hold on one file); each becomes one condition over the mod's row.
 
 Values always travel as parameters: ``p(value, cast)`` appends one and returns its ``$n``.

@@ -1,5 +1,5 @@
-"""Search answered by the in-process candidate index (``indexium_db.searchindex``) and one
-PostgreSQL query; every search the index cannot take goes to ``catalog.search`` unchanged.
+"""Search answered by the in-process candidate index (``indexium_search.searchindex``) and one
+PostgreSQL query; every search the index cannot take goes to ``sqlpath.search`` unchanged.
 
 The index says which listed mods match and how many (the total is exact as of the index). A
 first relevance page it also ranks itself (``tsrank``: PostgreSQL's ts_rank, exactly), and
@@ -7,11 +7,11 @@ the page is the entries' own hits (``SearchIndex.recheck`` False: as fresh as th
 which follows the same events as the API's cache), or PostgreSQL reads the page's rows by id
 with the authoritative filters re-checked (``recheck`` True: ``listed`` and the facet
 conditions, so a mod hidden a moment ago never shows even while the index lags). Otherwise
-PostgreSQL gets a bounded candidate set by id, applies those filters, computes catalog's
+PostgreSQL gets a bounded candidate set by id, applies those filters, computes the SQL path's
 rank expression over the candidates and returns the hit columns.
 
 Candidates of a relevance search: every match when there are at most RANK_ALL (the page is
-then exactly catalog's); else the CANDIDATES most popular matches, the CANDIDATES most popular
+then exactly the SQL path's); else the CANDIDATES most popular matches, the CANDIDATES most popular
 matches whose name starts with the query (exact names among them) and the CANDIDATES most
 popular matches with every query word in the name or slug (weight A), so an exact, prefix or
 name match is never lost to popularity.
@@ -36,11 +36,10 @@ import asyncpg
 from indexium_content import categories as vocabulary
 from indexium_jar import formats
 
-from .. import searchindex, trigram, tsrank
-from ..querytext import MAX_QUERY_WORDS, PREFIX_MIN_CHARS, WORDS, normalized
-from ..searchindex import BitMap, Builder, Filters, Lexicon, SearchIndex, TokenLexemes
-from . import catalog
+from . import searchindex, sqlpath, trigram, tsrank
 from .facets import LOADERS, SIDES, Facet
+from .querytext import MAX_QUERY_WORDS, PREFIX_MIN_CHARS, WORDS, normalized
+from .searchindex import BitMap, Builder, Filters, Lexicon, SearchIndex, TokenLexemes
 
 # PostgreSQL ranks ~2.5 us per candidate over a ~0.3 ms query (bench/api, 20,000 mods), the
 # index ~0.3 us (_fastsearch.relevances; tsrank in Python ~3.5 us) without reading the
@@ -52,7 +51,7 @@ LOAD_BATCH = 5000
 # A relevance page ranked in process asks for this many ids beyond the page, so a mod hidden
 # since the index read it (PostgreSQL's re-check drops it) does not shorten the page.
 SPARE_IDS = 3
-# A fuzzy pass over more name candidates than this is catalog's own scan.
+# A fuzzy pass over more name candidates than this is the SQL path's own scan.
 FUZZY_MOST = 2000
 # At most this many names are tested for word similarity in process (~15-25 us each) before
 # the fuzzy query, which none left saves; more go to PostgreSQL as they are (it tests them
@@ -66,7 +65,7 @@ FUZZY_EXACT_MOST = 8
 FUZZY_RANKED_MOST = FUZZY_EXACT_MOST
 # Where word similarity is in C (trigram._fastsearch, ~0.25 us a name: built by `make env`), every
 # ASCII name of the bound is tested in process, whatever their number; the bound is then this
-# many names before catalog's own scan (a 4-letter typo at 100,000 mods: several thousand
+# many names before the SQL path's own scan (a 4-letter typo at 100,000 mods: several thousand
 # names share enough trigrams, which sent it to that scan, 17-29 ms), and a first relevance
 # page of up to FUZZY_RANKED_IN_C names that pass is ranked in process.
 FUZZY_IN_C = trigram._fastsearch is not None
@@ -75,11 +74,11 @@ FUZZY_RANKED_IN_C = RANK_ALL
 # The columns the index holds per mod (searchindex.SearchIndex.build / upsert).
 # (search_vector as text: its lexemes, which carry weight A, and their positions' weights, for
 # tsrank: searchindex._entry)
-# With the rest of a hit's columns (catalog._HIT_COLUMNS): a page served from memory (SearchIndex.recheck).
+# With the rest of a hit's columns (sqlpath.HIT_COLUMNS): a page served from memory (SearchIndex.recheck).
 _INDEX_COLUMNS = f"""m.id, m.slug, lower(m.name) AS lower_name, m.downloads, m.last_published_at, m.created_at,
        m.search_vector::text AS vector, m.file_facets, m.game_versions, m.loaders, m.categories,
        m.environment, m.listed, m.updated_at, m.name, m.summary, m.authors, m.latest_version, m.project_type,
-       {catalog.HAS_ICON} AS has_icon, {catalog.ACTIVE_SERVERS} AS active_servers,
+       {sqlpath.HAS_ICON} AS has_icon, {sqlpath.ACTIVE_SERVERS} AS active_servers,
        tsvector_to_array(m.readme_vector) AS readme, m.abbreviations"""
 _ONE_LEXEME = re.compile(r"'((?:[^']|'')*)'")
 _C_LOCALES = ("C", "POSIX")
@@ -102,7 +101,7 @@ async def load(conn: asyncpg.Connection, timeout_s: float = LOAD_TIMEOUT_S) -> S
                                    f" ORDER BY m.downloads DESC, m.slug", timeout=timeout_s)
         while rows := await cursor.fetch(LOAD_BATCH, timeout=timeout_s):
             await asyncio.to_thread(builder.add, rows)
-        # search_words only grows: a word in it is its own correction (catalog._corrected), and
+        # search_words only grows: a word in it is its own correction (sqlpath.corrected_query), and
         # the others are corrected to its words in process (trigram.Words), re-reads adding more.
         words = await conn.fetch("SELECT word FROM search_words", timeout=timeout_s)
     index = await asyncio.to_thread(builder.finish)
@@ -162,7 +161,7 @@ def _term(text: str) -> tuple[str, ...] | None:
     return tuple(lexemes)
 
 
-# What PostgreSQL makes of each query token (websearch_to_tsquery in catalog._text_query's
+# What PostgreSQL makes of each query token (websearch_to_tsquery in sqlpath.text_query's
 # configurations) and word (the prefix part's 'simple'): learn's query, given the two arrays' placeholders.
 _LEARN_SQL = """SELECT true AS token, t.w, websearch_to_tsquery('english', t.w)::text AS english,
        websearch_to_tsquery('russian', t.w)::text AS russian,
@@ -175,7 +174,7 @@ FROM unnest({words}::text[]) AS w(w)"""
 
 async def learn(conn: asyncpg.Connection, lexicon: Lexicon, words: searchindex.Words) -> None:
     """Ask PostgreSQL, in one query, what each token and word not yet in ``lexicon`` is in the
-    configurations catalog._text_query uses (and the prefix part's 'simple'), and remember it."""
+    configurations sqlpath.text_query uses (and the prefix part's 'simple'), and remember it."""
     tokens, prefix_words = lexicon.unknown(words)
     if not tokens and not prefix_words:
         return
@@ -227,8 +226,8 @@ def _facet_keys(f: Facet) -> tuple[str, ...] | None:
     return None
 
 
-def filters_of(sq: catalog.SearchQuery) -> Filters | None:
-    """catalog._filters as index key groups, or None when a filter is not in the index."""
+def filters_of(sq: sqlpath.SearchQuery) -> Filters | None:
+    """sqlpath.filters as index key groups, or None when a filter is not in the index."""
     if sq.author:
         return None
     groups: list[tuple[tuple[str, ...], bool]] = []
@@ -263,14 +262,14 @@ def filters_of(sq: catalog.SearchQuery) -> Filters | None:
     return Filters(tuple(groups))
 
 
-def _hit_page_sql(sq: catalog.SearchQuery, sort: str | None) -> tuple[str, list]:
+def _hit_page_sql(sq: sqlpath.SearchQuery, sort: str | None) -> tuple[str, list]:
     """The hit columns of the given ids that still pass the filters, in ``sort`` order (None:
     in no order, for the caller to put in its own)."""
-    s = catalog._Sql()
+    s = sqlpath.Sql()
     ids = s.p(None, "::uuid[]")
-    where = " AND ".join(catalog._filters(sq, s))
-    order = f" ORDER BY {catalog._ORDER[sort]}" if sort is not None else ""
-    return f"SELECT {catalog._HIT_COLUMNS} FROM {_candidates(ids)} WHERE {where}{order}", s.args
+    where = " AND ".join(sqlpath.filters(sq, s))
+    order = f" ORDER BY {sqlpath.ORDER[sort]}" if sort is not None else ""
+    return f"SELECT {sqlpath.HIT_COLUMNS} FROM {_candidates(ids)} WHERE {where}{order}", s.args
 
 
 def _candidates(ids: str) -> str:
@@ -279,40 +278,40 @@ def _candidates(ids: str) -> str:
     return f"(SELECT * FROM mods WHERE id = ANY({ids}) OFFSET 0) m"
 
 
-def _similar_ids(s: catalog._Sql, sq: catalog.SearchQuery) -> str:
+def _similar_ids(s: sqlpath.Sql, sq: sqlpath.SearchQuery) -> str:
     """The fuzzy pass's candidate ids ($1) narrowed to those whose name as the index holds it
     ($2, in the same order) is word-similar to the query: pg_trgm's own test, in C, on text
     sent along, so the rows of the names that miss (most of a short typo's superset) are never
     read; the rows that remain are tested again on their own lower(name)."""
     names = s.p(None, "::text[]")
     return (f"ARRAY(SELECT c.id FROM unnest($1::uuid[], {names}) AS c(id, name) WHERE word_similarity("
-            f"{s.p(normalized(sq.q), '::text')}, c.name) >= {catalog.FUZZY_WORD_SIMILARITY}::float8)")
+            f"{s.p(normalized(sq.q), '::text')}, c.name) >= {sqlpath.FUZZY_WORD_SIMILARITY}::float8)")
 
 
-def _text_sql(sq: catalog.SearchQuery, s: catalog._Sql, tsq: str | None, fuzzy: bool,
+def _text_sql(sq: sqlpath.SearchQuery, s: sqlpath.Sql, tsq: str | None, fuzzy: bool,
               ranked: bool = True) -> tuple[str, str, str, str]:
-    """(WITH head, FROM tail, match, rank) of q: catalog._text_query's CTE, or, given the
+    """(WITH head, FROM tail, match, rank) of q: sqlpath.text_query's CTE, or, given the
     tsquery's text (``tsquery_of``), that text as one parameter: the same tree (catalog casts the
     same text), and a statement the planner plans in a fraction of the time (no CTE of
     unnest/DISTINCT/string_agg, no init plans)."""
     if tsq is None:
-        cte, match, rank = catalog._text_query(sq, s, fuzzy, ranked=ranked, inline_threshold=True)
+        cte, match, rank = sqlpath.text_query(sq, s, fuzzy, ranked=ranked, inline_threshold=True)
         return f"{cte}, ", " CROSS JOIN query", match, rank
     t = s.p(tsq, "::tsquery")
-    match, rank, join = catalog.text_match(t), "", ""
+    match, rank, join = sqlpath.text_match(t), "", ""
     if ranked or fuzzy:
-        rank, ql = catalog.relevance(s, sq.q, t)
+        rank, ql = sqlpath.relevance(s, sq.q, t)
         if fuzzy:
             # Computed once per row (the fence keeps the planner from copying the call into the
             # condition and the rank, as it would a plain column expression): the same value.
             join = f" CROSS JOIN LATERAL (SELECT word_similarity({ql}, lower(m.name)) AS ws OFFSET 0) w"
-            match = f"({match} OR w.ws >= {catalog.FUZZY_WORD_SIMILARITY}::float8)"
+            match = f"({match} OR w.ws >= {sqlpath.FUZZY_WORD_SIMILARITY}::float8)"
             rank += " + w.ws"
     return "WITH ", join, match, rank
 
 
 def tsquery_of(index: SearchIndex, parts: list[searchindex.Part] | None) -> str | None:
-    """catalog._text_query's tsquery as text: its distinct parts, each in parentheses, ORed in
+    """sqlpath.text_query's tsquery as text: its distinct parts, each in parentheses, ORed in
     text order (string_agg ... ORDER BY p); None where the database's collation may order
     them otherwise, or for no parts (then the SQL builds it)."""
     if not parts or not index.ordered:
@@ -360,41 +359,41 @@ def _covers(lexemes: list[str], prefix: bool, whole: set[str], last: str) -> boo
     return not prefix or any(x.startswith(lexemes[-1]) for x in (*whole, last))
 
 
-def _counted_page_sql(sq: catalog.SearchQuery, sort: str, fuzzy: bool = False,
+def _counted_page_sql(sq: sqlpath.SearchQuery, sort: str, fuzzy: bool = False,
                       tsq: str | None = None, names: bool = False) -> tuple[str, list]:
     """A page of the given ids that match, in a sort other than relevance, with their count
     (``names``: fuzzy candidates narrowed by _similar_ids)."""
-    s = catalog._Sql()
+    s = sqlpath.Sql()
     ids = s.p(None, "::uuid[]")
     if names:
         ids = _similar_ids(s, sq)
     head, join, match, _ = _text_sql(sq, s, tsq, fuzzy, ranked=False)
-    where = " AND ".join([*catalog._filters(sq, s), match])
+    where = " AND ".join([*sqlpath.filters(sq, s), match])
     sql = f"""{head}h AS (
     SELECT m.id, count(*) OVER () AS total FROM {_candidates(ids)}{join} WHERE {where}
-    ORDER BY {catalog._ORDER[sort]} LIMIT {s.p(sq.limit)} OFFSET {s.p(sq.offset)})
-SELECT {catalog._HIT_COLUMNS}, h.total FROM h JOIN mods m ON m.id = h.id ORDER BY {catalog._ORDER[sort]}"""
+    ORDER BY {sqlpath.ORDER[sort]} LIMIT {s.p(sq.limit)} OFFSET {s.p(sq.offset)})
+SELECT {sqlpath.HIT_COLUMNS}, h.total FROM h JOIN mods m ON m.id = h.id ORDER BY {sqlpath.ORDER[sort]}"""
     return sql, s.args
 
 
-def _ranked_sql(sq: catalog.SearchQuery, fuzzy: bool = False, counted: bool = False,
+def _ranked_sql(sq: sqlpath.SearchQuery, fuzzy: bool = False, counted: bool = False,
                 tsq: str | None = None, names: bool = False) -> tuple[str, list]:
-    """catalog's relevance page over the given candidate ids: its tsquery (the same tree ts_rank
+    """the SQL path's relevance page over the given candidate ids: its tsquery (the same tree ts_rank
     sees), its match re-checked, its rank; ``counted``: with the count of candidates that pass
     (the total when they are every match); ``names``: fuzzy candidates narrowed by _similar_ids."""
-    s = catalog._Sql()
+    s = sqlpath.Sql()
     ids = s.p(None, "::uuid[]")
     if names:
         ids = _similar_ids(s, sq)
     head, join, match, rank = _text_sql(sq, s, tsq, fuzzy)
     total = ", count(*) OVER () AS total" if counted or fuzzy else ""
-    where = " AND ".join([*catalog._filters(sq, s), match])
+    where = " AND ".join([*sqlpath.filters(sq, s), match])
     sql = f"""{head}h AS (
     SELECT m.id, {rank} AS rank{total} FROM {_candidates(ids)}{join} WHERE {where}
     ORDER BY rank DESC, m.downloads DESC, m.slug LIMIT {s.p(sq.limit)} OFFSET {s.p(sq.offset)})
-SELECT {catalog._HIT_COLUMNS}{', h.total' if total else ''}
+SELECT {sqlpath.HIT_COLUMNS}{', h.total' if total else ''}
 FROM h JOIN mods m ON m.id = h.id
-ORDER BY {catalog._ORDER["relevance"]}"""
+ORDER BY {sqlpath.ORDER["relevance"]}"""
     return sql, s.args
 
 
@@ -433,7 +432,7 @@ async def _text(conn, sq, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
         if found is not None:
             return found
     if len(matches) <= rank_all:
-        # Every match goes to PostgreSQL: its page and its count are catalog's exactly.
+        # Every match goes to PostgreSQL: its page and its count are the SQL path's exactly.
         sql, args = (_ranked_sql(sq, counted=True, tsq=tsq) if sort == "relevance"
                      else _counted_page_sql(sq, sort, tsq=tsq))
         args[0] = index.ids(matches)
@@ -453,7 +452,7 @@ async def _text(conn, sq, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
     return await conn.fetch(sql, *args), len(matches)
 
 
-def _in_process_rank(sq: catalog.SearchQuery, parts: list[searchindex.Part], tsq: str | None) -> tsrank.Query | None:
+def _in_process_rank(sq: sqlpath.SearchQuery, parts: list[searchindex.Part], tsq: str | None) -> tsrank.Query | None:
     """The rank query when _text ranks ``sq``'s first relevance page in process (relevance
     sort, the first page, a tsquery the index can write, an exact union of ``parts``), else None."""
     if sq.effective_sort != "relevance" or sq.offset != 0 or tsq is None or not exact_union(parts):
@@ -461,7 +460,7 @@ def _in_process_rank(sq: catalog.SearchQuery, parts: list[searchindex.Part], tsq
     return rank_query(parts)
 
 
-async def _ranked_in_process(conn, sq: catalog.SearchQuery, index: SearchIndex, matches: BitMap, parts,
+async def _ranked_in_process(conn, sq: sqlpath.SearchQuery, index: SearchIndex, matches: BitMap, parts,
                              query: tsrank.Query, rank_all: int, per_source: int,
                              strong: BitMap | None = None) -> tuple[list, int] | None:
     """A first relevance page ranked by the index (every match, or a broad query's bounded
@@ -472,7 +471,7 @@ async def _ranked_in_process(conn, sq: catalog.SearchQuery, index: SearchIndex, 
     return None if page is None else (page, len(matches))
 
 
-def _ranked_order(sq: catalog.SearchQuery, index: SearchIndex, matches: BitMap, parts, query: tsrank.Query,
+def _ranked_order(sq: sqlpath.SearchQuery, index: SearchIndex, matches: BitMap, parts, query: tsrank.Query,
                   rank_all: int, per_source: int, strong: BitMap | None = None) -> list[int]:
     """_ranked_in_process's order: every match, or a broad query's bounded candidates, ranked."""
     ql = normalized(sq.q)
@@ -480,7 +479,7 @@ def _ranked_order(sq: catalog.SearchQuery, index: SearchIndex, matches: BitMap, 
     return index.ranked(pool, query, ql, strong=index.matches(parts) if strong is None else strong)
 
 
-async def _page_of(conn, sq: catalog.SearchQuery, index: SearchIndex, order: list[int]) -> list | None:
+async def _page_of(conn, sq: sqlpath.SearchQuery, index: SearchIndex, order: list[int]) -> list | None:
     """The first page of mods in the index's ``order``: their hits from memory (``index.recheck``
     False), else read by id with the filters re-checked (SPARE_IDS more asked for), or None
     when too many are gone for a whole page."""
@@ -492,13 +491,13 @@ async def _page_of(conn, sq: catalog.SearchQuery, index: SearchIndex, order: lis
     return _page_from(await conn.fetch(sql, *args), sq, index, order)
 
 
-def _page_of_sql(sq: catalog.SearchQuery, index: SearchIndex, order: list[int]) -> tuple[str, list]:
+def _page_of_sql(sq: sqlpath.SearchQuery, index: SearchIndex, order: list[int]) -> tuple[str, list]:
     sql, args = _hit_page_sql(sq, None)
     args[0] = index.ids(order[:sq.limit + SPARE_IDS])
     return sql, args
 
 
-def _page_from(rows, sq: catalog.SearchQuery, index: SearchIndex, order: list[int]) -> list | None:
+def _page_from(rows, sq: sqlpath.SearchQuery, index: SearchIndex, order: list[int]) -> list | None:
     """_page_of's page from the rows its query read."""
     want = order[:sq.limit + SPARE_IDS]
     by_slug = {r["slug"]: r for r in rows}
@@ -520,59 +519,59 @@ async def _hit_rows(conn, sq, index: SearchIndex, sort: str, ordinals: list[int]
     return await conn.fetch(sql, *args)
 
 
-def _taken(sq: catalog.SearchQuery) -> Filters | None:
+def _taken(sq: sqlpath.SearchQuery) -> Filters | None:
     """The search's filters as index keys if the index can answer it (its filters, its sort,
     its page), else None."""
     if sq.effective_sort == "active_servers":
         return None
-    if sq.q and sq.effective_sort == "relevance" and sq.offset + sq.limit > catalog.BROAD_CANDIDATES:
+    if sq.q and sq.effective_sort == "relevance" and sq.offset + sq.limit > sqlpath.BROAD_CANDIDATES:
         return None
     return filters_of(sq)
 
 
-def takes(sq: catalog.SearchQuery) -> bool:
+def takes(sq: sqlpath.SearchQuery) -> bool:
     """Whether the index can answer this search (its filters, its sort, its page)."""
     return _taken(sq) is not None
 
 
 async def search(
-    conn: asyncpg.Connection, sq: catalog.SearchQuery, *, index: SearchIndex | None, lexicon: Lexicon | None,
-    total: int | None = None, corrections: catalog.Corrections | None = None,
+    conn: asyncpg.Connection, sq: sqlpath.SearchQuery, *, index: SearchIndex | None, lexicon: Lexicon | None,
+    total: int | None = None, corrections: sqlpath.Corrections | None = None,
     rank_all: int = RANK_ALL, per_source: int = CANDIDATES,
 ) -> tuple[list[asyncpg.Record], int]:
-    """catalog.search's answer, from the index where it can (``index`` None: catalog.search)."""
+    """sqlpath.search's answer, from the index where it can (``index`` None: sqlpath.search)."""
     filters = _taken(sq) if index is not None and lexicon is not None else None
     if filters is None:
-        return await catalog.search(conn, sq, total=total, corrections=corrections)
+        return await sqlpath.search(conn, sq, total=total, corrections=corrections)
     allowed = index.filtered(filters)
     if not sq.q:
         sort = sq.effective_sort if sq.effective_sort != "relevance" else "downloads"
         page = index.page(allowed, sort, sq.offset, sq.limit)
-        if page is None:  # an order the index does not keep: catalog's page, the index's total
-            return await catalog.search(conn, sq, total=len(allowed), corrections=corrections)
+        if page is None:  # an order the index does not keep: the SQL path's page, the index's total
+            return await sqlpath.search(conn, sq, total=len(allowed), corrections=corrections)
         return await _hit_rows(conn, sq, index, sort, page), len(allowed)
-    if len(sq.q.strip()) >= catalog.FUZZY_MIN_CHARS:
+    if len(sq.q.strip()) >= sqlpath.FUZZY_MIN_CHARS:
         found = await _typo_at_once(conn, sq, index, lexicon, allowed, corrections, rank_all, per_source)
         if found is not None:
             return found
     found = await _text(conn, sq, index, lexicon, allowed, rank_all, per_source)
     if found is None:
-        return await catalog.search(conn, sq, total=total, corrections=corrections)
+        return await sqlpath.search(conn, sq, total=total, corrections=corrections)
     rows, n = found
-    if n >= catalog.FUZZY_BELOW or len(sq.q.strip()) < catalog.FUZZY_MIN_CHARS:
+    if n >= sqlpath.FUZZY_BELOW or len(sq.q.strip()) < sqlpath.FUZZY_MIN_CHARS:
         return rows, n
-    # Nothing matched: catalog.search's typo steps, the corrected query again from the index.
+    # Nothing matched: sqlpath.search's typo steps, the corrected query again from the index.
     known, corrected = correct(index, sq.q, corrections)
-    if not known:  # a word only PostgreSQL can correct: catalog's steps, in their transaction
+    if not known:  # a word only PostgreSQL can correct: the SQL path's steps, in their transaction
         async with conn.transaction():
-            await catalog.typo_thresholds(conn)
-            corrected = await catalog._corrected(conn, sq.q, corrections, known=index.words)
+            await sqlpath.typo_thresholds(conn)
+            corrected = await sqlpath.corrected_query(conn, sq.q, corrections, known=index.words)
             return await _corrected_or_fuzzy(conn, sq, corrected, index, lexicon, allowed, rank_all, per_source)
     return await _corrected_or_fuzzy(conn, sq, corrected, index, lexicon, allowed, rank_all, per_source)
 
 
-async def _typo_at_once(conn, sq: catalog.SearchQuery, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
-                       corrections: catalog.Corrections | None, rank_all: int,
+async def _typo_at_once(conn, sq: sqlpath.SearchQuery, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
+                       corrections: sqlpath.Corrections | None, rank_all: int,
                        per_source: int) -> tuple[list, int] | None:
     """The answer of a query with words the lexicon does not know yet (most often a typo) that
     the index corrects to words it knows, in one round trip: learning its words (what _text
@@ -611,13 +610,13 @@ async def _typo_at_once(conn, sq: catalog.SearchQuery, index: SearchIndex, lexic
     learned = rows[0]["learned"] or []
     _remember(lexicon, json.loads(learned) if isinstance(learned, str) else learned)  # (a json codec, or none)
     if not _typed_matches_nothing(words, index, lexicon, allowed):
-        return None  # the query as typed is _text's (or catalog's) to answer
+        return None  # the query as typed is _text's (or the SQL path's) to answer
     page = _page_from([r for r in rows if r["slug"] is not None], fixed, index, order)
     return None if page is None else (page, total)
 
 
-async def _typo_from_memory(conn, sq: catalog.SearchQuery, words: searchindex.Words, index: SearchIndex,
-                            lexicon: Lexicon, allowed: BitMap, corrections: catalog.Corrections | None,
+async def _typo_from_memory(conn, sq: sqlpath.SearchQuery, words: searchindex.Words, index: SearchIndex,
+                            lexicon: Lexicon, allowed: BitMap, corrections: sqlpath.Corrections | None,
                             rank_all: int, per_source: int) -> tuple[list, int] | None:
     """_typo_at_once where a page is served from memory: the typed words' statement (learn) is
     sent first and PostgreSQL answers it while this process corrects the query and ranks the
@@ -638,14 +637,14 @@ async def _typo_from_memory(conn, sq: catalog.SearchQuery, words: searchindex.Wo
     if planned is None:
         return None  # the steps are the caller's (its words are known now)
     if not _typed_matches_nothing(words, index, lexicon, allowed):
-        return None  # the query as typed is _text's (or catalog's) to answer
+        return None  # the query as typed is _text's (or the SQL path's) to answer
     order, total = planned
     page = index.hits(order[:fixed.limit])
     return None if page is None else (page, total)  # None: the steps read it
 
 
-def _correction(index: SearchIndex, sq: catalog.SearchQuery, corrections: catalog.Corrections | None,
-                ) -> tuple[catalog.SearchQuery, searchindex.Words] | None:
+def _correction(index: SearchIndex, sq: sqlpath.SearchQuery, corrections: sqlpath.Corrections | None,
+                ) -> tuple[sqlpath.SearchQuery, searchindex.Words] | None:
     """``sq`` with its query corrected by the index, and the corrected query's words; None when
     a word is not one the index can correct or the correction has no plain words."""
     known, corrected = correct(index, sq.q, corrections)
@@ -661,7 +660,7 @@ def _typed_matches_nothing(words: searchindex.Words, index: SearchIndex, lexicon
     return parts is not None and not (parts and index.found(parts) & allowed)
 
 
-def _planned(sq: catalog.SearchQuery, words: searchindex.Words, index: SearchIndex, lexicon: Lexicon,
+def _planned(sq: sqlpath.SearchQuery, words: searchindex.Words, index: SearchIndex, lexicon: Lexicon,
              allowed: BitMap, rank_all: int, per_source: int) -> tuple[list[int], int] | None:
     """(order, total) when _text would answer ``sq`` (its words known) with a first page ranked
     in process (_ranked_in_process), else None."""
@@ -677,8 +676,8 @@ def _planned(sq: catalog.SearchQuery, words: searchindex.Words, index: SearchInd
     return _ranked_order(sq, index, matches, parts, query, rank_all, per_source), len(matches)
 
 
-def correct(index: SearchIndex, q: str, corrections: catalog.Corrections | None) -> tuple[bool, str | None]:
-    """catalog._corrected from the index's catalogue words, without a query: (True, q corrected
+def correct(index: SearchIndex, q: str, corrections: sqlpath.Corrections | None) -> tuple[bool, str | None]:
+    """sqlpath.corrected_query from the index's catalogue words, without a query: (True, q corrected
     or None when nothing changes), or (False, None) when a word is for PostgreSQL to correct (not
     ASCII, or a database whose locale is not C: see trigram's module doc)."""
     words = WORDS.findall(q.lower())[:MAX_QUERY_WORDS]
@@ -691,7 +690,7 @@ def correct(index: SearchIndex, q: str, corrections: catalog.Corrections | None)
         if not remembered:
             if not (index.words_exact and w.isascii()):
                 return False, None
-            best = index.words.nearest(w, catalog.CORRECTION_SIMILARITY, catalog.FUZZY_WORD_SIMILARITY)
+            best = index.words.nearest(w, sqlpath.CORRECTION_SIMILARITY, sqlpath.FUZZY_WORD_SIMILARITY)
             if corrections is not None:
                 corrections.put(w, best)
         fixed.append(best or w)
@@ -704,8 +703,8 @@ async def _corrected_or_fuzzy(conn, sq, corrected: str | None, index: SearchInde
     if corrected is not None:
         fixed = replace(sq, q=corrected)
         again = await _text(conn, fixed, index, lexicon, allowed, rank_all, per_source)
-        rows, n = again if again is not None else await catalog._run(
-            conn, fixed, fuzzy=False, broad=(catalog.BROAD_MATCHES, catalog.BROAD_CANDIDATES))
+        rows, n = again if again is not None else await sqlpath.run(
+            conn, fixed, fuzzy=False, broad=(sqlpath.BROAD_MATCHES, sqlpath.BROAD_CANDIDATES))
         if n:
             return rows, n
     partial = await _partial(conn, fixed, index, lexicon, allowed, rank_all, per_source)
@@ -714,13 +713,13 @@ async def _corrected_or_fuzzy(conn, sq, corrected: str | None, index: SearchInde
     return await _fuzzy(conn, sq, index, lexicon, allowed)
 
 
-async def _partial(conn, sq: catalog.SearchQuery, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
+async def _partial(conn, sq: sqlpath.SearchQuery, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
                    rank_all: int, per_source: int) -> tuple[list, int] | None:
-    """catalog._partial from the index: each token's matches and the weights counted on its
+    """sqlpath.partial_search from the index: each token's matches and the weights counted on its
     bitmaps, a first relevance page ranked in process (the same rank expression and weights,
-    summed in PostgreSQL's order), browse orders paged by the index; catalog's statements
+    summed in PostgreSQL's order), browse orders paged by the index; the SQL path's statements
     where the index cannot (a phrase it cannot count, a later relevance page)."""
-    tokens = catalog._partial_tokens(sq.q)
+    tokens = sqlpath.partial_tokens(sq.q)
     if tokens is None:
         return None
     await learn(conn, lexicon, searchindex.plain_words(sq.q))
@@ -728,11 +727,11 @@ async def _partial(conn, sq: catalog.SearchQuery, index: SearchIndex, lexicon: L
     for i, t in enumerate(tokens):
         parts = searchindex.parts_of(searchindex.plain_words(t), lexicon, PREFIX_MIN_CHARS, prefix=i == len(tokens) - 1)
         if parts is None or not exact_union(parts):
-            return await catalog._partial(conn, sq)
+            return await sqlpath.partial_search(conn, sq)
         per.append(parts)
     every = list({p.text: p for parts in per for p in parts}.values())
     if not exact_union(every):
-        return await catalog._partial(conn, sq)
+        return await sqlpath.partial_search(conn, sq)
     matched = [index.found(parts) & allowed if parts else BitMap() for parts in per]
     total = BitMap.union(*matched)
     if not total:
@@ -741,12 +740,12 @@ async def _partial(conn, sq: catalog.SearchQuery, index: SearchIndex, lexicon: L
     if sort != "relevance":
         page = index.page(total, sort, sq.offset, sq.limit)
         if page is None:
-            return await catalog._partial(conn, sq)
+            return await sqlpath.partial_search(conn, sq)
         return await _hit_rows(conn, sq, index, sort, page), len(total)
     tsq = tsquery_of(index, every)
     query = rank_query(every) if tsq is not None and sq.offset == 0 else None
     if query is None:
-        return await catalog._partial(conn, sq)
+        return await sqlpath.partial_search(conn, sq)
     ql = normalized(sq.q)
     if len(total) <= rank_all:
         pool = total
@@ -754,19 +753,19 @@ async def _partial(conn, sq: catalog.SearchQuery, index: SearchIndex, lexicon: L
         pool = BitMap(candidates(index, total, every, ql, sq.limit, per_source))
         for m in matched:
             pool |= BitMap(index.first(m, per_source))
-    weights = catalog.partial_weights(len(total), [len(m) for m in matched])
+    weights = sqlpath.partial_weights(len(total), [len(m) for m in matched])
     order = index.ranked(pool, query, ql, strong=index.matches(every), weights=list(zip(matched, weights)))
     page = await _page_of(conn, sq, index, order)
-    return (page, len(total)) if page is not None else await catalog._partial(conn, sq)
+    return (page, len(total)) if page is not None else await sqlpath.partial_search(conn, sq)
 
 
-async def _fuzzy(conn, sq: catalog.SearchQuery, index: SearchIndex, lexicon: Lexicon,
+async def _fuzzy(conn, sq: sqlpath.SearchQuery, index: SearchIndex, lexicon: Lexicon,
                  allowed: BitMap) -> tuple[list, int]:
-    """catalog's last resort (names word-similar to the query) over the index's superset of
-    them, counted by PostgreSQL; catalog's own scan when the index cannot bound it."""
+    """the SQL path's last resort (names word-similar to the query) over the index's superset of
+    them, counted by PostgreSQL; the SQL path's own scan when the index cannot bound it."""
     ql = normalized(sq.q)
     in_c = FUZZY_IN_C and index.words_exact
-    names = index.similar_names(ql, allowed, catalog.FUZZY_WORD_SIMILARITY, FUZZY_MOST_IN_C if in_c else FUZZY_MOST)
+    names = index.similar_names(ql, allowed, sqlpath.FUZZY_WORD_SIMILARITY, FUZZY_MOST_IN_C if in_c else FUZZY_MOST)
     if names is None or not takes(sq):
         return await _fuzzy_sql(conn, sq)
     narrow = not index.words_exact or (not in_c and len(names) > FUZZY_EXACT_MOST)
@@ -803,7 +802,7 @@ def _word_similar(index: SearchIndex, ql: str, names: BitMap) -> tuple[BitMap, d
     process, and those that are not ASCII (PostgreSQL's to decide); with the similarities
     when every name was ASCII (else None)."""
     odd = names & index.filters.get(searchindex.ODD_NAME, BitMap())
-    similar = trigram.similar_among(ql, index.name_of, names - odd if odd else names, catalog.FUZZY_WORD_SIMILARITY)
+    similar = trigram.similar_among(ql, index.name_of, names - odd if odd else names, sqlpath.FUZZY_WORD_SIMILARITY)
     if not odd:
         return BitMap(similar), similar
     return BitMap(similar) | odd, None
@@ -813,15 +812,15 @@ def _word_similar(index: SearchIndex, ql: str, names: BitMap) -> tuple[BitMap, d
 # word-similar to the query, with their similarity: PostgreSQL's word_similarity, in C, over
 # parameters only (no row is read).
 _WORD_SIMILAR_SQL = f"""SELECT c.o, word_similarity($3::text, c.name) AS ws FROM unnest($1::int[], $2::text[]) AS c(o, name)
-WHERE word_similarity($3::text, c.name) >= {catalog.FUZZY_WORD_SIMILARITY}::float8"""
+WHERE word_similarity($3::text, c.name) >= {sqlpath.FUZZY_WORD_SIMILARITY}::float8"""
 
 
-async def _fuzzy_in_process(conn, sq: catalog.SearchQuery, index: SearchIndex, names: BitMap,
+async def _fuzzy_in_process(conn, sq: sqlpath.SearchQuery, index: SearchIndex, names: BitMap,
                             query: tsrank.Query, similar: dict[int, float] | None) -> tuple[list, int] | None:
     """The fuzzy pass's first relevance page ranked by the index, as _ranked_in_process: the
     names' word similarity from _word_similar (in process: trigram, exact for ASCII names
     under the C ctype) or, when it could not test them all (not ASCII, or many names without
-    the C module), from PostgreSQL's word_similarity over the names alone; the rank catalog's
+    the C module), from PostgreSQL's word_similarity over the names alone; the rank the SQL path's
     fuzzy one (rank_expression + word_similarity). No full-text match is among them (the pass
     runs when there is none), so the names that pass are the total."""
     ql = normalized(sq.q)
@@ -836,16 +835,16 @@ async def _fuzzy_in_process(conn, sq: catalog.SearchQuery, index: SearchIndex, n
     return None if page is None else (page, len(similar))
 
 
-async def _fuzzy_sql(conn, sq: catalog.SearchQuery) -> tuple[list, int]:
-    """catalog's fuzzy scan (its ``<%`` needs typo_thresholds' setting)."""
+async def _fuzzy_sql(conn, sq: sqlpath.SearchQuery) -> tuple[list, int]:
+    """the SQL path's fuzzy scan (its ``<%`` needs typo_thresholds' setting)."""
     async with conn.transaction():
-        await catalog.typo_thresholds(conn)
-        return await catalog._run(conn, sq, fuzzy=True)
+        await sqlpath.typo_thresholds(conn)
+        return await sqlpath.run(conn, sq, fuzzy=True)
 
 
-async def count(conn: asyncpg.Connection, sq: catalog.SearchQuery, *, index: SearchIndex | None) -> int:
-    """catalog.count, from the index where it holds the filters."""
+async def count(conn: asyncpg.Connection, sq: sqlpath.SearchQuery, *, index: SearchIndex | None) -> int:
+    """sqlpath.count, from the index where it holds the filters."""
     filters = filters_of(sq) if index is not None else None
     if filters is None:
-        return await catalog.count(conn, sq)
+        return await sqlpath.count(conn, sq)
     return len(index.filtered(filters))

@@ -1,7 +1,7 @@
 """The in-process candidate index for catalogue search: which listed mods match a query's
 lexemes and filters, and how many, without asking PostgreSQL.
 
-Pure data and set algebra (no I/O): ``queries/indexed.py`` loads it from ``mods`` and runs the
+Pure data and set algebra (no I/O): ``indexed.py`` loads it from ``mods`` and runs the
 one PostgreSQL query that reads (or ranks) its candidates. Per listed mod it holds an ordinal,
 its lexemes (``search_vector``'s, with which of them carry weight A: the name and slug, and
 each one's share of ts_rank: ``tsrank``, so a page can be ranked here), its lower-cased
@@ -49,7 +49,7 @@ try:  # relevance in C (_fastsearch.c), built by `make env` where a compiler is
 except ImportError:  # no compiler: relevance() one candidate at a time (the tests run it too)
     _fastsearch = None
 
-# Configurations of one query part, in catalog._text_query's order, then the prefix part.
+# Configurations of one query part, in sqlpath.text_query's order, then the prefix part.
 CONFIGS = ("english", "russian", "simple")
 _MAX_CHAR = "\U0010ffff"
 PREFIX_UNIONS_MAX = 4096  # prefix unions remembered (SearchIndex._prefixed)
@@ -62,7 +62,7 @@ NAME_WALK = 1024  # members walked for names with a common prefix (SearchIndex.f
 
 ODD_NAME = "name:non-ascii"  # filter key: names whose trigrams only PostgreSQL can say
 README = "readme"  # the README's lexemes, as a kind of prefix union (SearchIndex._prefixed)
-# catalog.README_ONLY_PENALTY (this module imports no queries): a mod the query matches only in
+# sqlpath.README_ONLY_PENALTY (this module imports no queries): a mod the query matches only in
 # its README ranks this much lower, below every mod it matches in search_vector.
 README_ONLY_PENALTY = 2.0
 
@@ -166,7 +166,7 @@ class Part:
 
 
 def parts_of(words: Words, lexicon: Lexicon, prefix_min_chars: int, prefix: bool = True) -> list[Part] | None:
-    """The distinct parts of catalog._text_query's tsquery; None if a token or word is not known
+    """The distinct parts of sqlpath.text_query's tsquery; None if a token or word is not known
     (learn them first) or is not something the index can match (the SQL path answers).
     ``prefix`` False: without the prefix part (a partial query's token other than the last)."""
     learned = [lexicon.token(t) for t in words.tokens]
@@ -183,7 +183,7 @@ def parts_of(words: Words, lexicon: Lexicon, prefix_min_chars: int, prefix: bool
             parts.setdefault(part.text, part)
     if not prefix:
         return list(parts.values())
-    # catalog.prefix_tsquery: a last word shorter than prefix_min_chars is still being typed.
+    # sqlpath.prefix_tsquery: a last word shorter than prefix_min_chars is still being typed.
     prefixed = []
     for w in words.words:
         known, lexeme = lexicon.prefix(w)
@@ -201,7 +201,7 @@ def parts_of(words: Words, lexicon: Lexicon, prefix_min_chars: int, prefix: bool
 
 
 def tsquery_text(parts: list[Part]) -> str:
-    """The parts ORed, as catalog._text_query's query CTE builds them."""
+    """The parts ORed, as sqlpath.text_query's query CTE builds them."""
     return " | ".join(f"({p.text})" for p in parts)
 
 
@@ -217,7 +217,7 @@ def _micros(t: datetime | None) -> int | None:
     return None if t is None else int(t.timestamp() * 1_000_000)
 
 
-micros = _micros  # (a time in the entries' unit: also a position's, queries/indexed.load)
+micros = _micros  # (a time in the entries' unit: also a position's, indexed.load)
 
 
 @dataclass(slots=True)
@@ -234,7 +234,7 @@ class Entry:
     lexemes: int  # how many of keys are lexemes (the rest are filter keys)
     terms: array  # per lexeme (keys[:lexemes]) its share of ts_rank (tsrank.entry_term), float4
     popularity: float  # ln(1 + downloads) / 100, relevance's popularity term
-    # The mod's hit as catalog._HIT_COLUMNS reads it (HIT_KEYS), when the row carried those
+    # The mod's hit as sqlpath.HIT_COLUMNS reads it (HIT_KEYS), when the row carried those
     # columns: what a page served from memory answers (``SearchIndex.recheck`` False). Shared
     # by every answer that shows the mod: never changed, replaced whole by a re-read.
     hit: dict | None = None
@@ -248,7 +248,7 @@ class Entry:
     abbreviations: tuple[str, ...] = ()
 
 
-# catalog._HIT_COLUMNS' names, in its order: a hit row from memory has exactly these keys.
+# sqlpath.HIT_COLUMNS' names, in its order: a hit row from memory has exactly these keys.
 HIT_KEYS = ("slug", "name", "summary", "authors", "categories", "environment", "loaders", "project_type",
             "game_versions",
             "latest_version", "downloads", "updated_at", "created_at", "has_icon", "active_servers")
@@ -256,7 +256,7 @@ HIT_KEYS = ("slug", "name", "summary", "authors", "categories", "environment", "
 
 def _hit(row: Mapping) -> dict | None:
     """The hit of a row read with indexed._INDEX_COLUMNS (its ``updated_at`` is the row's
-    own; the hit's is last_published_at, as catalog names it), or None without the columns."""
+    own; the hit's is last_published_at, as the SQL path names it), or None without the columns."""
     if "summary" not in row.keys():
         return None
     return {k: row["last_published_at" if k == "updated_at" else k] for k in HIT_KEYS}
@@ -338,7 +338,7 @@ class SearchIndex:
         # array is used as it is). With _laid (the C module) each is one set for union_range.
         self._names = array("I")
         self._name_offsets = array("Q", [0])
-        # Browse orders (catalog._ORDER) as ordinals sorted by (_order_key, ordinal), the keys read
+        # Browse orders (sqlpath.ORDER) as ordinals sorted by (_order_key, ordinal), the keys read
         # from the entries; True when the database sorts text as this process does (the C
         # collation), else the SQL path pages browses.
         self._orders: dict[str, array] = {"updated": array("I"), "newest": array("I"), "downloads": array("I"),
@@ -350,10 +350,10 @@ class SearchIndex:
         self.words_exact = False
         # Whether a page's rows are read from PostgreSQL with ``listed`` and the facets re-checked
         # (True), or are the entries' own hits (False: the page is as fresh as the index, as a
-        # cached answer is; queries/indexed.py's module doc). False only where every entry
+        # cached answer is; indexed.py's module doc). False only where every entry
         # holds its hit (loaded and re-read with the hit columns) and its owner keeps it fresh.
         self.recheck = True
-        # The catalogue position this index covers (queries/indexed.load: its transaction's start,
+        # The catalogue position this index covers (indexed.load: its transaction's start,
         # microseconds since the epoch); a snapshot's, for one loaded from a snapshot.
         self.position: int | None = None
         self.snapshot = None  # the snapshot.Snapshot this index reads from (snapshot.load), or None
@@ -362,7 +362,7 @@ class SearchIndex:
 
     @classmethod
     def build(cls, rows: Iterable[Mapping]) -> "SearchIndex":
-        """From rows in popularity order (see module doc) with the columns of queries/indexed.py."""
+        """From rows in popularity order (see module doc) with the columns of indexed.py."""
         builder = Builder()
         builder.add(rows)
         return builder.finish()
@@ -466,7 +466,7 @@ class SearchIndex:
 
     @staticmethod
     def _order_key(sort: str, e: Entry) -> tuple:
-        # catalog._ORDER, each ending in the slug.
+        # sqlpath.ORDER, each ending in the slug.
         if sort == "updated":
             return (e.updated is None, -(e.updated or 0), e.slug)
         if sort == "newest":
@@ -607,7 +607,7 @@ class SearchIndex:
         return found
 
     def found(self, parts: list[Part]) -> BitMap:
-        """Mods the query's parts match (catalog.text_match): in the name, slug, summary,
+        """Mods the query's parts match (sqlpath.text_match): in the name, slug, summary,
         authors or abbreviations (``matches``), or in the README."""
         return self.matches(parts) | self.matches(parts, readme=True)
 
@@ -685,7 +685,7 @@ class SearchIndex:
         return list(islice(bm, n))
 
     def relevance(self, ordinal: int, query: tsrank.Query, ql: str, strong: bool = True) -> float:
-        """catalog.rank_expression of one mod: ts_rank(search_vector, query, 32) as float8, + 1.0
+        """sqlpath.rank_expression of one mod: ts_rank(search_vector, query, 32) as float8, + 1.0
         for the exact lower-cased name, 0.9 for one of its abbreviations (an exact name outranks
         another mod's abbreviation or manifest id: SimpleSorter over SimpleSorterR, whose id is
         simplesorter), 0.5 for a name starting with ``ql``, + ln(1 + downloads) / 100,
@@ -700,7 +700,7 @@ class SearchIndex:
     def ranked(self, ordinals: Iterable[int], query: tsrank.Query, ql: str,
                added: Mapping[int, float] | None = None, strong: BitMap | None = None,
                weights: Iterable[tuple[BitMap, float]] = ()) -> list[int]:
-        """The ordinals in catalog's relevance order: relevance (less README_ONLY_PENALTY for
+        """The ordinals in the SQL path's relevance order: relevance (less README_ONLY_PENALTY for
         those not in ``strong``, when given; plus ``added[o]``, summed after it: the fuzzy pass's
         word similarity; plus each weight whose set holds the mod: a partial query's words),
         then downloads, then slug (the index's order only under the C collation: ``ordered``)."""
@@ -730,7 +730,7 @@ class SearchIndex:
         return [self.entries[o].id for o in ordinals]
 
     def hits(self, ordinals: Iterable[int]) -> list[dict] | None:
-        """The mods' hit rows as the index holds them (catalog._HIT_COLUMNS' keys), or None
+        """The mods' hit rows as the index holds them (sqlpath.HIT_COLUMNS' keys), or None
         when one of them holds none (its row was read without those columns): the caller
         reads the page from PostgreSQL instead."""
         entries = self.entries

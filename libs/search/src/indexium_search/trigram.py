@@ -1,11 +1,11 @@
 """pg_trgm's similarity measures, computed in process exactly as PostgreSQL computes them, and
-the catalogue's typo corrections (``catalog._corrected``'s nearest-word lookups) answered
+the catalogue's typo corrections (``sqlpath.corrected_query``'s nearest-word lookups) answered
 from a word set held in memory. Pure (no I/O).
 
 Exact for a database whose ctype and collation are C (``--locale=C``, as ours are): there a
 word character is an ASCII letter or digit (every other character, multi-byte ones included,
 separates words), lower-casing is ASCII's, and text sorts by code point. Under any other
-locale callers ask PostgreSQL (``queries/indexed.py`` checks ``pg_database``).
+locale callers ask PostgreSQL (``indexed.py`` checks ``pg_database``).
 
 Ported from contrib/pg_trgm/trgm_op.c: ``generate_trgm_only`` (words padded as "  word "),
 ``cnt_sml`` with CALCSML's DIVUNION formula (shared / (len1 + len2 - shared), in float4),
@@ -160,7 +160,7 @@ def edit_cost(a: str, b: str, limit: int | None = None) -> int:
 
 
 def best_correction(word: str, candidates) -> str | None:
-    """catalog._corrected's choice among a word's candidates (catalogue words at least
+    """sqlpath.corrected_query's choice among a word's candidates (catalogue words at least
     CORRECTION_SIMILARITY similar, or FUZZY_WORD_SIMILARITY word-similar, or one edit away),
     the same in both paths: the smallest edit_cost, then the most similar (pg_trgm's
     similarity), then the smaller word (code point order)."""
@@ -337,7 +337,7 @@ class Words:
         return len(self._words)
 
     def nearest(self, word: str, similarity_threshold: float, word_similarity_threshold: float) -> str | None:
-        """catalog._corrected's lookup for one word: of the words with similarity >=
+        """sqlpath.corrected_query's lookup for one word: of the words with similarity >=
         ``similarity_threshold``, word_similarity(word, w) >= ``word_similarity_threshold`` or
         one edit away (``edits``), best_correction's choice, else None. ``word`` must be ASCII
         (see the module doc)."""

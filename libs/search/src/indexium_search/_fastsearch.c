@@ -1,6 +1,6 @@
 /* The search index's per-candidate loops in C, each the port of a Python reference that
  * stays as the fallback (the same steps, the same float4 arithmetic). Built by `make env`
- * (libs/db/build_fastsearch.py) where there is a C compiler.
+ * (libs/search/build_fastsearch.py) where there is a C compiler.
  *
  * relevances(entries, ordinals, operands, size, ql) -> list[float]
  *

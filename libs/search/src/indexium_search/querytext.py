@@ -1,5 +1,5 @@
 """How a search's text is read before any SQL or index sees it: pure, shared by the SQL path
-(``queries/catalog.py``) and the in-process index (``searchindex``), so both split the same words."""
+(``sqlpath``) and the in-process index (``searchindex``), so both split the same words."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def plain_tokens(q: str) -> list[str] | None:
     """``q``'s whitespace-separated tokens when every one is plain (TOKEN, not an operator, at
     most MAX_TOKEN_CHARS) and they hold at most MAX_QUERY_WORDS words, else None: a query in
     websearch syntax, which the search index leaves to SQL and whose words are never relaxed
-    into a partial query (catalog._partial)."""
+    into a partial query (sqlpath.partial_search)."""
     tokens = q.split()
     if not tokens:
         return None
