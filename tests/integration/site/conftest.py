@@ -206,7 +206,7 @@ async def policy_missed(request: web.Request) -> web.Response:
            "owner": "mallory", "licenses": ["MIT"], "links": {}, "categories": [], "tags": [], "environment": "both",
            "loaders": ["fabric"], "game_versions": ["1.20.1"], "latest_version": "1", "downloads": 0,
            "repo_full_name": "mallory/glowbugs", "repo_url": None, "created_at": None, "updated_at": None, "has_icon": False, "fork": False,
-           "active_servers": 0}
+           "active_servers": 0, "project_type": "mod"}
     context = pages.mod_context(request.app, mod, [], [], [], None, range_key="30d")
     context["links"] = {"homepage": "javascript:" + HOSTILE_SCRIPT}
     html = render.text(request.app, "mod.html", **context).replace(

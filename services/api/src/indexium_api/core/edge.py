@@ -22,7 +22,6 @@ from .paths import V1
 RATE = web.RequestKey("rate", Verdict)  # read again when the response is prepared
 OPERATIONAL = frozenset({"/healthz", "/readyz", "/metrics"})  # probes and scrapes: never limited
 AUTH_PREFIX = "/auth/"  # sign-in: its own, much smaller budget
-SITE_ROUTES = "site-"  # the web site's route names: pages for people, a budget of their own
 PUBLIC_PREFIXES = (V1 + "/", "/openapi.json", "/v2/", "/updates/")  # /v2: the Modrinth-compatible surface
 EXPOSED = "ETag, Retry-After, X-Cache, X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset"
 CORS = CIMultiDict({"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": EXPOSED})
@@ -45,10 +44,10 @@ def _public_request(request: web.Request) -> bool:
 
 def _budget(api, path: str, resource) -> tuple[RateLimiter | None, str]:
     """The limiter a request counts against, and its name for the metric: /auth/*'s, the web
-    site's (its routes are named site-*: pages, static files, the dashboard), or the API's."""
+    site's (its routes, added by core/site.add_page: pages, static files, the dashboard), or the API's."""
     if path.startswith(AUTH_PREFIX):
         return api.auth_limiter, "auth"
-    if resource is not None and (resource.name or "").startswith(SITE_ROUTES):
+    if resource in api.site_pages:
         return api.site_limiter, "site"
     return api.limiter, "rate"
 

@@ -11,6 +11,7 @@ import asyncpg
 from aiohttp import web
 
 from .ratelimit import RateLimiter
+from .state import API
 from ..settings import Settings
 
 # Sign-ins one client may start (per replica; oauth.py): 20 at once (an office behind one
@@ -54,3 +55,18 @@ class Site:
 
 
 SITE = web.AppKey("site", Site)
+
+
+def add_page(app: web.Application, method: str, path: str, handler, *, name: str) -> None:
+    """Add one of the web site's routes: the one way the site registers a route. What makes it
+    the site's is this call (Api.site_pages), not its name: an error on it is a page
+    (site/mount.py's error_page), and it counts against the site's budget (edge.py). A route
+    added any other way (the CSP reports, the feeds, /api/v1) answers errors as the JSON
+    envelope. GET routes answer HEAD too, as router.add_get's do."""
+    add = {"GET": app.router.add_get, "POST": app.router.add_post}[method]
+    app[API].site_pages.add(add(path, handler, name=name).resource)
+
+
+def add_static(app: web.Application, prefix: str, directory: str, *, name: str) -> None:
+    """The site's static files, a site route like add_page's (their 404 is a page)."""
+    app[API].site_pages.add(app.router.add_static(prefix, directory, name=name, append_version=False))

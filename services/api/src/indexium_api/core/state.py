@@ -35,6 +35,9 @@ class Api:
     # The process's one NATS connection (invalidation.Invalidator, made by create_app): it follows
     # the catalogue's events, and the site publishes through it ("Check again", review decisions).
     bus: Any = None
+    # The web site's routes (site.add_page): their errors are pages, and they count against the
+    # site's budget (edge.py). A set of resources, looked up per request.
+    site_pages: set = field(default_factory=set)
     client_cache_control: str = field(init=False)  # Cache-Control of cached answers (respond.py)
 
     def __post_init__(self) -> None:

@@ -134,5 +134,5 @@ async def report(request: web.Request) -> web.Response:
 
 def setup(app: web.Application) -> None:
     app[BUCKET] = Bucket(RATE_PER_S, BURST)
-    # Not a "site-" route: its errors are the JSON envelope, not pages (site/mount.py).
+    # Not added with add_page (core/site.py): its errors are the JSON envelope, not pages.
     app.router.add_post(REPORT_PATH, report, name="csp-report")

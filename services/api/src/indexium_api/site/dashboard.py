@@ -24,7 +24,7 @@ from indexium_platform import logs, natsutil
 from ..core.state import API
 from ..core import sessions
 from .render import cross_site, error_page, page
-from ..core.site import SITE
+from ..core.site import SITE, add_page
 from .subscriptions import describe
 
 log = logs.get(__name__)
@@ -224,5 +224,5 @@ async def check_again(request: web.Request) -> web.Response:
 
 
 def setup(app: web.Application) -> None:
-    app.router.add_get("/dashboard", dashboard, name="site-dashboard")
-    app.router.add_post("/dashboard/check", check_again, name="site-check-again")
+    add_page(app, "GET", "/dashboard", dashboard, name="site-dashboard")
+    add_page(app, "POST", "/dashboard/check", check_again, name="site-check-again")

@@ -26,7 +26,7 @@ from indexium_platform.web import ERROR_PAGE, ApiError
 from ..core.state import API
 from . import cspreport, dashboard, oauth, pages, players, render, review, subscriptions
 from ..core import sessions
-from ..core.site import SITE, Site
+from ..core.site import SITE, Site, add_static
 
 log = logs.get(__name__)
 STATIC_PREFIX = "/static/site"
@@ -42,7 +42,7 @@ def _is_site(request: web.Request) -> bool:
         return False
     resource = request.match_info.route.resource
     if resource is not None:
-        return (resource.name or "").startswith("site-") or path.startswith(STATIC_PREFIX)
+        return resource in request.app[API].site_pages  # added by core/site.add_page
     # Unknown paths: an HTML page for browsers, the JSON envelope for everything else.
     return "text/html" in request.headers.get("Accept", "")
 
@@ -125,5 +125,5 @@ def setup(app: web.Application) -> None:
     subscriptions.setup(app)
     cspreport.setup(app)
     static = resources.files("indexium_api.site") / "static"
-    app.router.add_static(STATIC_PREFIX, str(static), name="site-static", append_version=False)
+    add_static(app, STATIC_PREFIX, str(static), name="site-static")
     app[ERROR_PAGE] = error_page  # answered by the platform's edge: no middleware of our own

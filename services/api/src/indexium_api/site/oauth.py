@@ -34,7 +34,7 @@ from ..core.respond import uncached
 from ..core.state import API, CLIENT
 from ..core import sessions
 from .render import cross_site, error_page, page
-from ..core.site import SITE, Site
+from ..core.site import SITE, Site, add_page
 
 log = logs.get(__name__)
 STATE_TTL = timedelta(minutes=10)  # GitHub's own codes live ten minutes
@@ -271,6 +271,6 @@ async def sign_out(request: web.Request) -> web.Response:
 
 
 def setup(app: web.Application) -> None:
-    app.router.add_get("/auth/github/login", login, name="site-signin")
-    app.router.add_get(CALLBACK_PATH, callback, name="site-callback")
-    app.router.add_post("/auth/sign-out", sign_out, name="site-signout")
+    add_page(app, "GET", "/auth/github/login", login, name="site-signin")
+    add_page(app, "GET", CALLBACK_PATH, callback, name="site-callback")
+    add_page(app, "POST", "/auth/sign-out", sign_out, name="site-signout")

@@ -25,6 +25,7 @@ from indexium_platform.web import ApiError
 from indexium_contracts.slugs import is_slug
 from ..core import markup, params, search_index
 from ..core.respond import GLOBAL, mod_tag
+from ..core.site import add_page
 from ..core.state import API
 from . import charts, downloads, security
 from .render import cached_page, for_visitor
@@ -266,6 +267,6 @@ async def changelog_page(request: web.Request) -> web.Response:
 
 
 def setup(app: web.Application) -> None:
-    app.router.add_get("/", home, name="site-home")
-    app.router.add_get("/mods/{slug}", mod_page, name="site-mod")
-    app.router.add_get("/mods/{slug}/changelog", changelog_page, name="site-changelog")
+    add_page(app, "GET", "/", home, name="site-home")
+    add_page(app, "GET", "/mods/{slug}", mod_page, name="site-mod")
+    add_page(app, "GET", "/mods/{slug}/changelog", changelog_page, name="site-changelog")

@@ -33,6 +33,7 @@ from indexium_platform.web import ApiError
 from ..core import hashes, packexport, params, search_index
 from ..v1 import players
 from ..core.respond import GLOBAL, query
+from ..core.site import add_page
 from ..core.state import API
 from .render import cached_page, for_visitor, page
 
@@ -189,6 +190,6 @@ async def upgrade_answer(request: web.Request) -> web.Response:
 
 
 def setup(app: web.Application) -> None:
-    app.router.add_get("/pack", pack, name="site-pack")
-    app.router.add_get("/upgrade", upgrade, name="site-upgrade")
-    app.router.add_post("/upgrade", upgrade_answer, name="site-upgrade-answer")
+    add_page(app, "GET", "/pack", pack, name="site-pack")
+    add_page(app, "GET", "/upgrade", upgrade, name="site-upgrade")
+    add_page(app, "POST", "/upgrade", upgrade_answer, name="site-upgrade-answer")

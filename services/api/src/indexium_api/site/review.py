@@ -19,7 +19,7 @@ from ..core.state import API
 from ..core import sessions
 from .dashboard import describe_finding
 from .render import cross_site, error_page, page
-from ..core.site import SITE
+from ..core.site import SITE, add_page
 
 log = logs.get(__name__)
 NOTE_MAX = 1000  # quarantine_decisions.reason keeps this much
@@ -99,5 +99,5 @@ async def decide(request: web.Request) -> web.Response:
 
 
 def setup(app: web.Application) -> None:
-    app.router.add_get("/review", queue, name="site-review")
-    app.router.add_post(r"/review/{version_id}", decide, name="site-review-decide")
+    add_page(app, "GET", "/review", queue, name="site-review")
+    add_page(app, "POST", r"/review/{version_id}", decide, name="site-review-decide")

@@ -31,7 +31,7 @@ from indexium_platform.web import ApiError, read_request_body
 from ..v1 import accounts, subscriptions as api_subscriptions
 from ..core import sessions
 from .render import cross_site, error_page, page
-from ..core.site import SITE
+from ..core.site import SITE, add_page
 
 FORM_LIMIT = 16 * 1024  # the JSON route's body limit
 DELIVERIES_PER_PAGE = 20
@@ -326,13 +326,12 @@ async def revoke_token(request: web.Request) -> web.Response:
 
 
 def setup(app: web.Application) -> None:
-    r = app.router
-    r.add_get("/dashboard/subscriptions", overview, name="site-subscriptions")
-    r.add_post("/dashboard/subscriptions", create, name="site-subscription-create")
-    r.add_get("/dashboard/subscriptions/{subscription_id}", detail, name="site-subscription")
-    r.add_post("/dashboard/subscriptions/{subscription_id}/delete", delete, name="site-subscription-delete")
-    r.add_post("/dashboard/subscriptions/{subscription_id}/resume", resume, name="site-subscription-resume")
-    r.add_post("/dashboard/subscriptions/{subscription_id}/deliveries/{delivery_id}/redeliver", redeliver,
+    add_page(app, "GET", "/dashboard/subscriptions", overview, name="site-subscriptions")
+    add_page(app, "POST", "/dashboard/subscriptions", create, name="site-subscription-create")
+    add_page(app, "GET", "/dashboard/subscriptions/{subscription_id}", detail, name="site-subscription")
+    add_page(app, "POST", "/dashboard/subscriptions/{subscription_id}/delete", delete, name="site-subscription-delete")
+    add_page(app, "POST", "/dashboard/subscriptions/{subscription_id}/resume", resume, name="site-subscription-resume")
+    add_page(app, "POST", "/dashboard/subscriptions/{subscription_id}/deliveries/{delivery_id}/redeliver", redeliver,
                name="site-subscription-redeliver")
-    r.add_post("/dashboard/tokens", create_token, name="site-token-create")
-    r.add_post("/dashboard/tokens/{token_id}/revoke", revoke_token, name="site-token-revoke")
+    add_page(app, "POST", "/dashboard/tokens", create_token, name="site-token-create")
+    add_page(app, "POST", "/dashboard/tokens/{token_id}/revoke", revoke_token, name="site-token-revoke")
