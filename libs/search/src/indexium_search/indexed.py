@@ -397,19 +397,6 @@ ORDER BY {sqlpath.ORDER["relevance"]}"""
     return sql, s.args
 
 
-def candidates(index: SearchIndex, matches: BitMap, parts, ql: str, need: int,
-               per_source: int = CANDIDATES) -> list[int]:
-    """The bounded candidates of a broad query (see the module doc)."""
-    n = max(need, per_source)
-    chosen = BitMap(index.first(matches, n))
-    chosen |= BitMap(index.first_name_prefixed(ql, matches, n))
-    chosen |= BitMap(index.first(index.matches(parts, heavy=True) & matches, n))
-    abbreviated = index.filters.get(f"ab:{ql}")  # (a query that is one of a mod's abbreviations)
-    if abbreviated:
-        chosen |= BitMap(index.first(abbreviated & matches, n))
-    return list(chosen)
-
-
 async def _text(conn, sq, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
                 rank_all: int, per_source: int) -> tuple[list, int] | None:
     words = searchindex.plain_words(sq.q)
@@ -419,9 +406,7 @@ async def _text(conn, sq, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
     parts = searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS)
     if parts is None:
         return None
-    # (the search_vector half once: the matches and the README penalty both need it)
-    strong = index.matches(parts) & allowed if parts else BitMap()
-    matches = strong | (index.matches(parts, readme=True) & allowed) if parts else BitMap()
+    strong, matches = index.text_matches(parts, allowed)
     if not matches:
         return [], 0
     sort = sq.effective_sort
@@ -446,7 +431,7 @@ async def _text(conn, sq, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
         page = index.page(matches, sort, sq.offset, sq.limit)
         return None if page is None else (await _hit_rows(conn, sq, index, sort, page), len(matches))
     ql = normalized(sq.q)
-    chosen = candidates(index, matches, parts, ql, sq.offset + sq.limit, per_source)
+    chosen = index.candidates(matches, parts, ql, sq.offset + sq.limit, per_source)
     sql, args = _ranked_sql(sq, tsq=tsq)
     args[0] = index.ids(chosen)
     return await conn.fetch(sql, *args), len(matches)
@@ -475,7 +460,7 @@ def _ranked_order(sq: sqlpath.SearchQuery, index: SearchIndex, matches: BitMap, 
                   rank_all: int, per_source: int, strong: BitMap | None = None) -> list[int]:
     """_ranked_in_process's order: every match, or a broad query's bounded candidates, ranked."""
     ql = normalized(sq.q)
-    pool = matches if len(matches) <= rank_all else candidates(index, matches, parts, ql, sq.limit, per_source)
+    pool = matches if len(matches) <= rank_all else index.candidates(matches, parts, ql, sq.limit, per_source)
     return index.ranked(pool, query, ql, strong=index.matches(parts) if strong is None else strong)
 
 
@@ -750,7 +735,7 @@ async def _partial(conn, sq: sqlpath.SearchQuery, index: SearchIndex, lexicon: L
     if len(total) <= rank_all:
         pool = total
     else:  # each token's most popular matches too: a rare word's few mods are all among them
-        pool = BitMap(candidates(index, total, every, ql, sq.limit, per_source))
+        pool = BitMap(index.candidates(total, every, ql, sq.limit, per_source))
         for m in matched:
             pool |= BitMap(index.first(m, per_source))
     weights = sqlpath.partial_weights(len(total), [len(m) for m in matched])

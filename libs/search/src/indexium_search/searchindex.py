@@ -611,6 +611,28 @@ class SearchIndex:
         authors or abbreviations (``matches``), or in the README."""
         return self.matches(parts) | self.matches(parts, readme=True)
 
+    def text_matches(self, parts: list[Part], allowed: BitMap) -> tuple[BitMap, BitMap]:
+        """(strong, matches) among ``allowed``: the mods the parts match in search_vector
+        (``matches``; the README penalty spares them), and those or in the README (``found``),
+        the search_vector half computed once."""
+        if not parts:
+            return BitMap(), BitMap()
+        strong = self.matches(parts) & allowed
+        return strong, strong | (self.matches(parts, readme=True) & allowed)
+
+    def candidates(self, matches: BitMap, parts: list[Part], ql: str, need: int, per_source: int) -> list[int]:
+        """The bounded candidates of a broad relevance query (indexed.py's module doc): the
+        max(need, per_source) most popular matches, as many whose name starts with ``ql``, whose
+        name or slug holds every part (weight A), and for which ``ql`` is an abbreviation."""
+        n = max(need, per_source)
+        chosen = BitMap(self.first(matches, n))
+        chosen |= BitMap(self.first_name_prefixed(ql, matches, n))
+        chosen |= BitMap(self.first(self.matches(parts, heavy=True) & matches, n))
+        abbreviated = self.filters.get(f"ab:{ql}")  # (a query that is one of a mod's abbreviations)
+        if abbreviated:
+            chosen |= BitMap(self.first(abbreviated & matches, n))
+        return list(chosen)
+
     def filtered(self, filters: Filters) -> BitMap:
         """Listed mods passing every filter group."""
         result = self.listed
