@@ -91,3 +91,22 @@ def test_the_straight_path_answers_as_resolvelib_does(loader, monkeypatch):
     # Both paths were taken, and the answers were not all failures.
 
     assert any(straight_runs) and not all(straight_runs) and solved > 20
+
+
+def test_a_cycle_of_criteria_that_never_reaches_the_root_is_an_answer_not_a_crash():
+    # The neoforge sequence above, run on to its 380th request: resolvelib 1.2.1's own result
+    # builder recursed without end on it (a RecursionError, a 500 from /api/v1/resolve); the
+    # resolver's own (resolver._result) walks from the root once and answers.
+    loader = "neoforge"
+    rng = random.Random(f"straight-{loader}")
+    for _ in range(380):
+        projects = catalogue(rng, loader)
+        ids = sorted(projects)
+        asked = [Requested(m) for m in rng.sample(ids, rng.randint(1, 8))]
+        if rng.random() < 0.2:
+            pick = rng.choice(ids)
+            asked.append(Requested(pick, rng.choice(projects[pick]).version_id))
+        include_optional = rng.random() < 0.3
+    assert include_optional
+    answer = resolver.resolve(MemorySource(projects), loader, GAME, asked, include_optional)
+    assert not answer.ok and answer.problem.startswith("no NeoForge version satisfies every mod")

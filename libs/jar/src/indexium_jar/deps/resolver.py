@@ -34,6 +34,7 @@ from functools import cmp_to_key
 
 import resolvelib
 from resolvelib.resolvers import Resolution as _Resolution, ResolverException
+from resolvelib.resolvers.resolution import DirectedGraph, Result
 from resolvelib.structs import State
 
 from indexium_jar import formats
@@ -327,13 +328,41 @@ def _run(index: _Index, roots: list[_Req]):
     try:
         if not _STRAIGHT:
             return resolvelib.Resolver(provider, reporter).resolve(roots, max_rounds=MAX_ROUNDS), None
-        from resolvelib.resolvers.resolution import _build_result  # noqa: PLC0415 - as Resolver.resolve does
-
-        return _build_result(_Memo(provider, reporter).resolve(roots, max_rounds=MAX_ROUNDS)), None
+        return _result(_Memo(provider, reporter).resolve(roots, max_rounds=MAX_ROUNDS)), None
     except resolvelib.ResolutionImpossible as exc:
         return None, _explain(index, exc.causes)
     except resolvelib.ResolutionTooDeep:
         return None, "these mods allow too many combinations to try; pin some versions and ask again"
+
+
+def _result(state: State):
+    """What ``Resolver.resolve`` makes of a finished resolution's state: the pins reachable from
+    the root through their criteria's parents, and every criterion. Not resolvelib 1.2.1's own
+    ``_build_result``: it asks each key for a route to the root recursively, and a cycle of
+    criteria that never reaches the root (a pin left over from a backtrack: a needs b, b needs a)
+    recursed without end, a RecursionError and a 500 for the player. Here one walk from the root
+    down, each key once."""
+    key_of = {id(pin): key for key, pin in state.mapping.items()}
+    key_of[id(None)] = None  # the root's requirements have no parent
+    children: dict = collections.defaultdict(list)
+    for key, criterion in state.criteria.items():
+        for parent in criterion.iter_parent():
+            if id(parent) in key_of:
+                children[key_of[id(parent)]].append(key)
+    graph = DirectedGraph()
+    graph.add(None)
+    connected, todo = {None}, [None]
+    while todo:
+        parent = todo.pop()
+        for key in children[parent]:
+            if key not in graph:
+                graph.add(key)
+            graph.connect(parent, key)
+            if key not in connected:
+                connected.add(key)
+                todo.append(key)
+    return Result(mapping={k: v for k, v in state.mapping.items() if k in connected}, graph=graph,
+                  criteria=state.criteria)
 
 
 class _Bail(Exception):
