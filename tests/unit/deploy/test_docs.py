@@ -53,3 +53,11 @@ def test_the_operator_commands_it_gives_exist(operations_doc, capsys):
             main([command, action, "--help"])
         assert done.value.code == 0, f"`python -m indexium_ops {command} {action}` does not exist"
     capsys.readouterr()
+
+
+def test_the_schema_doc_names_every_migration():
+    """docs/schema.md's "State as of" list is kept by hand: a migration it forgets fails here."""
+    schema = (REPO / "docs" / "schema.md").read_text("utf-8")
+    state = schema.split("State as of:", 1)[1].split("\n\n", 1)[0]
+    for sql in sorted((REPO / "libs/db/src/indexium_db/migrations").glob("*.sql")):
+        assert f"`{sql.stem}`" in state, f"docs/schema.md's \"State as of\" list misses {sql.stem}"
