@@ -177,6 +177,9 @@ def mod_context(app: web.Application, mod, versions, deps, series, latest, *, ra
         versions_inferred=bool(stating := [v for v in versions if v.get("game_versions")])
         and all(v.get("game_versions_inferred") for v in stating),
         INFERRED_TITLE=INFERRED_TITLE,
+        # Servers report the mods they load (docs/telemetry.md): a pack's page has no such count,
+        # nor a badge of one, unless servers reported it anyway.
+        counts_servers=(mod["project_type"] or formats.DEFAULT_PROJECT_TYPE) == formats.DEFAULT_PROJECT_TYPE,
         choice=choice, offer=downloads.pick(versions, choice), offered_loaders=offered_loaders,
         offered_versions=offered_versions, kept=kept,
         # The stored card through the one URL policy and the vocabulary again: a row written
