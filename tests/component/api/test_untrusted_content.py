@@ -143,7 +143,8 @@ def _row(links=None, files_url="https://github.com/o/r/releases/download/1/a.jar
 def _version(url):
     return {"version_number": "1", "version_type": "release", "published_at": None,
             "files": [{"url": url, "filename": "a.jar", "size": 1, "loaders": ["fabric"],
-                       "game_versions": ["1.20.1"], "hashes": {"sha1": "a" * 40, "sha512": "b" * 128}}]}
+                       "game_versions": ["1.20.1"], "game_versions_inferred": False,
+                       "hashes": {"sha1": "a" * 40, "sha512": "b" * 128}}]}
 
 
 _PAYLOAD = st.one_of(st.sampled_from(xss.REFUSED + xss.ALLOWED), st.text(max_size=30),

@@ -56,8 +56,8 @@ async def test_a_data_pack_uses_the_data_column(gh, releases, db):
     ("Lumina 2.1 for MC 1.20.1", ["1.20.1"], True),
     ("Lumina 2.1", [], False),  # "not stated": the archive carries none, the release names none
 ])
-async def test_a_shader_packs_game_versions_come_from_the_release_marked_inferred(gh, releases, db, name, versions,
-                                                                                   inferred):
+async def test_a_shader_packs_game_versions_come_from_the_release_marked_inferred(gh, releases, db, api, name,
+                                                                                   versions, inferred):
     repo = gh.add_repo("ana", "lumina")
     rel = gh.add_release(repo, "v2.1", [("Lumina.zip", packs.shader_pack(filler=50))], name=name)
     result = await releases.handle(rel)
@@ -65,6 +65,14 @@ async def test_a_shader_packs_game_versions_come_from_the_release_marked_inferre
     f = await _file(db, "Lumina.zip")
     assert (f["project_type"], f["loaders"]) == (formats.SHADER, ["iris", "optifine"])
     assert (f["game_versions"], f["game_versions_inferred"], f["v_inferred"]) == (versions, inferred, inferred)
+    # Served marked: /api/v1's version and file, and the page's header and file table.
+    resp = await api.get(f"/api/v1/mods/{f['slug']}/versions")
+    (version,) = await resp.json()
+    assert (version["game_versions"], version["game_versions_inferred"]) == (versions, inferred)
+    assert version["files"][0]["game_versions_inferred"] is inferred
+    page = await (await api.get(f"/mods/{f['slug']}")).text()
+    assert ("(inferred: the files do not state it)" in page) is inferred
+    assert ("game versions not stated" in page) is not inferred
 
 
 async def test_a_modpack_lists_its_files_and_resolves_them_to_indexed_mods(gh, releases, db, api):

@@ -59,5 +59,8 @@ async def test_a_resource_pack_page_shows_its_icon_and_game_versions(world, pipe
     # The offer names no loader a resource pack implies ("for Minecraft, Minecraft ..." before).
     assert (await b.page.locator(".offer-what").inner_text()).split("\n")[-1].strip() == \
         "crisp-textures v1.0 for Minecraft 1.20–1.20.1"
+    # Servers report the mods they load: a resource pack's page offers no server count or badge.
+    assert await b.page.locator("#stats-h").count() == 0 and await b.page.locator("#badge-h").count() == 0
+    assert "active server" not in await b.page.locator(".mod-head").inner_text()
     await b.shot("resource-pack")
     assert b.errors == []

@@ -50,12 +50,13 @@ async def mod_by_slug(conn: asyncpg.Connection, slug: str, *, readme: bool = Fal
 # One version as the API shows it, files included (primary first). Callers add FROM/WHERE
 # over "mod_versions v JOIN mods m ON m.id = v.mod_id" and keep PUBLIC_VERSION in it.
 VERSION_COLUMNS = """v.id, m.slug AS mod_slug, v.version_number, v.version_type, v.name, v.changelog,
-       v.loaders, v.game_versions, v.published_at,
+       v.loaders, v.game_versions, v.game_versions_inferred, v.published_at,
        COALESCE((SELECT sum(f.download_count) FROM version_files f WHERE f.version_id = v.id), 0)::bigint
            AS downloads,
        COALESCE((SELECT json_agg(json_build_object(
                     'filename', f.filename, 'url', f.url, 'size', f.size, 'primary', f.is_primary,
                     'loaders', f.loaders, 'game_versions', f.game_versions,
+                    'game_versions_inferred', f.game_versions_inferred,
                     'mod_id', f.manifest_mod_id, 'mod_version', f.manifest_version,
                     'hashes', json_build_object('sha1', f.sha1, 'sha256', f.sha256, 'sha512', f.sha512))
                     ORDER BY f.is_primary DESC, f.filename)

@@ -148,6 +148,10 @@ def dependency_words(deps) -> list[dict]:
     return out
 
 
+INFERRED_TITLE = ("The files do not state their game versions: read from the release's name or tag, or "
+                  "from a manifest field that only suggests them.")
+
+
 def mod_context(app: web.Application, mod, versions, deps, series, latest, *, range_key: str,
                 choice: downloads.Choice = downloads.Choice(), notes: list[dict] | None = None,
                 pack_contents=(), in_packs=()) -> dict:
@@ -169,6 +173,13 @@ def mod_context(app: web.Application, mod, versions, deps, series, latest, *, ra
         else formats.PROJECT_TYPE_TITLES.get(mod["project_type"]),
         # A loader its type implies (a resource pack's "minecraft"), left out of the offer's words.
         implied_loaders=implied if len(implied := formats.loaders_of(mod["project_type"] or formats.MOD)) == 1 else (),
+        # Game versions no file states (a shader pack's, read from its release's name): said so.
+        versions_inferred=bool(stating := [v for v in versions if v.get("game_versions")])
+        and all(v.get("game_versions_inferred") for v in stating),
+        INFERRED_TITLE=INFERRED_TITLE,
+        # Servers report the mods they load (docs/telemetry.md): a pack's page has no such count,
+        # nor a badge of one, unless servers reported it anyway.
+        counts_servers=(mod["project_type"] or formats.DEFAULT_PROJECT_TYPE) == formats.DEFAULT_PROJECT_TYPE,
         choice=choice, offer=downloads.pick(versions, choice), offered_loaders=offered_loaders,
         offered_versions=offered_versions, kept=kept,
         # The stored card through the one URL policy and the vocabulary again: a row written

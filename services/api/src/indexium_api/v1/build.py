@@ -55,7 +55,8 @@ def version(row) -> Version:
     return Version(
         mod=row["mod_slug"], version_number=row["version_number"], version_type=row["version_type"],
         name=row["name"], changelog=markup.changelog(row["changelog"] or ""), loaders=list(row["loaders"]),
-        game_versions=list(row["game_versions"]), published_at=row["published_at"], downloads=row["downloads"],
+        game_versions=list(row["game_versions"]), game_versions_inferred=bool(row["game_versions_inferred"]),
+        published_at=row["published_at"], downloads=row["downloads"],
         files=[_file(f) for f in row["files"]],
     )
 
@@ -69,7 +70,7 @@ def _file(f: dict) -> File:
     return File(
         # (stored only from INDEXIUM_DOWNLOAD_HOSTS; "" if the URL policy refuses it, which GitHub never gives)
         filename=f["filename"], url=urls.allowed(f["url"]) or "", size=f["size"], primary=f["primary"], loaders=f["loaders"],
-        game_versions=f["game_versions"],
+        game_versions=f["game_versions"], game_versions_inferred=bool(f.get("game_versions_inferred")),
         # The mod's own id and version as the file's manifest declares them (the release tag is the
         # version's version_number; a jar tagged v1.0.0 may declare 0.9.1).
         mod_id=f.get("mod_id"), mod_version=f.get("mod_version"),

@@ -90,6 +90,10 @@ class Mod(_Shape):
     updated_at: datetime | None
 
 
+INFERRED = ("True when the file does not state its game versions and they were read from the release's "
+            "name or tag (a shader pack), or from a manifest field that only suggests them.")
+
+
 class FileHashes(_Shape):
     # null until the scan stage has hashed the file
     sha1: str | None
@@ -109,6 +113,7 @@ class File(_Shape):
         description="The mod's own version as the file's manifest declares it (the release tag is "
                     "version_number); null where the manifest format gives none.")]
     hashes: FileHashes
+    game_versions_inferred: Annotated[bool, msgspec.Meta(description=INFERRED)] = False
 
 
 class Version(_Shape):
@@ -122,6 +127,7 @@ class Version(_Shape):
     published_at: datetime | None
     downloads: Count
     files: list[File]
+    game_versions_inferred: Annotated[bool, msgspec.Meta(description=INFERRED)] = False
 
 
 class LoaderTag(_Shape):
