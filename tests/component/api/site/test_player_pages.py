@@ -12,7 +12,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from indexium_api.v1 import players
+from indexium_api.core import players
 from tests.component.api.test_players import GAME, catalogue
 
 pytestmark = pytest.mark.component

@@ -1,5 +1,5 @@
 """The site's typed app state: its settings, its secret, and the resources it owns (its write pool,
-which /api/v1's own routes (v1/accounts.py) write through too, and its HTTP session)."""
+which /api/v1's own routes write through too, by accounts.pool; and its HTTP session)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
 * ``/authors/{login}/versions.atom``: those of every listed mod the GitHub account owns;
 * ``/search.atom?q=&loader=&game_version=&category=&environment=``: new projects (a mod's
   first public version) and new versions of the mods the site's search finds, parsed by the
-  site's own search parser (``site.pages.search_query``) and filtered by the catalogue's own
+  site's own search parser (``core/searchparams.py``'s ``search_query``) and filtered by the catalogue's own
   conditions (``indexium_db.queries.feeds``), loaders and game versions holding per file.
 
 The mod and author feeds take ``loader`` and ``game_version`` too. At most ``MAX_ENTRIES``
@@ -35,7 +35,7 @@ from indexium_platform.web import ApiError
 from . import atom
 from ..core import markup, params
 from ..core.respond import GLOBAL, Cached, cached, etag_of, mod_tag, no_mod, not_found
-from ..site.pages import search_query
+from ..core.searchparams import search_query
 from ..core.state import API
 
 MAX_ENTRIES = 50  # a feed reader wants what is new; 50 is a few weeks of a busy search

@@ -15,7 +15,6 @@ from aiohttp import web
 from indexium_content import categories as vocabulary, urls
 from indexium_contracts.telemetry import utc_day
 from indexium_db.queries import catalog as catalog_q, site as site_q, telemetry as telemetry_q
-from indexium_search import sqlpath
 from indexium_jar import gameversions
 from indexium_jar import formats
 from indexium_jar.deps import describe, parse_dependency
@@ -25,17 +24,13 @@ from indexium_platform.web import ApiError
 from indexium_contracts.slugs import is_slug
 from ..core import markup, params, search_index
 from ..core.respond import GLOBAL, mod_tag
+from ..core.searchparams import ENVIRONMENT_LABELS, MAX_PAGE, PAGE_SIZE, SORT_LABELS, search_query
 from ..core.site import add_page
 from ..core.state import API
 from . import charts, downloads, security
 from .render import cached_page, for_visitor
 
-PAGE_SIZE = 20
-MAX_PAGE = 500  # 10,000 hits: the API's own deepest offset
 RANGES = {"30d": 30, "90d": 90}
-SORT_LABELS = {"relevance": "Relevance", "downloads": "Downloads", "active_servers": "Active servers",
-               "updated": "Recently updated"}
-ENVIRONMENT_LABELS = {"client": "Client", "server": "Server"}
 LOADERS = formats.LOADERS
 BADGE_PATH = "/api/v1/badges/{slug}/servers.svg"
 NO_CHOICE = downloads.Choice()
@@ -49,26 +44,6 @@ def now() -> datetime:
 def _game_versions(snapshots: bool = False) -> list[str]:
     """The game version filter's options: the newest 60 releases (and snapshots, when asked)."""
     return [v.id for v in gameversions.default_table().versions if snapshots or v.type == "release"][:60]
-
-
-def search_query(request: web.Request) -> tuple[sqlpath.SearchQuery, int]:
-    q = params.text(request, "q")
-    page = params.integer(request, "page", default=1, low=1, high=MAX_PAGE)
-    sort = params.choice(request, "sort", tuple(SORT_LABELS))
-    env = params.text(request, "environment", max_len=16) or None  # "" = any
-    if env is not None and env not in ENVIRONMENT_LABELS:
-        raise ApiError(400, "invalid_parameter", "environment must be client or server.")
-    project_type = params.text(request, "type", max_len=32) or None  # "" = any
-    if project_type is not None and project_type not in formats.PROJECT_TYPES:
-        raise ApiError(400, "invalid_parameter", f"type must be one of: {', '.join(formats.PROJECT_TYPES)}.")
-    sq = sqlpath.SearchQuery(
-        q=" ".join(q.split()) or None if q else None,
-        game_versions=tuple(v for v in params.texts(request, "game_version") if v),
-        loaders=tuple(v for v in params.texts(request, "loader", max_len=32) if v),
-        categories=params.categories(request),
-        environment=env, project_type=project_type, sort=sort, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE,
-    )
-    return sq, page
 
 
 async def home(request: web.Request) -> web.Response:

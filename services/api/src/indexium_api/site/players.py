@@ -2,9 +2,9 @@
 upgrade?" (``/upgrade``).
 
 Both are plain forms over the API's own code, one path each: ``/pack`` resolves with
-``indexium_api.v1.players``'s resolver (the body check and the resolution ``POST
-/api/v1/resolve`` runs) and links to ``/api/v1/packs/export`` with the same choice;
-``/upgrade`` answers with the upgrade check ``POST /api/v1/upgrade-check`` runs. No state is
+``core/players.py``'s resolver (the body check and the resolution ``POST /api/v1/resolve``
+runs) and links to ``/api/v1/packs/export`` with the same choice;
+``/upgrade`` answers with the upgrade check ``POST /api/v1/upgrade-check`` runs (``core/players.py``). No state is
 kept on the server: the chosen mods live in the query string (``mod=`` repeated).
 
 * ``GET /pack``: one GET form: loader, game version, the chosen mods (hidden ``mod`` fields),
@@ -30,8 +30,7 @@ from indexium_search import sqlpath
 from indexium_jar import gameversions
 from indexium_platform.web import ApiError
 
-from ..core import hashes, packexport, params, search_index
-from ..v1 import players
+from ..core import hashes, packexport, params, players, search_index
 from ..core.respond import GLOBAL, query
 from ..core.site import add_page
 from ..core.state import API

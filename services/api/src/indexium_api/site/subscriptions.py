@@ -1,8 +1,8 @@
 """The dashboard's webhook subscriptions and personal API tokens (docs/notifications.md, "On
 the site"): plain HTML forms, each working without JavaScript.
 
-Nothing is checked twice in two ways: a subscription is made by ``subscriptions.make`` and a
-token by ``accounts.make_token``, the very functions behind ``/api/v1/subscriptions`` and
+Nothing is checked twice in two ways: a subscription is made by ``core/subscriptions.py``'s ``make``
+and a token by ``core/accounts.py``'s ``make_token``, the very functions behind ``/api/v1/subscriptions`` and
 ``/api/v1/tokens``; their refusals (``ApiError``: a private target, the per-user limits, an
 unknown mod, a bad game version) are shown on the page above the form, with what was typed
 kept. Delete, resume and redeliver are the API's query functions, each scoped to the signed-in
@@ -28,8 +28,7 @@ from multidict import MultiDict
 from indexium_db.queries import catalog as catalog_q, notify as notify_q
 from indexium_platform.web import ApiError, read_request_body
 
-from ..v1 import accounts, subscriptions as api_subscriptions
-from ..core import sessions
+from ..core import accounts, sessions, subscriptions as core_subscriptions
 from .render import cross_site, error_page, page
 from ..core.site import SITE, add_page
 
@@ -126,7 +125,7 @@ def prefill(query) -> dict:
     return values
 
 
-def body_of(values: dict) -> api_subscriptions.NewSubscription:
+def body_of(values: dict) -> core_subscriptions.NewSubscription:
     """The form's values as the JSON route's body; FormRefused for what the form alone gets wrong."""
     for name, most in FIELD_LIMITS.items():
         if len(str(values.get(name, ""))) > most:
@@ -144,9 +143,9 @@ def body_of(values: dict) -> api_subscriptions.NewSubscription:
             raise FormRefused(400, "Give the author's GitHub login.")
         target["author"] = values["author"]
     else:
-        target["search"] = api_subscriptions.Search(q=values["q"] or None, category=_words(values["category"]))
+        target["search"] = core_subscriptions.Search(q=values["q"] or None, category=_words(values["category"]))
     mode = values["gv_mode"]
-    return api_subscriptions.NewSubscription(
+    return core_subscriptions.NewSubscription(
         target_url=values["target_url"], format=values["format"], **target, loaders=values["loaders"],
         game_versions=_words(values["game_versions"]) if mode == "exact" else [],
         game_version_min=(values["game_version_min"] or None) if mode == "min" else None,
@@ -206,7 +205,7 @@ async def _overview(request: web.Request, session, *, status: int = 200, form: d
         form=form or prefill(q), refused=refused, created=created, new_token=token, token_refused=token_refused,
         token_name=token_name, next_hour=(hour + timedelta(hours=1)).strftime("%H:%M"),
         deleted=q.get("deleted") == "1", revoked=q.get("revoked") == "1", releases=releases[:RELEASES_OFFERED],
-        loaders=sorted(api_subscriptions.LOADERS), version_types=VERSION_TYPES, formats=FORMATS,
+        loaders=sorted(core_subscriptions.LOADERS), version_types=VERSION_TYPES, formats=FORMATS,
         **sessions.context(request, session))
 
 
@@ -223,7 +222,7 @@ async def create(request: web.Request) -> web.Response:
         return refused
     values = prefill(form)
     try:
-        answer = await api_subscriptions.make(request, _caller(session), body_of(values))
+        answer = await core_subscriptions.make(request, _caller(session), body_of(values))
     except FormRefused as exc:
         return await _overview(request, session, status=exc.status, form=values, refused=exc.message)
     except ApiError as exc:
