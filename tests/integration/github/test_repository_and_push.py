@@ -134,39 +134,28 @@ async def test_push_refreshes_the_card_only_when_a_manifest_or_the_metadata_chan
     assert await db.fetchval("SELECT count(*) FROM mod_versions") == 2
 
 
-async def test_created_repository_is_evaluated_and_a_push_adding_a_manifest_registers_it(gh, stack, db, eventually):
+@pytest.mark.parametrize("path, content, also_added", [
+    ("fabric/src/main/resources/fabric.mod.json", fabric_json(), []),
+    # The registry's pack source paths count as manifests for a push as for onboarding: a resource
+    # pack's pack.mcmeta pushed to the root of a skipped repository makes it a pack repository.
+    ("pack.mcmeta", '{"pack": {"pack_format": 15, "description": "x"}}', ["assets/minecraft/textures/a.png"]),
+], ids=["mod manifest", "pack at the root"])
+async def test_created_repository_is_evaluated_and_a_push_adding_a_manifest_registers_it(gh, stack, db, eventually,
+                                                                                         path, content, also_added):
     inst = gh.add_installation([], account="alice", repository_selection="all")
     await stack.send("installation", gh.installation_payload(inst, "created"))
-    repo = gh.add_repo("alice/newmod", installation=inst)
+    repo = gh.add_repo("alice/newproject", installation=inst)
     repo.installation = inst
     await stack.send("repository", repository_payload(gh, repo, "created"))
     assert await eventually(lambda: db.fetchval(
         "SELECT skip_reason FROM github_repositories WHERE github_repo_id = $1", repo.id)) == \
         "no mod manifest on branch main and no published release"
-    gh.set_file(repo, "fabric/src/main/resources/fabric.mod.json", fabric_json())
-    await stack.send("push", push_payload(gh, repo, added=["fabric/src/main/resources/fabric.mod.json"]))
+    gh.set_file(repo, path, content)
+    await stack.send("push", push_payload(gh, repo, added=[path, *also_added]))
     assert await eventually(lambda: db.fetchval(
         "SELECT state = 'registered' FROM github_repositories WHERE github_repo_id = $1", repo.id))
     assert await db.fetchval("SELECT manifest_source FROM github_repositories WHERE github_repo_id = $1",
-                             repo.id) == "branch:fabric/src/main/resources/fabric.mod.json"
-
-
-async def test_a_push_adding_a_pack_file_at_the_root_registers_a_skipped_repository(gh, stack, db, eventually):
-    """The registry's pack source paths count as manifests for a push as for onboarding: a resource
-    pack's pack.mcmeta pushed to the root of a skipped repository makes it a pack repository."""
-    inst = gh.add_installation([], account="dana", repository_selection="all")
-    await stack.send("installation", gh.installation_payload(inst, "created"))
-    repo = gh.add_repo("dana/textures", installation=inst)
-    repo.installation = inst
-    await stack.send("repository", repository_payload(gh, repo, "created"))
-    assert await eventually(lambda: db.fetchval(
-        "SELECT state = 'skipped' FROM github_repositories WHERE github_repo_id = $1", repo.id))
-    gh.set_file(repo, "pack.mcmeta", '{"pack": {"pack_format": 15, "description": "x"}}')
-    await stack.send("push", push_payload(gh, repo, added=["pack.mcmeta", "assets/minecraft/textures/a.png"]))
-    assert await eventually(lambda: db.fetchval(
-        "SELECT state = 'registered' FROM github_repositories WHERE github_repo_id = $1", repo.id))
-    assert await db.fetchval("SELECT manifest_source FROM github_repositories WHERE github_repo_id = $1",
-                             repo.id) == "branch:pack.mcmeta"
+                             repo.id) == f"branch:{path}"
 
 
 async def _where(db, repo, condition):
