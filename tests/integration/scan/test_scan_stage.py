@@ -238,7 +238,8 @@ async def test_the_scan_makes_exactly_one_request_per_file_its_download(stage):
     # indexer read each once (tail), the scan must then only download each file once.
     streamed = kit.clean_mod_jar("streamedmod", data_descriptors=True)
     bad_streamed = kit.fractureiser_jar("streamedbad", data_descriptors=True)
-    plain = kit.clean_mod_jar("plainmod")
+    # (The same mod id: one project with two files. Two ids would be two projects since 0025.)
+    plain = kit.clean_mod_jar("streamedmod")
     good = await stage.index("erin", "streamed", [("streamed-1.0.0.jar", streamed), ("plain-1.0.0.jar", plain)])
     bad = await stage.index("mallory", "streamedbad", [("streamedbad-1.0.0.jar", bad_streamed)])
     (indexed,) = [e for e in await indexed_events(stage.nats_url) if e.version_id == str(good)]
