@@ -141,20 +141,20 @@ def mod_context(app: web.Application, mod, versions, deps, series, latest, *, ra
     breakdown = (latest["breakdown"] if latest else None) or {}
     public = app[API].settings.public_url.rstrip("/")
     badge = BADGE_PATH.format(slug=slug)
+    project_type = mod["project_type"] or formats.DEFAULT_PROJECT_TYPE  # (a row before 0023: a mod)
     return dict(
         mod=mod, versions=versions, deps=dependency_words(deps), pack_contents=pack_contents, in_packs=in_packs, range_key=range_key, ranges=RANGES,
         # A pack's (or plugin's) type named in its header; a mod's is the default, not named.
-        type_title=None if (mod["project_type"] or formats.DEFAULT_PROJECT_TYPE) == formats.DEFAULT_PROJECT_TYPE
-        else formats.PROJECT_TYPE_TITLES.get(mod["project_type"]),
+        type_title=None if project_type == formats.DEFAULT_PROJECT_TYPE else formats.PROJECT_TYPE_TITLES.get(project_type),
         # A loader its type implies (a resource pack's "minecraft"), left out of the offer's words.
-        implied_loaders=implied if len(implied := formats.loaders_of(mod["project_type"] or formats.MOD)) == 1 else (),
+        implied_loaders=implied if len(implied := formats.loaders_of(project_type)) == 1 else (),
         # Game versions no file states (a shader pack's, read from its release's name): said so.
         versions_inferred=bool(stating := [v for v in versions if v.get("game_versions")])
         and all(v.get("game_versions_inferred") for v in stating),
         INFERRED_TITLE=INFERRED_TITLE,
         # Servers report the mods they load (docs/telemetry.md): a pack's page has no such count,
         # nor a badge of one, unless servers reported it anyway.
-        counts_servers=(mod["project_type"] or formats.DEFAULT_PROJECT_TYPE) == formats.DEFAULT_PROJECT_TYPE,
+        counts_servers=project_type == formats.DEFAULT_PROJECT_TYPE,
         choice=choice, offer=downloads.pick(versions, choice), offered_loaders=offered_loaders,
         offered_versions=offered_versions, kept=kept,
         # The stored card through the one URL policy and the vocabulary again: a row written
