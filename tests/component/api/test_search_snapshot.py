@@ -78,7 +78,7 @@ async def test_one_fetch_a_node_the_start_s_prefetch_and_a_replica_beside_it_wai
     import hashlib
 
     from indexium_api import prefetch
-    from indexium_api.core import snapshots
+    from indexium_platform import snapshotfetch as snapshots
 
     mod = await seed.mod("m0", name="Cozy Lanterns")
     await seed.version(mod, "1.0", [FABRIC_120])

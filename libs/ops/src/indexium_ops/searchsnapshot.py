@@ -1,20 +1,39 @@
-"""The search snapshot's writer (``python -m indexium_ops search-snapshot``): one process loads
-the search index from PostgreSQL as a replica used to, learns the lexicon a replica prewarms,
-writes the snapshot file (``indexium_search.snapshot``) and puts it into JetStream's object store
+"""The search snapshot's writer (``python -m indexium_ops search-snapshot``): one process writes
+the snapshot file (``indexium_search.snapshot``) and puts it into JetStream's object store
 (``indexium_contracts.searchsnapshot``), where every API replica fetches it at start.
+
+**From the previous snapshot** (docs/api.md, "Replica start: the snapshot"), as a replica starts:
+the current object fetched into the writer's directory (``indexium_platform.snapshotfetch``; kept
+there with the file this writer put last, so a writer on the same node fetches nothing), mapped
+(``snapshot.load``, its digest checked), the mods written after its position less
+``indexed.CATCH_UP_MARGIN_S`` re-read (``indexed.changed_after``, ``indexed.reread``), the lexicon
+prewarmed from the old one (only words it lacks asked), and the new file written from that index
+(``snapshot.write`` copies every unchanged mod's columns and posting from the old file): a
+replica's memory (~150 MB at 100,000 mods) instead of a full load's (~900 MB), seconds instead of
+minutes. **A full load** (``indexed.load``, ``prewarm``, as a replica used to) instead, with one
+``search_snapshot_full_load`` line saying why, when: ``--full`` asks; there is no object yet; the
+object cannot be read (damaged, another format) or fetched; more than ``max_changes`` mods changed
+since it (MAX_CHANGES: each re-read mod is ~1-4 ms and a few KB held as objects, so past a few
+thousand a full load is as cheap and gives back popularity order); or ``full_every`` writes came
+since the last full one (FULL_EVERY): ordinals stay in the popularity order of the last full
+load (a re-read mod keeps its ordinal, a new one goes last, a removed one leaves a hole), which
+only decides which of a broad query's matches are ranked (``indexed``'s bounded candidates), so
+drift is bounded but not left to grow forever. The snapshot's meta says which: ``incremental`` (writes
+since the last full one, 0 for a full one) and ``full_updated_at`` (that full load's position).
 
 One writer, on a schedule: a Kubernetes CronJob (``deploy/``, every 10 minutes, never two at once)
 or ``--every SECONDS`` as a long-running process (``schedule``: compose, ``make run``), which can
-also write after a batch of catalogue changes (``--after-changes N``). Not a replica: its load
-(~20-50 s and ~500 MB at 100,000 mods) stays off every request path, and a replica's memory stays
-the snapshot's. The long-running scheduler only counts events and waits: each write is a process
-of its own (``python -m indexium_ops search-snapshot``), so the ~500 MB a write takes go back to
-the system when it ends instead of staying in a scheduler that is idle most of the time.
+also write after a batch of catalogue changes (``--after-changes N``). Not a replica: its full
+load (~100-300 s and ~900 MB at 100,000 mods on a loaded machine) stays off every request path.
+The long-running scheduler only counts events and waits: each write is a process of its own
+(``python -m indexium_ops search-snapshot``), so the memory a write takes goes back to the system
+when it ends instead of staying in a scheduler that is idle most of the time.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import sys
@@ -23,39 +42,115 @@ import time
 from pathlib import Path
 
 from indexium_contracts import searchsnapshot, versions
-from indexium_platform import logs, natsutil
-from indexium_search import indexed, snapshot
+from indexium_platform import logs, natsutil, snapshotfetch
+from indexium_search import indexed, searchindex, snapshot
 from indexium_search.searchindex import Lexicon
 
 log = logs.get(__name__)
+# More mods changed since the previous snapshot than this: a full load. A re-read costs 1.1-3.8 ms
+# a mod (docs/api.md) and its entry and the postings it touches stay in memory as objects (~3-5 KB
+# a mod): 5,000 are ~5-20 s and ~20-25 MB, still far under a full load's minutes and ~900 MB at
+# 100,000 mods; past that the full load is the better buy (and renumbers by popularity).
+MAX_CHANGES = 5000
+# Every this many writes one is a full load (the others from the previous snapshot): at the
+# CronJob's 10 minutes, one a day. 0: only for the other reasons.
+FULL_EVERY = 144
 
 
-async def write_once(conn, js, directory: Path | None = None) -> dict:
-    """Load, write, put; what was put (mods, bytes, digest, position, seconds)."""
+def default_directory() -> Path:
+    """Where the writer keeps the snapshot it starts from (and writes the next one)."""
+    return Path(tempfile.gettempdir()) / "indexium-search-snapshot-writer"
+
+
+async def write_once(conn, js, directory: Path | None = None, *, full: bool = False,
+                     max_changes: int = MAX_CHANGES, full_every: int = FULL_EVERY) -> dict:
+    """Write the snapshot (from the previous one, else a full load: see the module doc) and put it;
+    what was put (mods, bytes, digest, position, seconds, source, caught_up, reason)."""
     started = time.monotonic()
+    directory = Path(directory) if directory is not None else default_directory()
+    directory.mkdir(parents=True, exist_ok=True)
     try:
         stream_seq = (await js.stream_info(versions.STREAM.name)).state.last_seq
     except Exception:  # (the position's stream sequence is for operators: never a reason not to write)
         stream_seq = 0
-    index = await indexed.load(conn)
-    lexicon = Lexicon()
-    await indexed.prewarm(conn, lexicon, index)
-    with tempfile.TemporaryDirectory(dir=directory) as tmp:
-        path = Path(tmp) / "search-index.snap"
-        digest = await asyncio.to_thread(snapshot.write, index, lexicon, path, updated_at=index.position,
-                                         stream_seq=stream_seq)
+    built, reason = (None, "asked (--full)") if full else await _from_previous(conn, js, directory, max_changes,
+                                                                                full_every)
+    if built is None:
+        log.info("search_snapshot_full_load", reason=reason)
+        gc.collect()  # (a previous snapshot's index given up: its objects gone before the load)
+        index = await indexed.load(conn)
+        lexicon = Lexicon()
+        await indexed.prewarm(conn, lexicon, index)
+        position, caught_up = index.position, None
+        meta = {"incremental": 0, "full_updated_at": position}
+    else:
+        index, lexicon, position, caught_up, meta = built
+    path = directory / f".search-index.{os.getpid()}.new"
+    try:
+        digest = await asyncio.to_thread(snapshot.write, index, lexicon, path, updated_at=position,
+                                         stream_seq=stream_seq, meta=meta)
         store = await js.object_store(searchsnapshot.BUCKET.name)
         with open(path, "rb") as f:
             info = await store.put(searchsnapshot.OBJECT, f)
-    return {"mods": len(index), "bytes": info.size, "digest": digest, "updated_at": index.position,
-            "stream_seq": stream_seq, "seconds": round(time.monotonic() - started, 2)}
+        # Kept as the object the next write (or a fetch on this node) finds: named by its digest.
+        kept = directory / f"{snapshotfetch.object_digest(info.digest)}{snapshotfetch.SUFFIX}"
+        os.replace(path, kept)
+        snapshotfetch.remove_others(directory, kept)
+    finally:
+        path.unlink(missing_ok=True)
+    return {"mods": len(index), "bytes": info.size, "digest": digest, "updated_at": position,
+            "stream_seq": stream_seq, "seconds": round(time.monotonic() - started, 2),
+            "source": "full" if built is None else "previous", "caught_up": caught_up,
+            "incremental": meta["incremental"], "reason": reason}
+
+
+async def _from_previous(conn, js, directory: Path, max_changes: int, full_every: int):
+    """((index, lexicon, position, caught_up, meta), None) from the previous snapshot brought up to
+    date, or (None, why not)."""
+    try:
+        path, _ = await snapshotfetch.fetch_with(js, directory)
+    except snapshotfetch.NoSnapshot:
+        return None, "no snapshot in the object store yet"
+    except Exception as exc:
+        return None, f"the previous snapshot could not be fetched: {type(exc).__name__} {str(exc)[:200]}"
+    return await from_file(conn, path, max_changes=max_changes, full_every=full_every)
+
+
+async def from_file(conn, path: Path, *, max_changes: int = MAX_CHANGES, full_every: int = FULL_EVERY):
+    """The index of the snapshot file at ``path`` brought up to date from PostgreSQL, as
+    ((index, lexicon, position, caught_up, meta for the next file), None), or (None, why a full
+    load instead); an unusable file is removed (fetched again next time)."""
+    try:
+        index, known, meta = await asyncio.to_thread(snapshot.load, path, verify=True)
+    except (snapshot.Unusable, OSError, ValueError, KeyError) as exc:
+        path.unlink(missing_ok=True)  # (fetched again next time)
+        return None, f"the previous snapshot is unusable: {type(exc).__name__} {str(exc)[:200]}"
+    index.snapshot.release_pages()  # (the digest's read brought every page in)
+    done = meta.get("incremental", 0)
+    if full_every and done + 1 >= full_every:
+        return None, f"{done} writes from a previous snapshot since the last full load (full every {full_every})"
+    # The new position: this statement's transaction began before every read below (as a load's).
+    position = searchindex.micros(await conn.fetchval("SELECT transaction_timestamp()"))
+    slugs = await indexed.changed_after(conn, index, meta["updated_at"], indexed.CATCH_UP_MARGIN_S)
+    if len(slugs) > max_changes:
+        return None, f"{len(slugs)} mods changed since the previous snapshot (more than {max_changes})"
+    for batch in indexed.batches(slugs):
+        await indexed.reread(conn, index, batch)
+    # Every catalogue word, as a full load reads them (a re-read adds its own mod's; a word of a
+    # mod never listed would be missing).
+    index.words.update([r[0] for r in await conn.fetch("SELECT word FROM search_words")])
+    lexicon = Lexicon()
+    await indexed.prewarm(conn, lexicon, index, known=known)
+    return (index, lexicon, position, len(slugs),
+            {"incremental": done + 1, "full_updated_at": meta.get("full_updated_at", meta["updated_at"])}), None
 
 
 async def schedule(nats_url: str, *, every_s: float, after_changes: int = 0, min_interval_s: float = 60.0,
-                   write_first: bool = True) -> None:
+                   write_first: bool = True, write_args: tuple[str, ...] = ()) -> None:
     """Write now (``write_first``; else wait first, as after a write just made), then again every ``every_s``, or sooner once ``after_changes`` catalogue events
     (the VERSIONS stream's subjects, as the API's invalidation hears them) came since the last write
-    began and ``min_interval_s`` passed since then. Each write a child process. Runs until cancelled."""
+    began and ``min_interval_s`` passed since then. Each write a child process (given ``write_args``:
+    the writer's own options). Runs until cancelled."""
     changes = 0
     nc = None
     if after_changes:
@@ -78,7 +173,7 @@ async def schedule(nats_url: str, *, every_s: float, after_changes: int = 0, min
             changes = 0
             if write:
                 child = await asyncio.create_subprocess_exec(sys.executable, "-m", "indexium_ops", "search-snapshot",
-                                                             env=os.environ.copy())
+                                                             *write_args, env=os.environ.copy())
                 code = await child.wait()
                 if code != 0:
                     log.warning("search_snapshot_write_failed", exit_code=code)
