@@ -283,8 +283,9 @@ def test_a_snapshot_written_from_the_previous_one_answers_as_one_written_from_a_
     from indexium_ops import searchsnapshot
 
     monkeypatch.setattr(searchindex, "LAID_MIN_SETS", 1)
-    if postings_kept == "a few bytes":
+    if postings_kept == "a few bytes":  # (and the old file's pages let go every few bytes written)
         monkeypatch.setattr(snapshot, "POSTINGS_READ_MAX", 64)
+        monkeypatch.setattr(snapshot, "RELEASE_EVERY", 256)
 
     async def full_snapshot(conn, path):
         index = await indexed.load(conn)

@@ -125,7 +125,6 @@ async def from_file(conn, path: Path, *, max_changes: int = MAX_CHANGES, full_ev
     except (snapshot.Unusable, OSError, ValueError, KeyError) as exc:
         path.unlink(missing_ok=True)  # (fetched again next time)
         return None, f"the previous snapshot is unusable: {type(exc).__name__} {str(exc)[:200]}"
-    index.snapshot.release_pages()  # (the digest's read brought every page in)
     done = meta.get("incremental", 0)
     if full_every and done + 1 >= full_every:
         return None, f"{done} writes from a previous snapshot since the last full load (full every {full_every})"

@@ -52,6 +52,9 @@ FORMAT = 1
 ENTRIES_KEPT = 2048  # entries built from the file and kept (then forgotten whole): ~3 KB each
 # Postings read for searches and kept (Table), by their serialized bytes (in memory ~1-1.5x).
 POSTINGS_READ_MAX = 8 * 2**20
+# A snapshot written from another lets the old file's pages it read go every this many bytes
+# written (most of them copied from it): its RSS holds ~this much of the old file, not all of it.
+RELEASE_EVERY = 8 * 2**20
 _TRAILER = struct.Struct("<Q32s")
 _NONE_TIME = -(2**63)
 _pack = msgspec.msgpack.Encoder()
@@ -65,13 +68,21 @@ class Unusable(Exception):
 # --- writing -------------------------------------------------------------------------------
 
 class _Writer:
-    def __init__(self, f) -> None:
+    def __init__(self, f, release=None) -> None:
+        """``release``: called every RELEASE_EVERY bytes written (the old file's pages let go
+        while a snapshot is written from another: _write_over)."""
         self.f, self.sections, self.hash = f, {}, hashlib.sha256()
+        self._release, self._written = release, 0
         self._write(MAGIC)
 
     def _write(self, raw) -> None:
         self.f.write(raw)
         self.hash.update(raw)
+        if self._release is not None:
+            self._written += len(raw) if not isinstance(raw, memoryview) else raw.nbytes
+            if self._written >= RELEASE_EVERY:
+                self._written = 0
+                self._release()
 
     def put(self, name: str, payload, kind: str = "B") -> None:
         pad = (-self.f.tell()) % 8
@@ -227,7 +238,7 @@ def _write_over(index: SearchIndex, lexicon: Lexicon, path: Path, *, updated_at:
     laid = searchindex._fastsearch is not None
     part = path.with_name(path.name + f".{os.getpid()}.part")
     with open(part, "wb") as f:
-        w = _Writer(f)
+        w = _Writer(f, release=snap.release_pages)
         # The vocabulary and its postings, weight A's and the laid ones (the same order).
         vocabulary, from_old = _live_keys(w, "postings", index.postings, entries._vocabulary)
         w.blobs("heavy_postings", (_posting(index.heavy, x, i) or b"" for x, i in zip(vocabulary, from_old)))
@@ -496,7 +507,7 @@ class Snapshot:
         if header_len > body_end:
             raise Unusable("bad header length")
         self.digest = digest.hex()
-        if verify and hashlib.sha256(view[:body_end]).digest() != digest:
+        if verify and _file_sha256(self.path, body_end) != digest:
             raise Unusable("digest mismatch")
         header = json.loads(bytes(view[body_end - 8 - header_len:body_end - 8]))
         self.meta, self.sections = header["meta"], header["sections"]
@@ -532,6 +543,20 @@ class Snapshot:
     def blobs(self, name: str) -> Iterator[memoryview]:
         blob, offsets = self.raw(name), self.col(name + ".offsets").tolist()
         return (blob[a:b] for a, b in zip(offsets, offsets[1:]))
+
+
+def _file_sha256(path: Path, size: int) -> bytes:
+    """SHA-256 of the file's first ``size`` bytes, read (page cache) rather than through the
+    mapping, so checking a file does not bring all of it into this process's RSS."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while size > 0:
+            chunk = f.read(min(size, 1 << 20))
+            if not chunk:
+                break
+            h.update(chunk)
+            size -= len(chunk)
+    return h.digest()
 
 
 class Strings:
