@@ -833,6 +833,12 @@ class Entries:
         raw = self._hits[self._hits_off[o]:self._hits_off[o + 1]]
         return _unpack.decode(raw) if raw else None
 
+    def changed_of(self, o: int) -> int:
+        """Entry.changed of a mod the index holds, from its column (an entry re-read since: its own)."""
+        if o in self._over:
+            return self._over[o].changed
+        return self._changed[o]
+
     def order_key(self, sort: str, o: int) -> tuple:
         """SearchIndex._order_key of a mod, from the columns (an entry re-read since: its own)."""
         if o in self._over:
