@@ -102,3 +102,16 @@ async def test_every_nth_write_is_a_full_load_and_a_full_one_can_be_asked_for(wr
     assert sources == [("full", 0), ("previous", 1), ("previous", 2), ("full", 0), ("previous", 1)]
     done = await writer(full=True)
     assert (done["source"], done["reason"]) == ("full", "asked (--full)")
+
+
+async def test_a_write_from_the_previous_snapshot_that_fails_is_followed_by_a_full_load(writer, capsys, monkeypatch):
+    await writer()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug in the copy")
+
+    monkeypatch.setattr(snapshot, "_write_over", broken)
+    done = await writer()
+    assert (done["source"], done["reason"]) == ("full", "the write from the previous snapshot failed: RuntimeError")
+    assert "search_snapshot_from_previous_failed" in _said(capsys)
+    assert (await writer())["source"] == "full"  # (still broken: every write a full one, none missed)

@@ -12,7 +12,8 @@ prewarmed from the old one (only words it lacks asked), and the new file written
 replica's memory (~150 MB at 100,000 mods) instead of a full load's (~900 MB), seconds instead of
 minutes. **A full load** (``indexed.load``, ``prewarm``, as a replica used to) instead, with one
 ``search_snapshot_full_load`` line saying why, when: ``--full`` asks; there is no object yet; the
-object cannot be read (damaged, another format) or fetched; more than ``max_changes`` mods changed
+object cannot be read (damaged, another format) or fetched; the catch-up or the write from it
+failed (a line of its own too: never stuck on one snapshot); more than ``max_changes`` mods changed
 since it (MAX_CHANGES: each re-read mod is ~1-4 ms and a few KB held as objects, so past a few
 thousand a full load is as cheap and gives back popularity order); or ``full_every`` writes came
 since the last full one (FULL_EVERY): ordinals stay in the popularity order of the last full
@@ -78,16 +79,25 @@ async def write_once(conn, js, directory: Path | None = None, *, full: bool = Fa
         stream_seq = 0
     built, reason = (None, "asked (--full)") if full else await _from_previous(conn, js, directory, max_changes,
                                                                                 full_every)
-    if built is None:
-        log.info("search_snapshot_full_load", reason=reason)
-        gc.collect()  # (a previous snapshot's index given up: its objects gone before the load)
-        index = await indexed.load(conn)
-        lexicon = Lexicon()
-        await indexed.prewarm(conn, lexicon, index)
-        position, caught_up = index.position, None
-        meta = {"incremental": 0, "full_updated_at": position}
-    else:
-        index, lexicon, position, caught_up, meta = built
+    if built is not None:
+        try:
+            return await _put(js, directory, *built, stream_seq=stream_seq, started=started, reason=None)
+        except Exception as exc:  # (never stuck on one: a full load writes what a replica can start from)
+            log.warning("search_snapshot_from_previous_failed", error=type(exc).__name__, detail=str(exc)[:200])
+            built, reason = None, f"the write from the previous snapshot failed: {type(exc).__name__}"
+    log.info("search_snapshot_full_load", reason=reason)
+    gc.collect()  # (a previous snapshot's index given up: its objects gone before the load)
+    index = await indexed.load(conn)
+    lexicon = Lexicon()
+    await indexed.prewarm(conn, lexicon, index)
+    return await _put(js, directory, index, lexicon, index.position, None,
+                      {"incremental": 0, "full_updated_at": index.position},
+                      stream_seq=stream_seq, started=started, reason=reason)
+
+
+async def _put(js, directory: Path, index, lexicon, position: int, caught_up: int | None, meta: dict, *,
+               stream_seq: int, started: float, reason: str | None) -> dict:
+    """Write the file, put it, keep it in ``directory`` under the object's digest; what was put."""
     path = directory / f".search-index.{os.getpid()}.new"
     try:
         digest = await asyncio.to_thread(snapshot.write, index, lexicon, path, updated_at=position,
@@ -103,7 +113,7 @@ async def write_once(conn, js, directory: Path | None = None, *, full: bool = Fa
         path.unlink(missing_ok=True)
     return {"mods": len(index), "bytes": info.size, "digest": digest, "updated_at": position,
             "stream_seq": stream_seq, "seconds": round(time.monotonic() - started, 2),
-            "source": "full" if built is None else "previous", "caught_up": caught_up,
+            "source": "full" if caught_up is None else "previous", "caught_up": caught_up,
             "incremental": meta["incremental"], "reason": reason}
 
 
@@ -116,7 +126,11 @@ async def _from_previous(conn, js, directory: Path, max_changes: int, full_every
         return None, "no snapshot in the object store yet"
     except Exception as exc:
         return None, f"the previous snapshot could not be fetched: {type(exc).__name__} {str(exc)[:200]}"
-    return await from_file(conn, path, max_changes=max_changes, full_every=full_every)
+    try:
+        return await from_file(conn, path, max_changes=max_changes, full_every=full_every)
+    except Exception as exc:  # (PostgreSQL away fails the full load too; anything else: not stuck on it)
+        log.warning("search_snapshot_from_previous_failed", error=type(exc).__name__, detail=str(exc)[:200])
+        return None, f"the catch-up from the previous snapshot failed: {type(exc).__name__}"
 
 
 async def from_file(conn, path: Path, *, max_changes: int = MAX_CHANGES, full_every: int = FULL_EVERY):
