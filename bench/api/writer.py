@@ -2,6 +2,7 @@
 previous snapshot, its peak RSS and seconds.
 
     python bench/api/writer.py [--mods 100000] [--data /tmp/searchprofile] [--changes 0,1000,5000]
+                               [--max-changes 20000]
 
 searchprofile.py's seeded catalogue (kept under ``--data``), embedded NATS set up as the setup step
 does, and the writer as deployed: each write a process of its own (``python -m indexium_ops
@@ -110,7 +111,8 @@ async def main(args) -> None:
             if n:
                 changed += await change(conn, n, done)
             load = os.getloadavg()[0]
-            report(f"from the previous snapshot, {n} mods changed", await asyncio.to_thread(write, env, directory), load)
+            report(f"from the previous snapshot, {n} mods changed",
+                   await asyncio.to_thread(write, env, directory, "--max-changes", str(args.max_changes)), load)
     finally:
         if conn is not None:
             if changed:
@@ -128,4 +130,6 @@ if __name__ == "__main__":
     parser.add_argument("--mods", type=int, default=100_000)
     parser.add_argument("--data", default="/tmp/searchprofile")
     parser.add_argument("--changes", default="0,1000,5000")
+    parser.add_argument("--max-changes", type=int, default=20_000, help="the writer's --max-changes (what it "
+                        "would re-read before a full load instead)")
     asyncio.run(main(parser.parse_args()))

@@ -14,8 +14,8 @@ minutes. **A full load** (``indexed.load``, ``prewarm``, as a replica used to) i
 ``search_snapshot_full_load`` line saying why, when: ``--full`` asks; there is no object yet; the
 object cannot be read (damaged, another format) or fetched; the catch-up or the write from it
 failed (a line of its own too: never stuck on one snapshot); more than ``max_changes`` mods changed
-since it (MAX_CHANGES: each re-read mod is ~1-4 ms and a few KB held as objects, so past a few
-thousand a full load is as cheap and gives back popularity order); or ``full_every`` writes came
+since it (MAX_CHANGES: each re-read mod is ~0.7 ms and ~5 KB, so past ~20,000 the re-reads near a
+full load's time and the full load gives back popularity order); or ``full_every`` writes came
 since the last full one (FULL_EVERY): ordinals stay in the popularity order of the last full
 load (a re-read mod keeps its ordinal, a new one goes last, a removed one leaves a hole), which
 only decides which of a broad query's matches are ranked (``indexed``'s bounded candidates), so
@@ -48,11 +48,12 @@ from indexium_search import indexed, searchindex, snapshot
 from indexium_search.searchindex import Lexicon
 
 log = logs.get(__name__)
-# More mods changed since the previous snapshot than this: a full load. A re-read costs 1.1-3.8 ms
-# a mod (docs/api.md) and its entry and the postings it touches stay in memory as objects (~3-5 KB
-# a mod): 5,000 are ~5-20 s and ~20-25 MB, still far under a full load's minutes and ~900 MB at
-# 100,000 mods; past that the full load is the better buy (and renumbers by popularity).
-MAX_CHANGES = 5000
+# More mods changed since the previous snapshot than this: a full load. Measured at 100,000 mods
+# (bench/api/writer.py, quiet machine): a write re-reading 0 / 5,000 / 10,000 / 20,000 mods took
+# 3.1 / 7.6 / 10.6 / 17.1 s and 136 / 180 / 216 / 252 MB, a full load 30 s and ~950 MB: each re-read
+# ~0.7 ms and ~5 KB. Past 20,000 the re-reads' time nears a full load's (~40,000 would equal it)
+# and a fifth of the catalogue sits out of popularity order: the full load renumbers it.
+MAX_CHANGES = 20_000
 # Every this many writes one is a full load (the others from the previous snapshot): at the
 # CronJob's 10 minutes, one a day. 0: only for the other reasons.
 FULL_EVERY = 144
