@@ -115,3 +115,34 @@ async def test_a_write_from_the_previous_snapshot_that_fails_is_followed_by_a_fu
     assert (done["source"], done["reason"]) == ("full", "the write from the previous snapshot failed: RuntimeError")
     assert "search_snapshot_from_previous_failed" in _said(capsys)
     assert (await writer())["source"] == "full"  # (still broken: every write a full one, none missed)
+
+
+async def test_the_command_keeps_its_snapshot_where_the_stack_says_and_says_how_it_wrote(database_url, nats_url,
+                                                                                      tmp_path):
+    import asyncio
+    import os
+    import subprocess
+    import sys
+
+    conn = await connect(database_url)
+    try:
+        await _mod(conn, 1, random.Random(1))
+    finally:
+        await conn.close()
+    env = {**os.environ, "DATABASE_URL": database_url, "NATS_URL": nats_url,
+           "INDEXIUM_SEARCH_SNAPSHOT_WRITER_DIR": str(tmp_path / "stack")}
+
+    def run(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "indexium_ops", "search-snapshot", *args], env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip().splitlines()[-1]
+
+    first = await asyncio.to_thread(run)
+    assert "full load: no snapshot in the object store yet" in first
+    assert len(list((tmp_path / "stack").glob("*.snap"))) == 1
+    second = await asyncio.to_thread(run)
+    assert "from the previous snapshot, 0 mods re-read, write 1 since the last full load" in second
+    other = tmp_path / "other"  # (--directory wins: a node without the file fetches it)
+    third = await asyncio.to_thread(run, "--directory", str(other))
+    assert "write 2 since the last full load" in third and len(list(other.glob("*.snap"))) == 1

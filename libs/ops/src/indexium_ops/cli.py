@@ -38,6 +38,9 @@ from . import localstack, searchsnapshot
 class Settings(Common, frozen=True, kw_only=True):
     # 3 in production (a NATS cluster), 1 locally.
     stream_replicas: int = msgspec.field(default=1, name="INDEXIUM_STREAM_REPLICAS")
+    # Where the search snapshot's writer keeps the snapshot it starts from ("": <temp dir>/
+    # indexium-search-snapshot-writer; --directory wins): a stack's own, where several share a machine.
+    search_snapshot_writer_dir: str = msgspec.field(default="", name="INDEXIUM_SEARCH_SNAPSHOT_WRITER_DIR")
 
 
 class Unreachable(Exception):
@@ -335,7 +338,9 @@ async def search_snapshot(settings: Settings, args: argparse.Namespace) -> None:
     conn = await _database(settings)
     nc = await _nats(settings, "indexium-search-snapshot")
     try:
-        done = await searchsnapshot.write_once(conn, nc.jetstream(), args.directory, full=args.full,
+        directory = args.directory or (Path(settings.search_snapshot_writer_dir)
+                                       if settings.search_snapshot_writer_dir else None)
+        done = await searchsnapshot.write_once(conn, nc.jetstream(), directory, full=args.full,
                                                max_changes=args.max_changes, full_every=args.full_every)
         how = (f"from the previous snapshot, {done['caught_up']} mods re-read, write {done['incremental']} since "
                f"the last full load" if done["source"] == "previous" else f"full load: {done['reason']}")
@@ -418,7 +423,8 @@ def build_parser() -> argparse.ArgumentParser:
                          f"CronJob's 10 minutes; 0: never for this reason)")
     ss.add_argument("--directory", type=Path, default=None,
                     help="where the writer keeps the snapshot it starts from and writes the next "
-                         "(default: <temp dir>/indexium-search-snapshot-writer)")
+                         "(default: INDEXIUM_SEARCH_SNAPSHOT_WRITER_DIR, else <temp dir>/"
+                         "indexium-search-snapshot-writer)")
     qr = _command(sub, "quarantine", "versions the scan stage held back: list, show, approve, reject")
     qr_sub = qr.add_subparsers(dest="action", required=True, metavar="ACTION")
     ql = _command(qr_sub, "list", "the held versions, newest first, with their findings")
