@@ -15,11 +15,11 @@ QUERIES = [{"q": "lanterns"}, {"q": "quokka"}, {"q": "lantrns"}, {"q": "lant"},
            {"q": "lanterns", "game_version": "1.20.1", "loader": "fabric"}, {"sort": "newest"}]
 
 
-async def _write(database_url, nats_url) -> dict:
+async def _write(database_url, nats_url, directory=None) -> dict:
     conn = await connect(database_url)
     nc = await nats.connect(nats_url)
     try:
-        return await searchsnapshot.write_once(conn, nc.jetstream())
+        return await searchsnapshot.write_once(conn, nc.jetstream(), directory)
     finally:
         await conn.close()
         await nc.drain()
@@ -58,6 +58,29 @@ async def test_a_replica_starts_from_the_snapshot_and_the_changes_since(make_cli
     assert '"fetched": false' in out.replace("'", '"') or "fetched=False" in out
 
 
+async def test_a_replica_starts_from_a_snapshot_written_from_the_previous_one(make_client, nats_url, seed,
+                                                                            database_url, tmp_path):
+    """The writer's second write starts from its first (a hole where a mod was hidden, a new mod
+    after the rest): a replica maps that file and answers as one built from PostgreSQL."""
+    for i, name in enumerate(["Cozy Lanterns", "Iron Lanterns", "Tiny Maps"]):
+        mod = await seed.mod(f"m{i}", name=name, summary="Lanterns and maps")
+        await seed.version(mod, "1.0", [FABRIC_120 if i % 2 else FORGE_119])
+    assert (await _write(database_url, nats_url, tmp_path / "writer"))["source"] == "full"
+    new = await seed.mod("quokka", name="Quokka Lanterns", summary="Lanterns for quokkas")
+    await seed.version(new, "1.0", [FABRIC_120])
+    await seed.db.execute("UPDATE mods SET listed = false, updated_at = now() WHERE manifest_id = 'm1'")
+    again = await _write(database_url, nats_url, tmp_path / "writer")
+    assert (again["source"], again["caught_up"], again["mods"]) == ("previous", 2, 3)
+
+    client = await make_client(NATS_URL=nats_url, INDEXIUM_API_SEARCH_SNAPSHOT_DIR=str(tmp_path / "node"))
+    live = await following(client)
+    assert live.snapshot_digest is not None and len(live.index.entries) == 4  # (m1's ordinal a hole)
+    built = await make_client(NATS_URL=nats_url, INDEXIUM_API_SEARCH_SNAPSHOT="false")
+    await following(built)
+    for params in QUERIES:
+        assert await hits(client, **params) == await hits(built, **params), params
+
+
 async def test_without_a_snapshot_the_replica_builds_from_postgresql_and_says_why(make_client, nats_url, seed,
                                                                                    tmp_path, capsys):
     mod = await seed.mod("m0", name="Cozy Lanterns")
@@ -78,7 +101,7 @@ async def test_one_fetch_a_node_the_start_s_prefetch_and_a_replica_beside_it_wai
     import hashlib
 
     from indexium_api import prefetch
-    from indexium_api.core import snapshots
+    from indexium_platform import snapshotfetch as snapshots
 
     mod = await seed.mod("m0", name="Cozy Lanterns")
     await seed.version(mod, "1.0", [FABRIC_120])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import random
 from datetime import UTC, datetime, timedelta
+from itertools import groupby
 
 import pytest
 
@@ -222,3 +223,124 @@ def test_a_damaged_snapshot_is_unusable(database_url, tmp_path, damage):
     path.write_bytes(bytes(raw))
     with pytest.raises(snapshot.Unusable):
         snapshot.load(path, verify=True)
+
+
+async def _more_changes(conn, rng: random.Random) -> None:
+    """A second round after an incremental snapshot: one hidden mod listed again, a README emptied,
+    a README given to a mod without one, a new mod with new words and a README, one renamed back."""
+    slugs = [r[0] for r in await conn.fetch("SELECT slug FROM mods ORDER BY slug")]
+    await conn.execute("UPDATE mods SET listed = true, updated_at = now() WHERE slug = $1", slugs[3])
+    with_readme = await conn.fetch("SELECT id FROM mods WHERE readme_text <> '' ORDER BY slug LIMIT 2")
+    await mods_q.set_readme(conn, with_readme[0]["id"], "")
+    without = await conn.fetchval("SELECT id FROM mods WHERE coalesce(readme_text, '') = '' ORDER BY slug DESC LIMIT 1")
+    await mods_q.set_readme(conn, without, "Wombat burrows under the furnaces; numbats visit.")
+    await _mod(conn, 501, rng, name="Wombat Burrows")
+    await conn.execute("UPDATE mods SET name = 'Cozy Chests', updated_at = now() WHERE slug = $1", slugs[5])
+
+
+async def _servers_move(conn, generation: int) -> None:
+    """Yesterday's active servers of a few mods move (telemetry's aggregate: mods.updated_at does not)."""
+    slugs = [r[0] for r in await conn.fetch("SELECT slug FROM mods WHERE listed ORDER BY slug")]
+    for slug in slugs[30:33] if generation == 1 else slugs[31:35]:
+        await conn.execute(
+            f"""INSERT INTO mod_daily_stats (mod_id, day, servers) SELECT id, {sqlpath.ACTIVE_SERVERS_DAY}, $2
+                FROM mods WHERE slug = $1 ON CONFLICT (mod_id, day) DO UPDATE SET servers = EXCLUDED.servers""",
+            slug, 7 * generation)
+
+
+def _contents(path) -> dict:
+    """What a snapshot file says, by slug rather than by ordinal: every mod's columns and hit, each
+    table's keys and the slugs of its posting, the laid postings (checked against the postings),
+    the sorted views as slugs, the catalogue words and the lexicon."""
+    index, lexicon, meta = snapshot.load(path, verify=True)
+    slug = {o: index.entries[o].slug for o in index.listed}
+    mods = {}
+    for o in index.listed:
+        e = index.entries[o]
+        mods[e.slug] = (e.id, e.name, e.downloads, e.updated, e.created, e.changed, e.readme,
+                        tuple(zip(e.keys[:e.lexemes], e.terms)), sorted(e.keys[e.lexemes:]), sorted(e.heavy),
+                        index.entries.hit_of(o))
+    tables = {}
+    for name in ("postings", "heavy", "filters", "readme"):
+        table = getattr(index, name)
+        # (a key whose posting holds no mod shows as []: a full load has none; weight A's None: none)
+        tables[name] = {k: sorted(slug[o] for o in bm) for k in table if (bm := table.get(k)) is not None}
+    snap = index.snapshot
+    if meta["laid"]:
+        vocabulary = snap.strings("vocabulary")
+        for heavy, table in ((0, index.postings), (1, index.heavy)):
+            flat, offsets = snap.col(f"laid.{heavy}"), snap.col(f"laid.{heavy}.offsets")
+            for i, k in enumerate(vocabulary):
+                assert list(flat[offsets[i]:offsets[i + 1]]) == list(table.get(k) or ()), (heavy, k)
+    # (names in order, each name's mods as a set: equal names are in ordinal order, popularity's
+    # at a full load, the first load's in a snapshot written from another; every other view ends
+    # in the slug)
+    names = [(n, sorted(slug[o] for o in group)) for n, group in groupby(index._names, key=index.name_of.__getitem__)]
+    views = {"names": names} | {s: [slug[o] for o in v] for s, v in index._orders.items()}
+    return {"mods": mods, "tables": tables, "views": views, "words": sorted(index.words._words),
+            "tokens": lexicon._tokens, "prefix": lexicon._prefix, "mods_meta": meta["mods"],
+            "facts": (meta["ordered"], meta["words_exact"])}
+
+
+@pytest.mark.parametrize("postings_kept", ["as many as read", "a few bytes"])
+def test_a_snapshot_written_from_the_previous_one_answers_as_one_written_from_a_full_load(database_url, tmp_path,
+                                                                                          monkeypatch, postings_kept):
+    """The writer's incremental write (indexium_ops.searchsnapshot.from_file: the previous file
+    mapped, the changes since re-read, the new file written from it, unchanged bytes copied),
+    twice in a row, against a snapshot written from a full load at the same moment: the same
+    contents mod by mod and key by key (no posting left that holds no mod), and the same answer to
+    every search of the contract above, pages from memory and re-checked."""
+    from indexium_ops import searchsnapshot
+
+    monkeypatch.setattr(searchindex, "LAID_MIN_SETS", 1)
+    if postings_kept == "a few bytes":  # (and the old file's pages let go every few bytes written)
+        monkeypatch.setattr(snapshot, "POSTINGS_READ_MAX", 64)
+        monkeypatch.setattr(snapshot, "RELEASE_EVERY", 256)
+
+    async def full_snapshot(conn, path):
+        index = await indexed.load(conn)
+        lexicon = Lexicon()
+        await indexed.prewarm(conn, lexicon, index)
+        snapshot.write(index, lexicon, path, updated_at=index.position)
+
+    async def run():
+        conn = await connect(database_url)
+        try:
+            rng = random.Random(3)
+            for i in range(90):
+                await _mod(conn, i, rng)
+            previous = tmp_path / "0.snap"
+            await full_snapshot(conn, previous)
+            for generation, changes in enumerate((_changes_after_the_snapshot, _more_changes), 1):
+                await asyncio.sleep(0.01)
+                await changes(conn, rng)
+                await _servers_move(conn, generation)
+                built, why = await searchsnapshot.from_file(conn, previous, max_changes=100, full_every=0)
+                assert why is None
+                index, lexicon, position, caught_up, meta = built
+                assert caught_up >= 7 and meta["incremental"] == generation
+                await _answers(conn, index, Lexicon(), False)  # (searches before the write: postings read)
+                incremental = tmp_path / f"{generation}.snap"
+                snapshot.write(index, lexicon, incremental, updated_at=position, meta=meta)
+                assert index.snapshot.sections["postings"] != ()  # (the old file, still mapped, is what was copied)
+                full = tmp_path / f"{generation}-full.snap"
+                await full_snapshot(conn, full)
+
+                ours, theirs = _contents(incremental), _contents(full)
+                for part in ours:
+                    assert ours[part] == theirs[part], part
+                a, _, a_meta = snapshot.load(incremental, verify=True)
+                b, b_lexicon, _ = snapshot.load(full)
+                assert a_meta["incremental"] == generation and a_meta["updated_at"] == position
+                assert len(a.entries) > len(b.entries)  # (holes and new mods last: ordinals are the first load's)
+                for recheck in (False, True):
+                    got = await _answers(conn, a, lexicon, recheck)
+                    want = await _answers(conn, b, b_lexicon, recheck)
+                    for (sq, rows, total), (_, want_rows, want_total) in zip(got, want):
+                        assert (rows, total) == (want_rows, want_total), sq
+                assert sum(1 for _, rows, _ in got if rows) > 150
+                previous = incremental
+        finally:
+            await conn.close()
+
+    asyncio.run(run())

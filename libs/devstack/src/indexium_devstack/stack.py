@@ -69,6 +69,10 @@ class LocalStack:
             "DATABASE_URL": db_url,
             "INDEXIUM_WEBHOOK_SECRET": os.environ.get("INDEXIUM_WEBHOOK_SECRET", DEV_WEBHOOK_SECRET),
             "INDEXIUM_NOTIFY_SECRET_KEY": os.environ.get("INDEXIUM_NOTIFY_SECRET_KEY", DEV_NOTIFY_KEY),
+            # The snapshot writer's previous snapshot in this stack's directory, not the machine-wide
+            # default another stack (a soak, a test) may be writing to.
+            "INDEXIUM_SEARCH_SNAPSHOT_WRITER_DIR": os.environ.get("INDEXIUM_SEARCH_SNAPSHOT_WRITER_DIR",
+                                                                  str(self.root / "search-snapshot-writer")),
         }
 
     def run_setup(self) -> None:

@@ -38,6 +38,9 @@ from . import localstack, searchsnapshot
 class Settings(Common, frozen=True, kw_only=True):
     # 3 in production (a NATS cluster), 1 locally.
     stream_replicas: int = msgspec.field(default=1, name="INDEXIUM_STREAM_REPLICAS")
+    # Where the search snapshot's writer keeps the snapshot it starts from ("": <temp dir>/
+    # indexium-search-snapshot-writer; --directory wins): a stack's own, where several share a machine.
+    search_snapshot_writer_dir: str = msgspec.field(default="", name="INDEXIUM_SEARCH_SNAPSHOT_WRITER_DIR")
 
 
 class Unreachable(Exception):
@@ -329,18 +332,34 @@ async def search_snapshot(settings: Settings, args: argparse.Namespace) -> None:
     (each write a process of its own: searchsnapshot.schedule)."""
     if args.every:
         await searchsnapshot.schedule(settings.nats_url, every_s=args.every, after_changes=args.after_changes,
-                                      min_interval_s=args.min_interval, write_first=not args.wait_first)
+                                      min_interval_s=args.min_interval, write_first=not args.wait_first,
+                                      write_args=_write_args(args))
         return
     conn = await _database(settings)
     nc = await _nats(settings, "indexium-search-snapshot")
     try:
-        done = await searchsnapshot.write_once(conn, nc.jetstream())
+        directory = args.directory or (Path(settings.search_snapshot_writer_dir)
+                                       if settings.search_snapshot_writer_dir else None)
+        done = await searchsnapshot.write_once(conn, nc.jetstream(), directory, full=args.full,
+                                               max_changes=args.max_changes, full_every=args.full_every)
+        how = (f"from the previous snapshot, {done['caught_up']} mods re-read, write {done['incremental']} since "
+               f"the last full load" if done["source"] == "previous" else f"full load: {done['reason']}")
         print(f"search snapshot put: {done['mods']} mods, {done['bytes'] / 2**20:.1f} MiB in {done['seconds']} s"
-              f" (sha256 {done['digest'][:16]}, position {done['updated_at']}, stream seq {done['stream_seq']})",
-              flush=True)
+              f" ({how}; sha256 {done['digest'][:16]}, position {done['updated_at']}, stream seq "
+              f"{done['stream_seq']})", flush=True)
     finally:
         await conn.close()
         await nc.drain()
+
+
+def _write_args(args: argparse.Namespace) -> tuple[str, ...]:
+    """The writer's options, for each write the scheduler starts."""
+    out = ["--max-changes", str(args.max_changes), "--full-every", str(args.full_every)]
+    if args.full:
+        out.append("--full")
+    if args.directory is not None:
+        out += ["--directory", str(args.directory)]
+    return tuple(out)
 
 
 def _command(sub, name: str, text: str, **kwargs) -> argparse.ArgumentParser:
@@ -394,6 +413,18 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with --after-changes: never two writes' starts closer than this many seconds (60)")
     ss.add_argument("--wait-first", action="store_true",
                     help="with --every: no write at start (one was just written), the first after the wait")
+    ss.add_argument("--full", action="store_true", help="load the whole index from PostgreSQL (else: start from "
+                    "the previous snapshot and re-read the mods changed since, when it can)")
+    ss.add_argument("--max-changes", type=int, default=searchsnapshot.MAX_CHANGES,
+                    help=f"more mods changed since the previous snapshot than this: a full load "
+                         f"({searchsnapshot.MAX_CHANGES})")
+    ss.add_argument("--full-every", type=int, default=searchsnapshot.FULL_EVERY,
+                    help=f"every this many writes one is a full load ({searchsnapshot.FULL_EVERY}: a day of the "
+                         f"CronJob's 10 minutes; 0: never for this reason)")
+    ss.add_argument("--directory", type=Path, default=None,
+                    help="where the writer keeps the snapshot it starts from and writes the next "
+                         "(default: INDEXIUM_SEARCH_SNAPSHOT_WRITER_DIR, else <temp dir>/"
+                         "indexium-search-snapshot-writer)")
     qr = _command(sub, "quarantine", "versions the scan stage held back: list, show, approve, reject")
     qr_sub = qr.add_subparsers(dest="action", required=True, metavar="ACTION")
     ql = _command(qr_sub, "list", "the held versions, newest first, with their findings")

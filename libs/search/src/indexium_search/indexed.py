@@ -48,6 +48,11 @@ RANK_ALL = 100
 CANDIDATES = 30
 LOAD_TIMEOUT_S = 120.0
 LOAD_BATCH = 5000
+# A catch-up from a position (a snapshot's: an API replica's start, the snapshot writer's) looks
+# this much further back: updated_at is a writer's transaction start, and a transaction may commit
+# that long after it began.
+CATCH_UP_MARGIN_S = 60.0
+REREAD_BATCH = 500  # mods re-read a statement in a catch-up from a snapshot (reread)
 # A relevance page ranked in process asks for this many ids beyond the page, so a mod hidden
 # since the index read it (PostgreSQL's re-check drops it) does not shorten the page.
 SPARE_IDS = 3
@@ -147,6 +152,11 @@ async def changed_after(conn: asyncpg.Connection, index: SearchIndex, micros: in
     return index.stale(rows)
 
 
+def batches(slugs: list[str], size: int = REREAD_BATCH) -> list[list[str]]:
+    """A catch-up's slugs as reread's statements take them."""
+    return [slugs[i:i + size] for i in range(0, len(slugs), size)]
+
+
 def _term(text: str) -> tuple[str, ...] | None:
     """A tsquery's text as one term: () when empty (a stopword), its lexemes when it is one
     lexeme or a phrase of adjacent ones; None for anything else."""
@@ -192,10 +202,12 @@ def _remember(lexicon: Lexicon, learned) -> None:
             lexicon.put(None, None, w, term[0] if term is not None and len(term) == 1 else None)
 
 
-async def prewarm(conn: asyncpg.Connection, lexicon: Lexicon, index: SearchIndex) -> None:
+async def prewarm(conn: asyncpg.Connection, lexicon: Lexicon, index: SearchIndex, known: Lexicon | None = None) -> None:
     """Learn the words of every listed name at once: what people type most; then, as far as
     the budget goes, what they type on the way there (each word's prefixes, the most popular
-    mods' first: "dark sha" on the way to Dark Shaders), so as-you-type needs no look-up."""
+    mods' first: "dark sha" on the way to Dark Shaders), so as-you-type needs no look-up.
+    ``known``: a lexicon learned before (a previous snapshot's: a word's lexemes never change for a
+    database), whose answers are taken instead of asked; the same lexicon as without it."""
     names = " ".join(index.name_of)  # (a dropped mod's is "")
     tokens = [t for t in dict.fromkeys(names.split()) if searchindex.plain_words(t) is not None]
     words = list(dict.fromkeys(WORDS.findall(names)))
@@ -205,7 +217,15 @@ async def prewarm(conn: asyncpg.Connection, lexicon: Lexicon, index: SearchIndex
     typed_words = dict.fromkeys(w[:i] for w in words[:budget] for i in range(1, len(w)))
     tokens = list(dict.fromkeys(tokens + typed))[:budget]
     words = list(dict.fromkeys(words + list(typed_words)))[:budget]
-    await learn(conn, lexicon, searchindex.Words([searchindex.lexicon_key(t) for t in tokens], words))
+    wanted = searchindex.Words([searchindex.lexicon_key(t) for t in tokens], words)
+    if known is not None:
+        for t in wanted.tokens:
+            if t in known._tokens:
+                lexicon._tokens[t] = known._tokens[t]
+        for w in wanted.words:
+            if w in known._prefix:
+                lexicon._prefix[w] = known._prefix[w]
+    await learn(conn, lexicon, wanted)
 
 
 def _facet_keys(f: Facet) -> tuple[str, ...] | None:

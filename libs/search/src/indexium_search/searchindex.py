@@ -522,12 +522,16 @@ class SearchIndex:
     def stale(self, rows: Iterable[Mapping]) -> list[str]:
         """Of (slug, updated_at, listed) rows, the slugs whose row changed since the index read it."""
         out = []
+        entries = self.entries
+        # (a snapshot's: the one column read, no Entry built: a catch-up compares thousands)
+        changed_of = getattr(entries, "changed_of", None)
         for row in rows:
             ordinal = self.by_slug.get(row["slug"])
             if ordinal is None:
                 if row["listed"]:
                     out.append(row["slug"])
-            elif self.entries[ordinal].changed != _micros(row["updated_at"]) or not row["listed"]:
+            elif ((changed_of(ordinal) if changed_of is not None else entries[ordinal].changed)
+                  != _micros(row["updated_at"]) or not row["listed"]):
                 out.append(row["slug"])
         return out
 

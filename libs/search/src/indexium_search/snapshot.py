@@ -52,6 +52,9 @@ FORMAT = 1
 ENTRIES_KEPT = 2048  # entries built from the file and kept (then forgotten whole): ~3 KB each
 # Postings read for searches and kept (Table), by their serialized bytes (in memory ~1-1.5x).
 POSTINGS_READ_MAX = 8 * 2**20
+# A snapshot written from another lets the old file's pages it read go every this many bytes
+# written (most of them copied from it): its RSS holds ~this much of the old file, not all of it.
+RELEASE_EVERY = 8 * 2**20
 _TRAILER = struct.Struct("<Q32s")
 _NONE_TIME = -(2**63)
 _pack = msgspec.msgpack.Encoder()
@@ -65,13 +68,21 @@ class Unusable(Exception):
 # --- writing -------------------------------------------------------------------------------
 
 class _Writer:
-    def __init__(self, f) -> None:
+    def __init__(self, f, release=None) -> None:
+        """``release``: called every RELEASE_EVERY bytes written (the old file's pages let go
+        while a snapshot is written from another: _write_over)."""
         self.f, self.sections, self.hash = f, {}, hashlib.sha256()
+        self._release, self._written = release, 0
         self._write(MAGIC)
 
     def _write(self, raw) -> None:
         self.f.write(raw)
         self.hash.update(raw)
+        if self._release is not None:
+            self._written += len(raw) if not isinstance(raw, memoryview) else raw.nbytes
+            if self._written >= RELEASE_EVERY:
+                self._written = 0
+                self._release()
 
     def put(self, name: str, payload, kind: str = "B") -> None:
         pad = (-self.f.tell()) % 8
@@ -80,13 +91,27 @@ class _Writer:
         self.sections[name] = (self.f.tell(), len(raw), kind)
         self._write(raw)
 
+    def stream(self, name: str, chunks, kind: str = "B") -> None:
+        """A section written as its chunks come (bytes-like; never held whole)."""
+        pad = (-self.f.tell()) % 8
+        self._write(b"\0" * pad)
+        start = self.f.tell()
+        for chunk in chunks:
+            self._write(chunk.tobytes() if isinstance(chunk, array) else chunk)
+        self.sections[name] = (start, self.f.tell() - start, kind)
+
     def blobs(self, name: str, items) -> None:
-        """Byte strings end to end and where each starts (uint64, n + 1)."""
-        blob, offsets = bytearray(), array("Q", [0])
-        for b in items:
-            blob += b
-            offsets.append(len(blob))
-        self.put(name, blob)
+        """Byte strings end to end and where each starts (uint64, n + 1), written as they come."""
+        offsets = array("Q", [0])
+
+        def each():
+            size = 0
+            for b in items:
+                size += len(b)
+                offsets.append(size)
+                yield b
+
+        self.stream(name, each())
         self.put(name + ".offsets", offsets, "Q")
 
     def strings(self, name: str, items) -> None:
@@ -101,10 +126,14 @@ class _Writer:
         return digest.hex()
 
 
-def write(index: SearchIndex, lexicon: Lexicon, path: Path, *, updated_at: int, stream_seq: int = 0) -> str:
+def write(index: SearchIndex, lexicon: Lexicon, path: Path, *, updated_at: int, stream_seq: int = 0,
+          meta: dict | None = None) -> str:
     """``index`` and ``lexicon`` as a snapshot at ``path`` (written beside it, then renamed, so a
     reader never maps half a file); its SHA-256 (hex). ``updated_at``/``stream_seq``: the
-    position it covers (see the module doc)."""
+    position it covers (see the module doc); ``meta``: more of the header's meta (the writer's).
+    An index over a snapshot (``load``, then re-reads) is written from its file: see _write_over."""
+    if isinstance(index.entries, Entries):
+        return _write_over(index, lexicon, path, updated_at=updated_at, stream_seq=stream_seq, meta=meta)
     entries = index.entries
     n = len(entries)
     vocabulary = sorted(index.postings)
@@ -138,9 +167,7 @@ def write(index: SearchIndex, lexicon: Lexicon, path: Path, *, updated_at: int, 
         for name, col in (("lexemes", lex), ("lexemes.offsets", lex_off), ("terms", terms), ("heavy", heavy),
                           ("heavy.offsets", heavy_off), ("keys", keys), ("keys.offsets", keys_off)):
             w.put(name, col, col.typecode)
-        hit_of = getattr(entries, "hit_of", None)  # (an index loaded from a snapshot: its hits in its file)
-        hits = (hit_of(o) if hit_of is not None and e is not empty else e.hit for o, e in enumerate(rows))
-        w.blobs("hits", (b"" if h is None else _pack.encode(h) for h in hits))
+        w.blobs("hits", (b"" if e.hit is None else _pack.encode(e.hit) for e in rows))
         w.put("listed", index.listed.serialize())
         w.strings("vocabulary", vocabulary)
         w.blobs("postings", (index.postings[x].serialize() for x in vocabulary))
@@ -157,22 +184,300 @@ def write(index: SearchIndex, lexicon: Lexicon, path: Path, *, updated_at: int, 
             for heavy_side, (flat, offsets) in index._laid.items():
                 w.put(f"laid.{int(heavy_side)}", flat, "I")
                 w.put(f"laid.{int(heavy_side)}.offsets", offsets, "Q")
-        words = index.words
-        w.strings("words", words._words)
-        w.put("word_sizes", words._sizes, "H")
-        trigrams = sorted(words._postings)
-        w.strings("word_trigrams", trigrams)
-        w.blobs("word_postings", (words._postings[t].serialize() for t in trigrams))
-        w.put("lexicon", _pack.encode({"tokens": {k: None if v is None else [v.english, v.russian, v.simple]
-                                                  for k, v in lexicon._tokens.items()},
-                                       "prefix": lexicon._prefix}))
-        digest = w.close({"format": FORMAT, "ordinals": n, "mods": len(index.listed), "ordered": index.ordered,
-                          "words_exact": index.words_exact, "laid": laid, "updated_at": updated_at,
-                          "stream_seq": stream_seq})
-        f.flush()
-        os.fsync(f.fileno())
+        return _finish(w, f, part, path, index, lexicon, {
+            "format": FORMAT, "ordinals": n, "mods": len(index.listed), "ordered": index.ordered,
+            "words_exact": index.words_exact, "laid": laid, "updated_at": updated_at, "stream_seq": stream_seq,
+            **(meta or {})})
+
+
+def _finish(w: _Writer, f, part: Path, path: Path, index: SearchIndex, lexicon: Lexicon, meta: dict) -> str:
+    """The sections both writes end with (the catalogue words, the lexicon), the header, the rename."""
+    words = index.words
+    w.strings("words", words._words)
+    w.put("word_sizes", words._sizes, "H")
+    trigrams = sorted(words._postings)
+    w.strings("word_trigrams", trigrams)
+    w.blobs("word_postings", (words._postings[t].serialize() for t in trigrams))
+    w.put("lexicon", _pack.encode({"tokens": {k: None if v is None else [v.english, v.russian, v.simple]
+                                              for k, v in lexicon._tokens.items()},
+                                   "prefix": lexicon._prefix}))
+    digest = w.close(meta)
+    f.flush()
+    os.fsync(f.fileno())
+    f.close()
     os.replace(part, path)
     return digest
+
+
+# --- writing from a snapshot ----------------------------------------------------------------
+
+_CHUNK = 1 << 16  # ids remapped (or bytes copied) at a time
+_NO_ID = 0xFFFFFFFF
+
+
+def _write_over(index: SearchIndex, lexicon: Lexicon, path: Path, *, updated_at: int, stream_seq: int,
+                meta: dict | None) -> str:
+    """An index mapped from a snapshot (``load``) and brought up to date by re-reads, written as a
+    new snapshot without building it as objects (the snapshot's writer, issue 38: a replica's
+    memory, not a full load's): every unchanged mod's columns and hit, and every posting no re-read
+    held (``Table.held``), are the old file's bytes, copied (lexeme and filter key ids renumbered
+    when the vocabularies changed); a re-read mod's from its ``Entry``, a held posting serialized.
+    Keys whose posting no mod holds any more are left out, as a full load has none. The old file's
+    pages this process read are let go as it goes (``Snapshot.release_pages``). The ordinals stay
+    the old file's (a removed mod's a hole, a new mod's after the rest): not popularity order
+    (a full load's) for the mods re-read since that load; the writer loads in full periodically."""
+    entries: Entries = index.entries
+    snap: Snapshot = index.snapshot
+    n_old, n, over = entries._n, len(entries), entries._over
+    segments = list(_segments(n_old, n, sorted(over)))
+    needed_lexemes, needed_keys = set(), set()
+    for e in over.values():
+        if e is not None:
+            needed_lexemes.update(e.keys[:e.lexemes])
+            needed_keys.update(e.keys[e.lexemes:])
+    laid = searchindex._fastsearch is not None
+    part = path.with_name(path.name + f".{os.getpid()}.part")
+    with open(part, "wb") as f:
+        w = _Writer(f, release=snap.release_pages)
+        # The vocabulary and its postings, weight A's and the laid ones (the same order).
+        vocabulary, from_old = _live_keys(w, "postings", index.postings, entries._vocabulary)
+        w.blobs("heavy_postings", (_posting(index.heavy, x, i) or b"" for x, i in zip(vocabulary, from_old)))
+        if laid:
+            for heavy_side, table in ((False, index.postings), (True, index.heavy)):
+                offsets = array("Q", [0])
+                w.stream(f"laid.{int(heavy_side)}", _laid_chunks(vocabulary, from_old, table,
+                                                                 index._laid.get(heavy_side), offsets), "I")
+                w.put(f"laid.{int(heavy_side)}.offsets", offsets, "Q")
+        w.strings("vocabulary", vocabulary)
+        lexeme_remap = _remap(from_old, len(entries._vocabulary))
+        lexeme_id = {x: i for i, x in enumerate(vocabulary) if x in needed_lexemes}
+        del vocabulary, from_old
+        snap.release_pages()
+        filter_keys, from_old = _live_keys(w, "filter_postings", index.filters, entries._filter_keys)
+        w.strings("filter_keys", filter_keys)
+        key_remap = _remap(from_old, len(entries._filter_keys))
+        filter_id = {x: i for i, x in enumerate(filter_keys) if x in needed_keys}
+        del filter_keys, from_old
+        snap.release_pages()
+        readme_vocabulary, _ = _live_keys(w, "readme_postings", index.readme, index.readme._keys)
+        w.strings("readme_vocabulary", readme_vocabulary)
+        del readme_vocabulary
+        snap.release_pages()
+
+        # Per ordinal: the fixed-size columns, then the variable ones, then the hits.
+        empty = Entry(uuid.UUID(int=0), "", "", 0, None, 0, (), 0, (), 0, array("f"), 0.0)
+        ids = bytearray(snap.raw("ids"))
+        ids += bytes(16 * (n - n_old))
+        for o, e in over.items():
+            ids[o * 16:o * 16 + 16] = (e or empty).id.bytes
+        w.put("ids", ids)
+        del ids
+        for name, value in (("downloads", lambda e: e.downloads), ("created", lambda e: e.created),
+                            ("changed", lambda e: e.changed),
+                            ("updated", lambda e: _NONE_TIME if e.updated is None else e.updated),
+                            ("readme_hash", lambda e: e.readme)):
+            col = array("q")
+            col.frombytes(snap.raw(name))
+            col.extend(bytes(n - n_old))
+            for o, e in over.items():
+                col[o] = value(e or empty)
+            w.put(name, col, "q")
+        slugs = list(entries._slugs)
+        slugs.extend([""] * (n - n_old))
+        for o, e in over.items():
+            slugs[o] = (e or empty).slug
+        w.strings("slug", slugs)
+        del slugs
+        w.strings("name", index.name_of)
+        snap.release_pages()
+        _ids_column(w, "lexemes", snap, lexeme_remap, segments, over,
+                    lambda e: [lexeme_id[x] for x in e.keys[:e.lexemes]])
+        _bytes_column(w, "terms", snap.raw("terms"), snap.col("lexemes.offsets"), 4, segments, over,
+                      lambda e: e.terms.tobytes())
+        _ids_column(w, "heavy", snap, lexeme_remap, segments, over, lambda e: [lexeme_id[x] for x in e.heavy])
+        _ids_column(w, "keys", snap, key_remap, segments, over, lambda e: [filter_id[x] for x in e.keys[e.lexemes:]])
+        snap.release_pages()
+        _bytes_column(w, "hits", snap.raw("hits"), snap.col("hits.offsets"), 1, segments, over,
+                      lambda e: b"" if e.hit is None else _pack.encode(e.hit), offsets=True)
+        snap.release_pages()
+        w.put("listed", index.listed.serialize())
+        w.put("names_order", index._names, "I")
+        for sort, view in index._orders.items():
+            w.put(f"order.{sort}", view, "I")
+        return _finish(w, f, part, path, index, lexicon, {
+            "format": FORMAT, "ordinals": n, "mods": len(index.listed), "ordered": index.ordered,
+            "words_exact": index.words_exact, "laid": laid, "updated_at": updated_at, "stream_seq": stream_seq,
+            **(meta or {})})
+
+
+def _segments(n_old: int, n: int, changed: list[int]) -> Iterator[tuple[int, int, bool]]:
+    """The ordinals in order as (a, b, False) runs of the old file's mods unchanged and (o, o + 1,
+    True) for each mod re-read, added or removed since (every ordinal past the file's is one)."""
+    prev = 0
+    for c in changed:
+        if prev < min(c, n_old):
+            yield prev, min(c, n_old), False
+        yield c, c + 1, True
+        prev = c + 1
+    if prev < n_old:
+        yield prev, n_old, False
+
+
+def _merged(old, extra) -> Iterator[tuple[str, int | None]]:
+    """The sorted keys ``old`` (a file's) and ``extra`` (some of them in ``old``) in order, once
+    each, with the key's index in ``old`` (None: not there)."""
+    extra = sorted(extra)
+    j, m = 0, len(extra)
+    for i, key in enumerate(old):
+        while j < m and extra[j] < key:
+            yield extra[j], None
+            j += 1
+        if j < m and extra[j] == key:
+            j += 1
+        yield key, i
+    while j < m:
+        yield extra[j], None
+        j += 1
+
+
+def _posting(table: Table, key: str, i: int | None):
+    """``key``'s posting serialized as it is now (None: it holds no mod): the file's bytes when no
+    re-read changed it (nor took a mod out of it: ``Table.dropped``), else serialized again."""
+    bm = dict.get(table, key)
+    if bm is not None:
+        return bm.serialize() if bm else None
+    if i is None:
+        return None
+    raw = table._raw[table._offsets[i]:table._offsets[i + 1]]
+    if not raw:
+        return None
+    if table.dropped:
+        bm = BitMap.deserialize(raw)
+        if bm.intersect(table.dropped):
+            bm -= table.dropped
+            return bm.serialize() if bm else None
+    return raw
+
+
+def _live_keys(w: _Writer, section: str, table: Table, old) -> tuple[list[str], array]:
+    """The table's keys that hold a mod, in order, with each one's index in the old file's keys
+    (-1: new), its postings written as ``section`` on the way."""
+    keys, from_old = [], array("i")
+
+    def payloads():
+        for key, i in _merged(old, dict.keys(table)):
+            raw = _posting(table, key, i)
+            if raw is not None:
+                keys.append(key)
+                from_old.append(-1 if i is None else i)
+                yield raw
+
+    w.blobs(section, payloads())
+    return keys, from_old
+
+
+def _remap(from_old: array, n_old: int) -> array | None:
+    """Old key id -> new key id (None: the same ids)."""
+    if len(from_old) == n_old and all(i == j for j, i in enumerate(from_old)):
+        return None
+    remap = array("I", [_NO_ID]) * n_old
+    for j, i in enumerate(from_old):
+        if i >= 0:
+            remap[i] = j
+    return remap
+
+
+def _laid_chunks(vocabulary: list[str], from_old: array, table: Table, old, offsets: array):
+    """The laid postings of ``vocabulary`` (its ordinals, end to end; ``offsets`` filled): runs of
+    unchanged postings copied from the old file's laid arrays, the others from the postings."""
+    flat, old_offsets = old if old else (None, None)
+    total, run = 0, None
+
+    def copied():
+        nonlocal total
+        a, b = old_offsets[run[0]], old_offsets[run[1]]
+        base = total - a
+        offsets.extend(x + base for x in old_offsets[run[0] + 1:run[1] + 1])
+        total += b - a
+        return flat[a:b]
+
+    for key, i in zip(vocabulary, from_old):
+        held = dict.get(table, key)
+        if held is None and i >= 0 and flat is not None:
+            if run is not None and run[1] == i:
+                run = (run[0], i + 1)
+                continue
+            if run is not None:
+                yield copied()
+            run = (i, i + 1)
+            continue
+        if run is not None:
+            yield copied()
+            run = None
+        if held is None:
+            raw = table._raw[table._offsets[i]:table._offsets[i + 1]] if i >= 0 else b""
+            held = BitMap.deserialize(raw) if raw else BitMap()
+        ordinals = held.to_array()
+        total += len(ordinals)
+        offsets.append(total)
+        yield ordinals
+    if run is not None:
+        yield copied()
+
+
+def _ids_column(w: _Writer, name: str, snap: Snapshot, remap: array | None, segments, over: dict, of_entry) -> None:
+    """A per-mod column of key ids (and its offsets): the old file's runs, renumbered by ``remap``."""
+    values, old_offsets = snap.col(name), snap.col(name + ".offsets")
+    offsets = array("Q", [0])
+
+    def chunks():
+        total = 0
+        for a, b, changed in segments:
+            if changed:
+                e = over[a]
+                ids = array("I", of_entry(e) if e is not None else ())
+                total += len(ids)
+                offsets.append(total)
+                yield ids
+                continue
+            x, y = old_offsets[a], old_offsets[b]
+            base = total - x
+            offsets.extend(v + base for v in old_offsets[a + 1:b + 1])
+            total += y - x
+            for s in range(x, y, _CHUNK):
+                part = values[s:min(y, s + _CHUNK)]
+                yield part if remap is None else array("I", map(remap.__getitem__, part))
+
+    w.stream(name, chunks(), "I")
+    w.put(name + ".offsets", offsets, "Q")
+
+
+def _bytes_column(w: _Writer, name: str, raw: memoryview, old_offsets: memoryview, size: int, segments, over: dict,
+                  of_entry, offsets: bool = False) -> None:
+    """A per-mod byte column (``size`` bytes an item, at the old file's ``old_offsets``): the old
+    file's runs copied; with ``offsets``, its own offsets section too (else it shares another's)."""
+    out = array("Q", [0])
+
+    def chunks():
+        total = 0
+        for a, b, changed in segments:
+            if changed:
+                e = over[a]
+                item = of_entry(e) if e is not None else b""
+                total += len(item) // size
+                out.append(total)
+                yield item
+                continue
+            x, y = old_offsets[a], old_offsets[b]
+            base = total - x
+            out.extend(v + base for v in old_offsets[a + 1:b + 1])
+            total += y - x
+            for s in range(x * size, y * size, _CHUNK * 4):
+                yield raw[s:min(y * size, s + _CHUNK * 4)]
+
+    w.stream(name, chunks())
+    if offsets:
+        w.put(name + ".offsets", out, "Q")
 
 
 # --- reading -------------------------------------------------------------------------------
@@ -202,7 +507,7 @@ class Snapshot:
         if header_len > body_end:
             raise Unusable("bad header length")
         self.digest = digest.hex()
-        if verify and hashlib.sha256(view[:body_end]).digest() != digest:
+        if verify and _file_sha256(self.path, body_end) != digest:
             raise Unusable("digest mismatch")
         header = json.loads(bytes(view[body_end - 8 - header_len:body_end - 8]))
         self.meta, self.sections = header["meta"], header["sections"]
@@ -238,6 +543,20 @@ class Snapshot:
     def blobs(self, name: str) -> Iterator[memoryview]:
         blob, offsets = self.raw(name), self.col(name + ".offsets").tolist()
         return (blob[a:b] for a, b in zip(offsets, offsets[1:]))
+
+
+def _file_sha256(path: Path, size: int) -> bytes:
+    """SHA-256 of the file's first ``size`` bytes, read (page cache) rather than through the
+    mapping, so checking a file does not bring all of it into this process's RSS."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while size > 0:
+            chunk = f.read(min(size, 1 << 20))
+            if not chunk:
+                break
+            h.update(chunk)
+            size -= len(chunk)
+    return h.digest()
 
 
 class Strings:
@@ -513,6 +832,12 @@ class Entries:
             return None if e is None else e.hit
         raw = self._hits[self._hits_off[o]:self._hits_off[o + 1]]
         return _unpack.decode(raw) if raw else None
+
+    def changed_of(self, o: int) -> int:
+        """Entry.changed of a mod the index holds, from its column (an entry re-read since: its own)."""
+        if o in self._over:
+            return self._over[o].changed
+        return self._changed[o]
 
     def order_key(self, sort: str, o: int) -> tuple:
         """SearchIndex._order_key of a mod, from the columns (an entry re-read since: its own)."""

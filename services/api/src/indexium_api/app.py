@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from indexium_platform import heap
+from indexium_platform import heap, snapshotfetch
 from indexium_platform.lifecycle import Resources, cleanup_ctx
 from indexium_platform.metrics import ServiceMetrics
 from indexium_platform.web import base_app, serve
 
 from . import prefetch, v2
-from .core import db, edge, respond, snapshots
+from .core import db, edge, respond
 from .core.cache import Cache
 from .core.inflight import InFlight
 from .core.invalidation import Invalidator
@@ -103,11 +103,11 @@ def create_app(settings: Settings) -> web.Application:
 
 
 def _snapshot_fetcher(settings: Settings):
-    """The search snapshot's fetch on this node (snapshots.py), or None: off, or no NATS."""
+    """The search snapshot's fetch on this node (indexium_platform.snapshotfetch), or None: off, or no NATS."""
     if not settings.search_snapshot or not settings.nats_url:
         return None
     directory = prefetch.directory(settings.search_snapshot_dir)
-    return lambda: snapshots.fetch(settings.nats_url, directory)
+    return lambda: snapshotfetch.fetch(settings.nats_url, directory)
 
 
 def main() -> None:

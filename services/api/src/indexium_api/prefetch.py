@@ -4,7 +4,7 @@ the snapshot").
 A replica on a node without the snapshot's file spends ~1.4 s fetching it (145 MiB at 100,000
 mods) and ~1 s of CPU importing its own code before it can even ask. ``start`` runs the fetch in
 a child process (``python -m indexium_api.prefetch``) as the first thing the API process does,
-so the two overlap; when the API's start-up load asks for the snapshot (``snapshots.fetch``) it
+so the two overlap; when the API's start-up load asks for the snapshot (``indexium_platform.snapshotfetch.fetch``) it
 waits on the node's fetch lock for the child's fetch instead of starting another, then maps the
 file. Best effort: a child that fails (NATS away, no snapshot) says nothing and the API's own
 fetch does what it always did (and logs why). Nothing here imports more than the standard
@@ -46,7 +46,7 @@ def start() -> subprocess.Popen | None:
 def _child() -> None:
     import asyncio
 
-    from .core.snapshots import fetch
+    from indexium_platform.snapshotfetch import fetch
 
     url = os.environ.get("NATS_URL", "nats://127.0.0.1:4222")
     target = directory(os.environ.get("INDEXIUM_API_SEARCH_SNAPSHOT_DIR", ""))

@@ -19,7 +19,7 @@ page from memory"; a change no event announced is caught up below).
   must not hide a mod for longer than a cached answer lives.
 * Every ``refresh_s`` a full reload (downloads move, and ordinals keep popularity order).
 
-**From a snapshot** (``snapshot``: a fetcher, snapshots.py; docs/api.md, "Replica start: the
+**From a snapshot** (``snapshot``: a fetcher, ``indexium_platform.snapshotfetch``; docs/api.md, "Replica start: the
 snapshot"): a load, the first and each periodic one, takes the latest snapshot instead of building
 the index from PostgreSQL: fetched to this node unless a copy is here, mapped
 (``indexium_search.snapshot``), then the mods written since the snapshot's position (less
@@ -42,14 +42,13 @@ from indexium_platform import heap, logs
 from indexium_search import indexed, snapshot
 from indexium_search.searchindex import Lexicon, SearchIndex
 
-from .snapshots import NoSnapshot
+from indexium_platform.snapshotfetch import NoSnapshot
 
 log = logs.get(__name__)
 RETRY_S = 5.0  # a load that failed (PostgreSQL away) is tried again this soon
-# The catch-up looks this much further back than its interval: updated_at is a writer's
-# transaction start, and a transaction may commit that long after it began.
-CATCH_UP_MARGIN_S = 60.0
-REREAD_BATCH = 500  # mods re-read a statement after a snapshot (indexed.reread)
+# The catch-up looks this much further back than its interval (indexed.CATCH_UP_MARGIN_S: the
+# snapshot's writer catches up from its previous snapshot with the same margin).
+CATCH_UP_MARGIN_S = indexed.CATCH_UP_MARGIN_S
 # An index mapped from a snapshot lets this process's pages of the file go this often
 # (snapshot.Snapshot.release_pages: they stay in the node's page cache).
 RELEASE_PAGES_S = 2.0
@@ -59,7 +58,7 @@ class LiveIndex:
     def __init__(self, api, *, refresh_s: float, load_timeout_s: float, catch_up_s: float, recheck: bool = True,
                  snapshot: Callable[[], Awaitable[tuple[Path, bool]]] | None = None):
         self.api = api
-        self.snapshot = snapshot  # the latest snapshot as a local file (snapshots.fetch), or None: PostgreSQL's
+        self.snapshot = snapshot  # the latest snapshot as a local file (snapshotfetch.fetch), or None: PostgreSQL's
         self.snapshot_digest: str | None = None  # the one the index came from
         self.recheck = recheck  # SearchIndex.recheck of every index this loads
         self.refresh_s, self.load_timeout_s, self.catch_up_s = refresh_s, load_timeout_s, catch_up_s
@@ -150,8 +149,8 @@ class LiveIndex:
             index.recheck = self.recheck
             synced = time.monotonic()
             slugs = await self.api.db.run(indexed.changed_after, index, meta["updated_at"], CATCH_UP_MARGIN_S)
-            for i in range(0, len(slugs), REREAD_BATCH):
-                await self.api.db.run(indexed.reread, index, slugs[i:i + REREAD_BATCH])
+            for batch in indexed.batches(slugs):
+                await self.api.db.run(indexed.reread, index, batch)
         except Exception as exc:  # (no snapshot, a damaged one, NATS or PostgreSQL away)
             # No snapshot written yet (a new stack before its writer's first write) is a state, not
             # a fault: info; anything else (damaged, NATS or PostgreSQL away) a warning.

@@ -1,5 +1,7 @@
 """The search snapshot on this node: the latest revision in JetStream's object store
-(``indexium_contracts.searchsnapshot``) as a node-local file, fetched only when this node has no
+(``indexium_contracts.searchsnapshot``) as a node-local file, for an API replica
+(``indexium_api.core.search_index``, its start's ``prefetch``) and the snapshot's writer, which starts
+from the previous revision (``indexium_ops.searchsnapshot``): the file fetched only when this node has no
 copy of that revision (named by the object's digest: every replica on the node maps the same
 file, whose pages the kernel shares). The object store checks the object's SHA-256 as it is
 read; the file is written beside its final name and renamed, so no replica maps half a file.
@@ -38,45 +40,61 @@ async def _quiet(_exc: Exception) -> None:
     pass
 
 
-async def fetch(nats_url: str, directory: Path, *, connect_timeout_s: float = 2.0) -> tuple[Path, bool]:
+async def fetch(nats_url: str, directory: Path, *, connect_timeout_s: float = 2.0,
+                name: str = "indexium-api-snapshot") -> tuple[Path, bool]:
     """The latest snapshot as a file on this node, and whether it was fetched now, by this process or
-    by the fetch it waited for (False: reused)."""
+    by the fetch it waited for (False: reused). ``name``: the NATS connection's."""
     # One try per server, no wait between: with max_reconnect_attempts=0 nats-py retries a refused
     # server in a busy loop until the bound below (every API start without NATS took 4 s of CPU).
     # Its errors are this function's to raise, not nats-py's to log. Still bounded as a whole.
     nc = await asyncio.wait_for(nats.connect(nats_url, connect_timeout=connect_timeout_s, allow_reconnect=False,
                                              max_reconnect_attempts=1, reconnect_time_wait=0,
-                                             error_cb=_quiet, name="indexium-api-snapshot"),
+                                             error_cb=_quiet, name=name),
                                 2 * connect_timeout_s)
     try:
-        try:
-            store = await nc.jetstream().object_store(searchsnapshot.BUCKET.name)
-            info = await store.get_info(searchsnapshot.OBJECT)
-        except (BucketNotFoundError, ObjectNotFoundError, NotFoundError) as exc:
-            raise NoSnapshot(type(exc).__name__) from None
-        digest = base64.urlsafe_b64decode(info.digest.split("=", 1)[1] + "==").hex()
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"{digest}{SUFFIX}"
-        if _have(path, info.size):
-            return path, False
-        async with _node_lock(directory) as waited:
-            if _have(path, info.size):
-                return path, waited  # (fetched meanwhile by the one we waited for)
-            part = directory / f".{digest}.{os.getpid()}.part"
-            try:
-                with open(part, "wb") as f:
-                    await _get_into(nc.jetstream(), info, f)
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.replace(part, path)
-            finally:
-                part.unlink(missing_ok=True)
-            for old in directory.glob(f"*{SUFFIX}"):
-                if old != path:
-                    old.unlink(missing_ok=True)
-        return path, True
+        return await fetch_with(nc.jetstream(), directory)
     finally:
         await nc.close()
+
+
+async def fetch_with(js, directory: Path) -> tuple[Path, bool]:
+    """``fetch`` over a JetStream context the caller has (the writer's)."""
+    try:
+        store = await js.object_store(searchsnapshot.BUCKET.name)
+        info = await store.get_info(searchsnapshot.OBJECT)
+    except (BucketNotFoundError, ObjectNotFoundError, NotFoundError) as exc:
+        raise NoSnapshot(type(exc).__name__) from None
+    digest = object_digest(info.digest)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{digest}{SUFFIX}"
+    if _have(path, info.size):
+        return path, False
+    async with _node_lock(directory) as waited:
+        if _have(path, info.size):
+            return path, waited  # (fetched meanwhile by the one we waited for)
+        part = directory / f".{digest}.{os.getpid()}.part"
+        try:
+            with open(part, "wb") as f:
+                await _get_into(js, info, f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(part, path)
+        finally:
+            part.unlink(missing_ok=True)
+        remove_others(directory, path)
+    return path, True
+
+
+def remove_others(directory: Path, path: Path) -> None:
+    """Every revision's file in ``directory`` but ``path`` (a process still mapping one keeps its pages)."""
+    for old in directory.glob(f"*{SUFFIX}"):
+        if old != path:
+            old.unlink(missing_ok=True)
+
+
+def object_digest(digest: str) -> str:
+    """The object store's digest of an object (``SHA-256=<base64>``) as hex: the file's name here."""
+    return base64.urlsafe_b64decode(digest.split("=", 1)[1] + "==").hex()
 
 
 def _have(path: Path, size: int) -> bool:
