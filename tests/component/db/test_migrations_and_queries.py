@@ -154,6 +154,23 @@ async def test_update_card_writes_the_fields_given_and_says_whether_anything_cha
             row["environment"]) == ("n" * 128, "", "d", ["a"], ["MIT"], {}, "server")
 
 
+async def test_a_new_or_changed_icon_moves_the_mods_updated_at_and_the_same_one_does_not(db):
+    """has_icon is part of a search hit: replicas and the snapshot writer re-read only mods whose
+    row was written after a position, so an icon that comes or changes must move updated_at."""
+    mod = await make_mod(db)
+    await db.execute("UPDATE mods SET updated_at = now() - interval '1 day' WHERE id = $1", mod["id"])
+    before = await db.fetchval("SELECT updated_at FROM mods WHERE id = $1", mod["id"])
+    await mods_q.upsert_icon(db, mod["id"], "image/png", b"\x89PNG1", "e1")
+    first = await db.fetchval("SELECT updated_at FROM mods WHERE id = $1", mod["id"])
+    assert first > before
+    await db.execute("UPDATE mods SET updated_at = $2 WHERE id = $1", mod["id"], before)
+    await mods_q.upsert_icon(db, mod["id"], "image/png", b"\x89PNG1", "e1")  # the same icon again
+    assert await db.fetchval("SELECT updated_at FROM mods WHERE id = $1", mod["id"]) == before
+    await mods_q.upsert_icon(db, mod["id"], "image/png", b"\x89PNG2", "e2")  # a changed one
+    assert await db.fetchval("SELECT updated_at FROM mods WHERE id = $1", mod["id"]) > before
+    assert await db.fetchval("SELECT etag FROM mod_icons WHERE mod_id = $1", mod["id"]) == "e2"
+
+
 async def test_update_repository_follows_renames_and_transfers_keeping_the_slug(db):
     mod = await make_mod(db, repo_id=7)
     assert await mods_q.update_repository(db, 7, full_name="caffeine/sodium-renamed", default_branch=None)

@@ -291,10 +291,16 @@ async def refresh_rollup(conn: asyncpg.Connection, mod_id: uuid.UUID) -> None:
 async def upsert_icon(
     conn: asyncpg.Connection, mod_id: uuid.UUID, content_type: str, data: bytes, etag: str
 ) -> None:
+    """The project's icon; a new or changed one also moves ``mods.updated_at``: the hit's
+    ``has_icon`` is the mod row's as search holds it, and replicas and the search snapshot's
+    writer re-read only the mods written after a position (``indexed.changed_after``)."""
     await conn.execute(
-        """INSERT INTO mod_icons (mod_id, content_type, data, etag) VALUES ($1, $2, $3, $4)
-           ON CONFLICT (mod_id) DO UPDATE SET content_type = EXCLUDED.content_type,
-               data = EXCLUDED.data, etag = EXCLUDED.etag, updated_at = now()
-           WHERE mod_icons.etag IS DISTINCT FROM EXCLUDED.etag""",
+        """WITH up AS (
+               INSERT INTO mod_icons (mod_id, content_type, data, etag) VALUES ($1, $2, $3, $4)
+               ON CONFLICT (mod_id) DO UPDATE SET content_type = EXCLUDED.content_type,
+                   data = EXCLUDED.data, etag = EXCLUDED.etag, updated_at = now()
+               WHERE mod_icons.etag IS DISTINCT FROM EXCLUDED.etag
+               RETURNING mod_id)
+           UPDATE mods SET updated_at = now() WHERE id IN (SELECT mod_id FROM up)""",
         mod_id, content_type, data, etag,
     )
