@@ -289,18 +289,29 @@ class _Provider(resolvelib.AbstractProvider):
 def _requirements(cand: _Cand, index: _Index) -> Iterable[_Req]:
     own = _provides(cand)
     for dep in cand.file.dependencies:
-        if dep.platform or dep.mod_id == cand.mod_id or dep.mod_id in own or dep.kind == "embedded":
-            continue
+        if dep.mod_id == cand.mod_id or dep.mod_id in own or not constrains(dep):
+            continue  # (what the loader only warns about, or a range we cannot read: a warning later)
         if not index.known(dep.mod_id):
             continue  # listed as "not on Indexium" (or met by an embedding mod) once resolved
         if dep.kind == "required":
             yield _Req(dep.mod_id, dep.versions, True, dep)
-        elif dep.warn_only or dep.problem:
-            continue  # the loader only warns (or we cannot read the range): a warning later
-        elif dep.kind == "optional" and not dep.versions.is_any:
+        elif dep.kind == "optional":
             yield _Req(dep.mod_id, dep.versions, False, dep)
-        elif dep.kind == "incompatible":
+        else:
             yield _Req(dep.mod_id, dep.versions.complement(), False, dep)
+
+
+def constrains(dep: ParsedDependency) -> bool:
+    """Whether the dependency becomes a requirement of the pack (a need, or a limit a present mod
+    must meet): so whether resolving reads the index for its id (with ``include_optional``, every
+    optional dependency too). A read-ahead (``queries/packs.py``) follows only these."""
+    if dep.platform or dep.kind == "embedded":
+        return False
+    if dep.kind == "required":
+        return True
+    if dep.warn_only or dep.problem:
+        return False
+    return dep.kind == "incompatible" or (dep.kind == "optional" and not dep.versions.is_any)
 
 
 # --- the answer ------------------------------------------------------------------------
