@@ -290,7 +290,7 @@ def _requirements(cand: _Cand, index: _Index) -> Iterable[_Req]:
     own = _provides(cand)
     for dep in cand.file.dependencies:
         if dep.mod_id == cand.mod_id or dep.mod_id in own or not constrains(dep):
-            continue  # (what the loader only warns about, or a range we cannot read: a warning later)
+            continue  # (no requirement: what the loader only warns about is a warning later)
         if not index.known(dep.mod_id):
             continue  # listed as "not on Indexium" (or met by an embedding mod) once resolved
         if dep.kind == "required":
