@@ -72,6 +72,23 @@ async def test_dependencies_resolve_round_by_round_to_public_fitting_versions(db
     assert picked(answer) == {"app": "1.0", "lib": "1.2", "base": "2.0"}
 
 
+async def test_the_read_ahead_follows_only_what_the_resolver_reads(db):
+    # An optional dependency without a range becomes no requirement: its id (and what it needs) is
+    # read only when the player asks for optional dependencies. One with a range is a limit: read.
+    app, lib, extra, deep, capped = [await mod(db, n) for n in ("app", "lib", "extra", "deep", "capped")]
+    await version(db, app, "1.0", ("lib", ">=1.0"), ("extra", None, "optional"), ("capped", "<2", "optional"))
+    await version(db, lib, "1.2")
+    await version(db, extra, "3.0", ("deep", "*"))
+    await version(db, deep, "1.0")
+    await version(db, capped, "1.0")
+    answer, source = await packs_q.resolve(db, "fabric", GAME, [Requested("app")])
+    assert answer.ok and picked(answer) == {"app": "1.0", "lib": "1.2"}
+    assert source.queries == 2 and set(source.versions) == {"app", "lib", "capped"}  # app; lib and capped
+    answer, source = await packs_q.resolve(db, "fabric", GAME, [Requested("app")], include_optional=True)
+    assert picked(answer) == {"app": "1.0", "lib": "1.2", "extra": "3.0", "deep": "1.0"}
+    assert source.queries == 3 and not source.missed  # app; lib, extra, capped; deep
+
+
 async def test_a_dependency_means_the_holder_never_an_impostor(db):
     original, impostor = await mod(db, "sodium", owner_id=1), await mod(db, "sodium-copy", owner_id=2)
     app = await mod(db, "app", owner_id=3)

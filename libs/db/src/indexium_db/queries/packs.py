@@ -3,9 +3,11 @@
 The resolver (``indexium_jar.deps.resolve``) is pure and synchronous; it asks for one mod id
 at a time. Asking PostgreSQL once per id would cost a round trip per dependency, so
 :func:`prefetch` reads the whole neighbourhood first, one query per *round* of new ids: the
-mods asked for, then every id their fitting files declare (required, optional, incompatible,
-embedded), and so on until no new id appears (``MAX_ROUNDS``, ``MAX_IDS``). A typical pack
-of 50 mods is three or four queries. :class:`Prefetched` then answers the resolver from
+mods asked for, then every id their fitting files declare that the resolver reads
+(``resolver.constrains``: required, incompatible, optional with a range; every optional one
+with ``include_optional``; not what the loader only warns about, nor embedded ids), and so on
+until no new id appears (``MAX_ROUNDS``, ``MAX_IDS``). A typical pack of 50 mods is three or
+four queries. :class:`Prefetched` then answers the resolver from
 memory and records any id it was not given, so :func:`resolve` can read those and run again
 (bounded) instead of answering wrongly.
 
@@ -36,7 +38,7 @@ import asyncpg
 from indexium_jar.deps import (
     PLATFORM_IDS, CandidateFile, CandidateVersion, Requested, Resolution, parse_dependency, resolve as resolve_core,
 )
-from indexium_jar.deps.resolver import LOADS
+from indexium_jar.deps.resolver import LOADS, constrains
 from indexium_jar.model import Dependency
 
 from .hashes import OWNED
@@ -126,8 +128,11 @@ ORDER BY ids.dep_id, v.version_sort DESC, v.published_at DESC NULLS LAST, v.id, 
 """
 
 
-async def _read(conn: asyncpg.Connection, source: Prefetched, ids: list[str], loader: str, game_version: str) -> set[str]:
-    """Reads ``ids`` into ``source``; returns the ids their fitting files name that are not read yet."""
+async def _read(conn: asyncpg.Connection, source: Prefetched, ids: list[str], loader: str, game_version: str,
+                optional: bool = False) -> set[str]:
+    """Reads ``ids`` into ``source``; returns the ids their fitting files name that are not read yet and
+    that the resolver reads (``resolver.constrains``: not what the loader only warns about, nor an
+    optional dependency without a range unless ``optional``)."""
     loaders = runs(loader)
     rows = await conn.fetch(_ROUND, ids, loader, loaders, game_version, [source.pinned.get(i) for i in ids],
                             source.downloads is not None)
@@ -165,7 +170,8 @@ async def _read(conn: asyncpg.Connection, source: Prefetched, ids: list[str], lo
             deps = _dependencies(rec)
             if rec is not None and version is None and isinstance(rec.get("version"), str):
                 version = rec["version"]
-            wanted.update(d.mod_id for d in deps if d.mod_id not in PLATFORM_IDS)
+            wanted.update(d.mod_id for d in deps
+                          if constrains(d) or (optional and d.kind == "optional" and d.mod_id not in PLATFORM_IDS))
             cand_files.append(CandidateFile(str(f[9]), tuple(f[10]), tuple(f[11]), deps))
         published = v[8]
         by_id[dep_id].append(CandidateVersion(
@@ -189,16 +195,16 @@ def _download(f: asyncpg.Record, v: asyncpg.Record, manifests) -> dict:
 
 
 async def prefetch(conn: asyncpg.Connection, loader: str, game_version: str, mod_ids: list[str], *,
-                   source: Prefetched | None = None, rounds: int = MAX_ROUNDS) -> Prefetched:
+                   source: Prefetched | None = None, rounds: int = MAX_ROUNDS, optional: bool = False) -> Prefetched:
     """Every candidate the resolver can ask for, read round by round (one query a round);
-    ``rounds`` 2: the mods and their own dependencies only (an upgrade check)."""
+    ``rounds`` 1: the mods only (an upgrade check); ``optional``: for ``include_optional``."""
     source = source or Prefetched()
     todo = sorted({m for m in mod_ids if m not in source.versions})
     for _ in range(min(rounds, MAX_ROUNDS)):
         room = MAX_IDS - len(source.versions)
         if not todo or room <= 0:
             break
-        todo = sorted(await _read(conn, source, todo[:room], loader, game_version))
+        todo = sorted(await _read(conn, source, todo[:room], loader, game_version, optional))
     return source
 
 
@@ -208,13 +214,13 @@ async def resolve(conn: asyncpg.Connection, loader: str, game_version: str, mods
     """``indexium_jar.deps.resolve`` over the index: prefetch, resolve, and read and run again
     when the resolver asked for an id it was not given (at most ``MAX_RERUNS`` times)."""
     source = Prefetched(pinned=dict(pinned or {}), downloads={})
-    await prefetch(conn, loader, game_version, [m.mod_id for m in mods], source=source)
+    await prefetch(conn, loader, game_version, [m.mod_id for m in mods], source=source, optional=include_optional)
     for _ in range(MAX_RERUNS):
         source.missed.clear()
         answer = resolve_core(source, loader, game_version, mods, include_optional)
         if not source.missed or len(source.versions) >= MAX_IDS:
             return answer, source
-        await prefetch(conn, loader, game_version, sorted(source.missed), source=source)
+        await prefetch(conn, loader, game_version, sorted(source.missed), source=source, optional=include_optional)
     source.missed.clear()
     return resolve_core(source, loader, game_version, mods, include_optional), source
 

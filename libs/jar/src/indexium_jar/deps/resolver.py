@@ -17,7 +17,9 @@ module only says what a candidate, a requirement and a match are:
   ``java`` and the loaders are collected into one combined requirement per id, for an
   exporter to choose a loader version every mod accepts;
 * what the loader only warns about (Fabric's conflicts/recommends/suggests, DISCOURAGED)
-  becomes a warning on the answer, not a constraint.
+  becomes a warning on the answer, not a constraint;
+* a search still running after ``EARLY_ROUNDS`` rounds ends when a mod asked for fits no pack
+  at all (``_doomed``), with the search's answer for those mods alone.
 
 Dependencies whose id no indexed project owns are listed as "not on Indexium", never
 dropped. Sides (client/server) are not separated: a pack holds both. Answers are
@@ -51,6 +53,8 @@ LOADER_NAMES = formats.LOADER_TITLES
 MAX_ROUNDS = 5000  # resolvelib rounds before giving up (ResolutionTooDeep)
 MAX_OPTIONAL_TRIES = 32  # optional dependencies tried one by one when all at once fails
 MAX_REQUESTED = 500
+EARLY_ROUNDS = 200  # search rounds before asking whether a mod asked for fits no pack at all (_doomed)
+TOO_DEEP = "these mods allow too many combinations to try; pin some versions and ask again"
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,18 +289,29 @@ class _Provider(resolvelib.AbstractProvider):
 def _requirements(cand: _Cand, index: _Index) -> Iterable[_Req]:
     own = _provides(cand)
     for dep in cand.file.dependencies:
-        if dep.platform or dep.mod_id == cand.mod_id or dep.mod_id in own or dep.kind == "embedded":
-            continue
+        if dep.mod_id == cand.mod_id or dep.mod_id in own or not constrains(dep):
+            continue  # (no requirement: what the loader only warns about is a warning later)
         if not index.known(dep.mod_id):
             continue  # listed as "not on Indexium" (or met by an embedding mod) once resolved
         if dep.kind == "required":
             yield _Req(dep.mod_id, dep.versions, True, dep)
-        elif dep.warn_only or dep.problem:
-            continue  # the loader only warns (or we cannot read the range): a warning later
-        elif dep.kind == "optional" and not dep.versions.is_any:
+        elif dep.kind == "optional":
             yield _Req(dep.mod_id, dep.versions, False, dep)
-        elif dep.kind == "incompatible":
+        else:
             yield _Req(dep.mod_id, dep.versions.complement(), False, dep)
+
+
+def constrains(dep: ParsedDependency) -> bool:
+    """Whether the dependency becomes a requirement of the pack (a need, or a limit a present mod
+    must meet): so whether resolving reads the index for its id (with ``include_optional``, every
+    optional dependency too). A read-ahead (``queries/packs.py``) follows only these."""
+    if dep.platform or dep.kind == "embedded":
+        return False
+    if dep.kind == "required":
+        return True
+    if dep.warn_only or dep.problem:
+        return False
+    return dep.kind == "incompatible" or (dep.kind == "optional" and not dep.versions.is_any)
 
 
 # --- the answer ------------------------------------------------------------------------
@@ -320,11 +335,11 @@ def resolve(source: CandidateSource, loader: str, game_version: str, mods: Seque
     return _answer(index, {r.mod_id for r in mods}, roots, result, skipped)
 
 
-def _run(index: _Index, roots: list[_Req]):
+def _run(index: _Index, roots: list[_Req], early: bool = True):
     straight = _Straight.run(index, roots)
     if straight is not None:
         return straight, None
-    provider, reporter = _Provider(index, (r.mod_id for r in roots)), resolvelib.BaseReporter()
+    provider, reporter = _Provider(index, (r.mod_id for r in roots)), _Rounds(index, roots, early)
     try:
         if not _STRAIGHT:
             return resolvelib.Resolver(provider, reporter).resolve(roots, max_rounds=MAX_ROUNDS), None
@@ -332,7 +347,77 @@ def _run(index: _Index, roots: list[_Req]):
     except resolvelib.ResolutionImpossible as exc:
         return None, _explain(index, exc.causes)
     except resolvelib.ResolutionTooDeep:
-        return None, "these mods allow too many combinations to try; pin some versions and ask again"
+        return None, TOO_DEEP
+    except _Doomed as exc:
+        # Some mods asked for fit in no pack at all: why, as the search says it for them alone,
+        # instead of searching every combination of the other mods' versions first.
+        alone, problem = _run(index, exc.roots)
+        if alone is None and problem != TOO_DEEP:
+            return None, problem
+        return _run(index, roots, early=False)  # (the search, to its end after all)
+
+
+class _Doomed(Exception):
+    def __init__(self, roots: list[_Req]) -> None:
+        super().__init__()
+        self.roots = roots
+
+
+class _Rounds(resolvelib.BaseReporter):
+    """A search still running after ``EARLY_ROUNDS`` rounds has been backtracking: then, once,
+    whether a mod asked for fits no pack at all (``_doomed``), which ends it (``_Doomed``)."""
+
+    def __init__(self, index: _Index, roots: list[_Req], early: bool) -> None:
+        self.index, self.roots, self.early = index, roots, early
+
+    def starting_round(self, index: int) -> None:
+        if index == EARLY_ROUNDS and self.early and _EARLY:
+            doomed = _doomed(self.index, self.roots)
+            if doomed and len(doomed) < len(self.roots):
+                raise _Doomed(doomed)
+
+
+def _doomed(index: _Index, roots: list[_Req]) -> list[_Req]:
+    """The roots that no pack can hold, whatever else it holds: every version of the mod that the
+    root accepts needs (required, directly or through what it needs) a mod of which no version
+    fits the game and the loader in the range asked. Sound by construction, so a pack holding one
+    has no solution: only needs are followed (a limit is met by leaving a mod out), and a mod that
+    any candidate of a mod the roots can need embeds or provides is never counted missing (a
+    "provided by" candidate may meet it). A root that no candidate matches at all, or a mod asked
+    for twice, is left to the search, which fails on it at once (its first step) as before."""
+    if len({r.mod_id for r in roots}) != len(roots):
+        return []
+    needs: dict[int, tuple[_Cand, list[_Req]]] = {}
+    seen = {r.mod_id for r in roots}
+    todo = sorted(seen)
+    while todo:  # every mod the roots can need, with its candidates (and so index.hosts) built
+        for cand in index.candidates(todo.pop()):
+            reqs = [r for r in _requirements(cand, index) if r.need]
+            needs[id(cand)] = (cand, reqs)
+            for r in reqs:
+                if r.mod_id not in seen:
+                    seen.add(r.mod_id)
+                    todo.append(r.mod_id)
+    dead: set[int] = set()
+    satisfies = _Provider._satisfies
+    changed = True
+    while changed:  # a candidate is dead when one of its needs has no live candidate in range
+        changed = False
+        for key, (_cand, reqs) in needs.items():
+            if key not in dead and any(
+                    r.mod_id not in index.hosts and not any(
+                        id(c) not in dead and satisfies(r, c) for c in index.candidates(r.mod_id))
+                    for r in reqs):
+                dead.add(key)
+                changed = True
+    out = []
+    for r in roots:
+        matching = [c for c in index.candidates(r.mod_id) if satisfies(r, c)]
+        if not matching:
+            return []  # (the search's first step fails on it, and says so)
+        if r.mod_id not in index.hosts and all(id(c) in dead for c in matching):
+            out.append(r)
+    return out
 
 
 def _result(state: State):
@@ -372,6 +457,9 @@ class _Bail(Exception):
 # _Memo and the straight path below lean on resolvelib 1.2's Resolution internals; another
 # release runs resolvelib's Resolver alone.
 _STRAIGHT = resolvelib.__version__.startswith("1.2.")
+# A long search for a pack holding a mod that fits no pack is cut short (_Rounds); tests turn it off
+# to compare with the whole search.
+_EARLY = True
 
 
 class _Memo(_Resolution):
