@@ -112,6 +112,21 @@ def test_optional_dependency_only_when_asked_and_only_if_it_resolves():
         "Emi (optional for App 1) left out: no version of Emi supports 1.21.4 on Fabric; its newest is 1.1 for 1.20.1",)
 
 
+def test_an_optional_dependency_with_a_range_is_added_in_range_when_asked_or_named_as_left_out():
+    # A ranged optional dependency is also a limit (present, it must be in range), so the search
+    # pins it "absent" first: asked for optional ones, it is still added, in range.
+    src = source(
+        ver("app", "1", dep("capped", "<2", kind="optional"), dep("gone", ">=5", kind="optional")),
+        ver("capped", "2.0"), ver("capped", "1.5"), ver("gone", "4.0"),
+    )
+    assert picked(resolve(src, "fabric", GAME, [Requested("app")])) == {"app": "1"}
+    asked = resolve(src, "fabric", GAME, [Requested("app")], include_optional=True)
+    assert picked(asked) == {"app": "1", "capped": "1.5"}
+    (capped,) = [p for p in asked.picks if p.mod_id == "capped"]
+    assert capped.optional and capped.reasons == ("optional for App 1: capped <2",)
+    assert len(asked.skipped_optional) == 1 and asked.skipped_optional[0].startswith("Gone (optional for App 1) left out: ")
+
+
 def test_an_optional_neoforge_dependency_present_must_be_in_range():
     # FML refuses a present OPTIONAL mod outside its versionRange: the resolver avoids it.
     src = source(

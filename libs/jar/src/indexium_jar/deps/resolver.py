@@ -578,7 +578,10 @@ def _with_optional(index: _Index, roots: list[_Req], result, skipped: list[str])
         wanted: dict[str, _Req] = {}
         for cand in _pinned(result):
             for dep in cand.file.dependencies:
-                if dep.kind != "optional" or dep.platform or dep.mod_id in result.mapping or dep.mod_id in tried:
+                held = result.mapping.get(dep.mod_id)
+                # (a ranged optional dependency is a limit too: "absent" pinned is not "present")
+                if dep.kind != "optional" or dep.platform or dep.mod_id in tried or (
+                        held is not None and held.version is not None):
                     continue
                 tried.add(dep.mod_id)
                 if not index.known(dep.mod_id):
