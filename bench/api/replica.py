@@ -33,22 +33,19 @@ import random
 import shutil
 import signal
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
 import aiohttp
 import asyncpg
-import nats
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import visibility  # noqa: E402
-from indexium_devstack.embedded import EmbeddedNats, free_port  # noqa: E402
+from indexium_devstack.embedded import free_port  # noqa: E402
 from indexium_devstack.procs import BY_NAME, ServiceProcess  # noqa: E402
-from indexium_platform import natsutil  # noqa: E402
 
 GV_LO = [("1.20.1", "fabric"), ("1.21.1", "neoforge"), ("1.19.2", "forge"), ("1.20.4", "quilt")]
 MIX = (("hit", 40), ("search", 30), ("by-hash", 15), ("update-check", 15))
@@ -238,19 +235,13 @@ async def ready_only(env: dict, tmp: Path) -> tuple[float, dict, dict | None]:
 
 
 async def main(args) -> None:
-    from searchprofile import seeded
+    from searchprofile import seeded_with_nats
 
-    pg, names = await seeded(Path(args.data), args.mods)
-    tmp = Path(tempfile.mkdtemp(prefix="indexium-replica-"))
-    nats_server = EmbeddedNats(tmp / "nats").start()
-    try:
-        nc = await nats.connect(nats_server.url)
-        await natsutil.ensure_all(nc.jetstream())
-        await nc.drain()
+    async with seeded_with_nats(Path(args.data), args.mods, "indexium-replica-") as (pg, names, tmp, nats_url):
         dsn = pg.dsn("bench")
         hashes = await sample_hashes(dsn)
         print(f"bytecode compiled as in the image: {compile_bytecode():.1f} s", flush=True)
-        env = {"DATABASE_URL": dsn, "NATS_URL": nats_server.url, "INDEXIUM_API_RATE_LIMIT_PER_MINUTE": "0",
+        env = {"DATABASE_URL": dsn, "NATS_URL": nats_url, "INDEXIUM_API_RATE_LIMIT_PER_MINUTE": "0",
                "INDEXIUM_LOG_FORMAT": "json", "INDEXIUM_LOG_LEVEL": "info"}
         for mode in args.modes.split(","):
             print(f"API replica, {args.mods} mods, mode {mode} (load average before {os.getloadavg()[0]:.2f})",
@@ -291,10 +282,6 @@ async def main(args) -> None:
             if r["traced"]:
                 print("  tracemalloc (the replica's Python allocations after the load, top sites):")
                 print("\n".join("    " + line for line in r["traced"].splitlines()))
-    finally:
-        nats_server.stop()
-        pg.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

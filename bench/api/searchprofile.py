@@ -15,16 +15,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import json
 import pstats
 import random
+import shutil
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
 import asyncpg
+import nats
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -34,7 +38,8 @@ from indexium_db import migrate
 from indexium_search import sqlpath
 from indexium_search import indexed
 from indexium_search.searchindex import Lexicon
-from indexium_devstack.embedded import EmbeddedPostgres
+from indexium_devstack.embedded import EmbeddedNats, EmbeddedPostgres
+from indexium_platform import natsutil
 from run import PgClock, _baseline_sql, _search_query, api_recheck, load_catalogue, pct, queries
 
 
@@ -105,6 +110,25 @@ async def seeded(root: Path, mods: int) -> tuple[EmbeddedPostgres, list[str]]:
     catalogue = await load_catalogue(pg.dsn("bench"), mods)
     names_file.write_text(json.dumps(catalogue.names))
     return pg, catalogue.names
+
+
+@contextlib.asynccontextmanager
+async def seeded_with_nats(root: Path, mods: int, prefix: str):
+    """``seeded``'s catalogue and an embedded NATS in a new temporary folder (``prefix``), its
+    streams and buckets set up as the setup step does: (pg, names, the folder, NATS's URL). After:
+    NATS and PostgreSQL stopped, the folder removed (the catalogue under ``root`` kept)."""
+    pg, names = await seeded(root, mods)
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    nats_server = EmbeddedNats(tmp / "nats").start()
+    try:
+        nc = await nats.connect(nats_server.url)
+        await natsutil.ensure_all(nc.jetstream())
+        await nc.drain()
+        yield pg, names, tmp, nats_server.url
+    finally:
+        nats_server.stop()
+        pg.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 async def main(args) -> None:

@@ -20,21 +20,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import asyncpg
-import nats
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-
-from indexium_devstack.embedded import EmbeddedNats  # noqa: E402
-from indexium_platform import natsutil  # noqa: E402
 
 
 def write(env: dict, directory: Path, *flags: str) -> dict:
@@ -86,43 +80,32 @@ def report(label: str, r: dict, load: float) -> None:
 
 
 async def main(args) -> None:
-    from searchprofile import seeded
+    from searchprofile import seeded_with_nats
 
-    pg, _ = await seeded(Path(args.data), args.mods)
-    tmp = Path(tempfile.mkdtemp(prefix="indexium-writer-"))
-    nats_server = EmbeddedNats(tmp / "nats").start()
-    changed: list = []
-    conn = None
-    try:
-        nc = await nats.connect(nats_server.url)
-        await natsutil.ensure_all(nc.jetstream())
-        await nc.drain()
+    async with seeded_with_nats(Path(args.data), args.mods, "indexium-writer-") as (pg, _, tmp, nats_url):
         dsn = pg.dsn("bench")
-        env = {"DATABASE_URL": dsn, "NATS_URL": nats_server.url, "INDEXIUM_LOG_FORMAT": "json",
-               "INDEXIUM_LOG_LEVEL": "info"}
+        env = {"DATABASE_URL": dsn, "NATS_URL": nats_url, "INDEXIUM_LOG_FORMAT": "json", "INDEXIUM_LOG_LEVEL": "info"}
         directory = tmp / "writer"
         print(f"search snapshot writer, {args.mods} mods ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})",
               flush=True)
         load = os.getloadavg()[0]
         report("full load (--full)", await asyncio.to_thread(write, env, directory, "--full"), load)
         conn = await asyncpg.connect(dsn)
-        done: set = set()
-        for n in [int(x) for x in args.changes.split(",")]:
-            if n:
-                changed += await change(conn, n, done)
-            load = os.getloadavg()[0]
-            report(f"from the previous snapshot, {n} mods changed",
-                   await asyncio.to_thread(write, env, directory, "--max-changes", str(args.max_changes)), load)
-    finally:
-        if conn is not None:
+        changed: list = []
+        try:
+            done: set = set()
+            for n in [int(x) for x in args.changes.split(",")]:
+                if n:
+                    changed += await change(conn, n, done)
+                load = os.getloadavg()[0]
+                report(f"from the previous snapshot, {n} mods changed",
+                       await asyncio.to_thread(write, env, directory, "--max-changes", str(args.max_changes)), load)
+        finally:
             if changed:
                 await restore(conn, changed)
                 # (their dead rows vacuumed: left, they slowed the next bench's searches on this catalogue)
                 await conn.execute("VACUUM (ANALYZE) mods")
             await conn.close()
-        nats_server.stop()
-        pg.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -118,6 +118,33 @@ async def _answers(conn, index, lexicon, recheck: bool) -> list:
     return out
 
 
+async def _catalogue(conn, n: int, seed: int) -> random.Random:
+    """``n`` generated mods; the generator, for the changes made after them."""
+    rng = random.Random(seed)
+    for i in range(n):
+        await _mod(conn, i, rng)
+    return rng
+
+
+async def _loaded(conn) -> tuple:
+    """The index loaded from PostgreSQL now, and its lexicon prewarmed (as a replica's)."""
+    index = await indexed.load(conn)
+    lexicon = Lexicon()
+    await indexed.prewarm(conn, lexicon, index)
+    return index, lexicon
+
+
+async def _assert_same_answers(conn, ours: tuple, theirs: tuple) -> None:
+    """Two (index, lexicon) give the same whole answer to every query, pages from memory and
+    re-checked by PostgreSQL, and most queries find something."""
+    for recheck in (False, True):
+        got = await _answers(conn, *ours, recheck)
+        want = await _answers(conn, *theirs, recheck)
+        for (sq, rows, total), (_, want_rows, want_total) in zip(got, want):
+            assert (rows, total) == (want_rows, want_total), sq
+    assert sum(1 for _, rows, _ in got if rows) > 150
+
+
 @pytest.mark.parametrize("postings_kept", ["as many as read", "a few bytes"])
 def test_a_replica_from_a_snapshot_plus_changes_answers_as_one_built_from_postgresql(database_url, tmp_path,
                                                                                     monkeypatch, postings_kept):
@@ -130,12 +157,8 @@ def test_a_replica_from_a_snapshot_plus_changes_answers_as_one_built_from_postgr
     async def run():
         conn = await connect(database_url)
         try:
-            rng = random.Random(3)
-            for i in range(90):
-                await _mod(conn, i, rng)
-            written = await indexed.load(conn)
-            lexicon = Lexicon()
-            await indexed.prewarm(conn, lexicon, written)
+            rng = await _catalogue(conn, 90, seed=3)
+            written, lexicon = await _loaded(conn)
             path = tmp_path / "index.snap"
             digest = snapshot.write(written, lexicon, path, updated_at=written.position, stream_seq=7)
             await asyncio.sleep(0.01)
@@ -155,15 +178,7 @@ def test_a_replica_from_a_snapshot_plus_changes_answers_as_one_built_from_postgr
             if postings_kept == "a few bytes":
                 assert index.readme.budget.evictions > 100
 
-            fresh = await indexed.load(conn)  # (and its lexicon prewarmed, as a replica's)
-            fresh_lexicon = Lexicon()
-            await indexed.prewarm(conn, fresh_lexicon, fresh)
-            for recheck in (False, True):
-                ours = await _answers(conn, index, learned, recheck)
-                theirs = await _answers(conn, fresh, fresh_lexicon, recheck)
-                for (sq, rows, total), (_, want, want_total) in zip(ours, theirs):
-                    assert (rows, total) == (want, want_total), sq
-            assert sum(1 for _, rows, _ in ours if rows) > 150  # (most queries find something)
+            await _assert_same_answers(conn, (index, learned), await _loaded(conn))
         finally:
             await conn.close()
 
@@ -176,9 +191,7 @@ def test_a_snapshot_holds_the_index_as_written_and_follows_changes_as_the_index_
     async def run():
         conn = await connect(database_url)
         try:
-            rng = random.Random(9)
-            for i in range(60):
-                await _mod(conn, i, rng)
+            rng = await _catalogue(conn, 60, seed=9)
             loaded = await indexed.load(conn)
             path = tmp_path / "index.snap"
             snapshot.write(loaded, Lexicon(), path, updated_at=loaded.position)
@@ -298,17 +311,13 @@ def test_a_snapshot_written_from_the_previous_one_answers_as_one_written_from_a_
         monkeypatch.setattr(snapshot, "RELEASE_EVERY", 256)
 
     async def full_snapshot(conn, path):
-        index = await indexed.load(conn)
-        lexicon = Lexicon()
-        await indexed.prewarm(conn, lexicon, index)
+        index, lexicon = await _loaded(conn)
         snapshot.write(index, lexicon, path, updated_at=index.position)
 
     async def run():
         conn = await connect(database_url)
         try:
-            rng = random.Random(3)
-            for i in range(90):
-                await _mod(conn, i, rng)
+            rng = await _catalogue(conn, 90, seed=3)
             previous = tmp_path / "0.snap"
             await full_snapshot(conn, previous)
             for generation, changes in enumerate((_changes_after_the_snapshot, _more_changes), 1):
@@ -333,12 +342,7 @@ def test_a_snapshot_written_from_the_previous_one_answers_as_one_written_from_a_
                 b, b_lexicon, _ = snapshot.load(full)
                 assert a_meta["incremental"] == generation and a_meta["updated_at"] == position
                 assert len(a.entries) > len(b.entries)  # (holes and new mods last: ordinals are the first load's)
-                for recheck in (False, True):
-                    got = await _answers(conn, a, lexicon, recheck)
-                    want = await _answers(conn, b, b_lexicon, recheck)
-                    for (sq, rows, total), (_, want_rows, want_total) in zip(got, want):
-                        assert (rows, total) == (want_rows, want_total), sq
-                assert sum(1 for _, rows, _ in got if rows) > 150
+                await _assert_same_answers(conn, (a, lexicon), (b, b_lexicon))
                 previous = incremental
         finally:
             await conn.close()
