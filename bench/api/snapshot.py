@@ -141,9 +141,9 @@ def write_columnar(index, lexicon, path: Path) -> None:
         w.blobs("heavy_postings", [index.heavy[x].serialize() if x in index.heavy else b"" for x in vocabulary])
         w.strings("filter_keys", filter_keys)
         w.blobs("filter_postings", [index.filters[x].serialize() for x in filter_keys])
-        w.put("names_order", array("I", [o for _, o in index._names]), "I")
+        w.put("names_order", array("I", index._names), "I")
         for sort, view in index._orders.items():
-            w.put(f"order.{sort}", array("I", [o for _, o in view]), "I")
+            w.put(f"order.{sort}", array("I", view), "I")
         for heavy_side, (flat, offsets) in index._laid.items():
             w.put(f"laid.{int(heavy_side)}", flat, "I")
             w.put(f"laid.{int(heavy_side)}.offsets", offsets, "Q")
