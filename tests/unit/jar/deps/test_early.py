@@ -12,7 +12,7 @@ import pytest
 
 from indexium_jar.deps import MemorySource, Provided, Requested, resolver
 from tests.unit.jar.deps.test_resolver import GAME, dep, source, ver
-from tests.unit.jar.deps.test_straight import catalogue
+from tests.unit.jar.deps.test_straight import pack
 
 pytestmark = pytest.mark.unit
 
@@ -107,12 +107,7 @@ def test_a_cut_search_never_misses_a_solution(loader, monkeypatch):
     rng = random.Random(f"early-{loader}")
     cut = 0
     for n in range(200):
-        projects = catalogue(rng, loader)
-        ids = sorted(projects)
-        asked = [Requested(m) for m in rng.sample(ids, rng.randint(2, 12))]
-        if rng.random() < 0.2:
-            pick = rng.choice(ids)
-            asked.append(Requested(pick, rng.choice(projects[pick]).version_id))
+        projects, asked = pack(rng, loader, 2, 12)
         include_optional = n % 4 == 0
         cuts.clear()
         answer = resolver.resolve(MemorySource(projects), loader, GAME, asked, include_optional)

@@ -54,6 +54,19 @@ def catalogue(rng: random.Random, loader: str, mods: int = 40) -> dict[str, list
     return projects
 
 
+def pack(rng: random.Random, loader: str, least: int = 1,
+         most: int = 8) -> tuple[dict[str, list[CandidateVersion]], list[Requested]]:
+    """A random catalogue and ``least`` to ``most`` of its mods asked for, one in five times also a
+    version asked for by hash."""
+    projects = catalogue(rng, loader)
+    ids = sorted(projects)
+    asked = [Requested(m) for m in rng.sample(ids, rng.randint(least, most))]
+    if rng.random() < 0.2:
+        pick = rng.choice(ids)
+        asked.append(Requested(pick, rng.choice(projects[pick]).version_id))
+    return projects, asked
+
+
 def both(projects, loader, asked, include_optional):
     out = []
     for straight in (True, False):
@@ -79,12 +92,7 @@ def test_the_straight_path_answers_as_resolvelib_does(loader, monkeypatch):
     monkeypatch.setattr(resolver._Straight, "run", staticmethod(counted))
     solved = 0
     for _ in range(150):
-        projects = catalogue(rng, loader)
-        ids = sorted(projects)
-        asked = [Requested(m) for m in rng.sample(ids, rng.randint(1, 8))]
-        if rng.random() < 0.2:  # a version asked for by hash
-            pick = rng.choice(ids)
-            asked.append(Requested(pick, rng.choice(projects[pick]).version_id))
+        projects, asked = pack(rng, loader)
         fast, slow = both(projects, loader, asked, include_optional=rng.random() < 0.3)
         assert fast == slow
         solved += fast.ok
@@ -100,12 +108,7 @@ def test_a_cycle_of_criteria_that_never_reaches_the_root_is_an_answer_not_a_cras
     loader = "neoforge"
     rng = random.Random(f"straight-{loader}")
     for _ in range(380):
-        projects = catalogue(rng, loader)
-        ids = sorted(projects)
-        asked = [Requested(m) for m in rng.sample(ids, rng.randint(1, 8))]
-        if rng.random() < 0.2:
-            pick = rng.choice(ids)
-            asked.append(Requested(pick, rng.choice(projects[pick]).version_id))
+        projects, asked = pack(rng, loader)
         include_optional = rng.random() < 0.3
     assert include_optional
     answer = resolver.resolve(MemorySource(projects), loader, GAME, asked, include_optional)
