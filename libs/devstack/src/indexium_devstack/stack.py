@@ -28,6 +28,18 @@ DEV_WEBHOOK_SECRET = "indexium-dev-secret"
 DEV_NOTIFY_KEY = "indexium-dev-notify-key-of-32-bytes-at-least"
 # Preferred local ports for the embedded servers (the machine's own NATS/PostgreSQL own the defaults).
 NATS_PORT, PG_PORT = 14222, 15432
+# The embedded NATS's Go heap, softly bounded (docs/operations.md, "One machine: memory"): above
+# what a 30-minute soak keeps live (~80 MB: the telemetry rate-limit bucket's open windows, the
+# streams' state), so the collector never runs back to back, while what a burst leaves behind (a
+# search snapshot of ~150 MB passing through the object store) is collected and given back
+# instead of staying in the process.
+NATS_MEMORY_LIMIT = "128MiB"
+# Roles' settings for one machine, unless the environment names its own (docs/operations.md,
+# "One machine: memory"): each PostgreSQL connection is a backend process of ~15–20 MB, and on a
+# machine of a few cores more than a few connections per role only queue inside PostgreSQL.
+ONE_MACHINE_SETTINGS = {
+    "INDEXIUM_API_DB_POOL_SIZE": "6",  # the API's default (20) is per replica of a cluster
+}
 
 
 def _port(preferred: int) -> int:
@@ -52,7 +64,7 @@ class LocalStack:
         (self.root / "logs").mkdir(parents=True, exist_ok=True)
         nats_url = os.environ.get("NATS_URL")
         if not nats_url:
-            self.nats = EmbeddedNats(self.root / "nats", _port(NATS_PORT),
+            self.nats = EmbeddedNats(self.root / "nats", _port(NATS_PORT), memory_limit=NATS_MEMORY_LIMIT,
                                      log_file=self.root / "logs" / "nats.log").start()
             nats_url = self.nats.url
             self.say(f"embedded NATS JetStream on {nats_url} (store {self.root / 'nats'})")
@@ -73,6 +85,7 @@ class LocalStack:
             # default another stack (a soak, a test) may be writing to.
             "INDEXIUM_SEARCH_SNAPSHOT_WRITER_DIR": os.environ.get("INDEXIUM_SEARCH_SNAPSHOT_WRITER_DIR",
                                                                   str(self.root / "search-snapshot-writer")),
+            **{name: value for name, value in ONE_MACHINE_SETTINGS.items() if name not in os.environ},
         }
 
     def run_setup(self) -> None:
