@@ -1,12 +1,10 @@
-"""make run's memory settings for one machine: the embedded NATS's soft Go memory limit and the
-API's smaller PostgreSQL pool, each overridable from the environment (docs/operations.md,
-"One machine: memory")."""
+"""make run's memory setting for one machine: the embedded NATS's soft Go memory limit,
+overridable from the environment (docs/operations.md, "One machine: memory")."""
 
 from pathlib import Path
 
 import pytest
 
-from indexium_devstack import stack as stack_mod
 from indexium_devstack.embedded import EmbeddedNats
 
 
@@ -31,15 +29,3 @@ def test_the_nats_server_runs_under_the_memory_limit_asked(tmp_path, monkeypatch
     finally:
         server.stop()
 
-
-def test_the_stack_gives_the_api_a_small_pool_unless_told_otherwise(tmp_path, monkeypatch):
-    monkeypatch.setenv("NATS_URL", "nats://127.0.0.1:1")  # no servers started: the env alone
-    monkeypatch.setenv("DATABASE_URL", "postgresql://postgres@127.0.0.1:1/x")
-    monkeypatch.delenv("INDEXIUM_API_DB_POOL_SIZE", raising=False)
-    local = stack_mod.LocalStack(tmp_path)
-    local.start_infrastructure()
-    assert local.env["INDEXIUM_API_DB_POOL_SIZE"] == "6"
-    monkeypatch.setenv("INDEXIUM_API_DB_POOL_SIZE", "20")
-    local = stack_mod.LocalStack(tmp_path)
-    local.start_infrastructure()
-    assert "INDEXIUM_API_DB_POOL_SIZE" not in local.env  # the environment's own reaches the roles

@@ -34,12 +34,6 @@ NATS_PORT, PG_PORT = 14222, 15432
 # search snapshot of ~150 MB passing through the object store) is collected and given back
 # instead of staying in the process.
 NATS_MEMORY_LIMIT = "128MiB"
-# Roles' settings for one machine, unless the environment names its own (docs/operations.md,
-# "One machine: memory"): each PostgreSQL connection is a backend process of ~15–20 MB, and on a
-# machine of a few cores more than a few connections per role only queue inside PostgreSQL.
-ONE_MACHINE_SETTINGS = {
-    "INDEXIUM_API_DB_POOL_SIZE": "6",  # the API's default (20) is per replica of a cluster
-}
 
 
 def _port(preferred: int) -> int:
@@ -85,7 +79,6 @@ class LocalStack:
             # default another stack (a soak, a test) may be writing to.
             "INDEXIUM_SEARCH_SNAPSHOT_WRITER_DIR": os.environ.get("INDEXIUM_SEARCH_SNAPSHOT_WRITER_DIR",
                                                                   str(self.root / "search-snapshot-writer")),
-            **{name: value for name, value in ONE_MACHINE_SETTINGS.items() if name not in os.environ},
         }
 
     def run_setup(self) -> None:
