@@ -3,13 +3,16 @@ process killed with ``kill -9`` every ``--kill-every`` minutes, and what it all 
 
     make bench BENCH=soak BENCH_ARGS="--minutes 3 --webhooks 3 --api 60 --pings 30"
     python bench/soak/run.py [--minutes 30] [--webhooks 20] [--api 1000] [--pings 500] [--mods 100000]
+    python bench/soak/run.py --mods 100000 --data /var/tmp/indexium-soak ...   (seeded once, reused)
 
 The stack is the one ``make run`` starts (``indexium_devstack.stack.LocalStack``: embedded NATS
 and PostgreSQL, the setup step, every role as its own process) in a temporary directory on
 free ports, and its own supervisor (``LocalStack.supervise``, in a thread) restarts a killed
 role exactly as ``make run`` does. The devstack's GitHub-shaped server runs in a child process
 (``fakegh.py``) and serves a new small Fabric jar for every release. Before the roles start,
-the API bench's seeder (``bench/api/data.py``) puts ``--mods`` mods in the catalogue.
+the API bench's seeder (``bench/api/data.py``) puts ``--mods`` mods in the catalogue; with
+``--data DIR`` the seeded PostgreSQL cluster is kept in DIR (keyed by what the seeding depends
+on: ``seeded_key``) and later runs start from a copy of it instead of seeding again.
 
 Load (``load.py``), from this one process at fixed rates with at most ``--concurrency``
 requests in flight: signed ``release`` webhooks for new releases (new mods and new versions
@@ -31,6 +34,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
+import importlib.util
 import json
 import multiprocessing
 import os
@@ -38,6 +43,7 @@ import random
 import shutil
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -58,6 +64,7 @@ import report  # noqa: E402
 from load import Load, Recorder, ReleaseRef  # noqa: E402
 from procs import CpuMeter, Roles  # noqa: E402
 
+from indexium_devstack.embedded import _pg_bin  # noqa: E402
 from indexium_devstack.procs import SERVICES, free_port_env  # noqa: E402
 from indexium_devstack.stack import LocalStack, _interrupt  # noqa: E402
 
@@ -82,6 +89,10 @@ def parse(argv=None) -> argparse.Namespace:
     p.add_argument("--cpu-releases", type=int, default=100, help="releases of the quiet CPU phase (100)")
     p.add_argument("--seed", type=int, default=38)
     p.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, data)")
+    p.add_argument("--data", type=Path, default=None,
+                   help="a directory keeping the seeded PostgreSQL cluster between runs: the first run "
+                        "with a given --mods (and seeder, schema, PostgreSQL) seeds and keeps it, "
+                        "later ones start from a copy (the kept cluster is never written to)")
     args = p.parse_args(argv)
     if args.kill_every is None:
         args.kill_every = args.minutes / 6
@@ -94,6 +105,7 @@ def say(text: str) -> None:
 
 # ---- the catalogue ---------------------------------------------------------------------------
 async def seed(dsn: str, mods: int) -> dict:
+    """The catalogue seeded; what the load needs of it (names, hashes; the slugs: ``slugs``)."""
     conn = await asyncpg.connect(dsn)
     try:
         started = time.monotonic()
@@ -101,13 +113,76 @@ async def seed(dsn: str, mods: int) -> dict:
         await conn.execute("VACUUM (FULL, ANALYZE) mods")
         await conn.execute("VACUUM ANALYZE")
         await conn.execute("CHECKPOINT")
-        slugs = [r["slug"] for r in await conn.fetch("SELECT slug FROM mods ORDER BY random() LIMIT 2000")]
         say(f"catalogue: {cat.mods} mods, {cat.versions} versions, {cat.files} files seeded in "
             f"{time.monotonic() - started:.0f} s")
         hashes = [(h, cat.newest_gv[h]) for h in cat.sha1] or [("0" * 40, "1.20.1")]
-        return {"names": cat.names, "hashes": hashes, "slugs": slugs}
+        return {"names": cat.names, "hashes": hashes}
     finally:
         await conn.close()
+
+
+async def slugs(dsn: str) -> list[str]:
+    """2,000 slugs of the catalogue drawn at random (each run draws its own)."""
+    conn = await asyncpg.connect(dsn)
+    try:
+        return [r["slug"] for r in await conn.fetch("SELECT slug FROM mods ORDER BY random() LIMIT 2000")]
+    finally:
+        await conn.close()
+
+
+def seeded_key(mods: int) -> str:
+    """What a kept catalogue depends on: the number of mods, the seeder's code (bench/api/data.py:
+    deterministic, seed 7), every migration's text (a schema change seeds again rather than
+    migrating an old catalogue) and PostgreSQL's version (its data directory's format)."""
+    h = hashlib.sha256(f"mods={mods}\n".encode())
+    h.update(Path(catalogue_data.__file__).read_bytes())
+    migrations = Path(importlib.util.find_spec("indexium_db").submodule_search_locations[0]) / "migrations"
+    for path in sorted(migrations.glob("*.sql")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    version = subprocess.run([str(_pg_bin() / "postgres"), "--version"], capture_output=True, text=True).stdout
+    h.update(version.encode())
+    return h.hexdigest()[:16]
+
+
+class KeptCatalogue:
+    """``--data DIR``: ``DIR/mods-<N>-<key>/`` holds a stopped PostgreSQL cluster with the seeded
+    catalogue (``postgres/``) and what the load needs of it (``seeded.json``). A run copies the
+    cluster into its own directory before PostgreSQL starts (``cp -a``: the copy keeps the
+    postgres user's ownership), so the kept one is never written to and any number of runs can
+    start from it. Made by the first run: after seeding, PostgreSQL is stopped (a clean shutdown,
+    the catalogue checkpointed), the cluster copied to a temporary name beside, renamed when
+    complete, and PostgreSQL started again on its port."""
+
+    def __init__(self, data: Path, mods: int):
+        self.dir = Path(data) / f"mods-{mods}-{seeded_key(mods)}"
+
+    def present(self) -> bool:
+        return (self.dir / "seeded.json").exists() and (self.dir / "postgres" / "PG_VERSION").exists()
+
+    def restore(self, pg_dir: Path) -> dict:
+        started = time.monotonic()
+        pg_dir.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["cp", "-a", str(self.dir / "postgres"), str(pg_dir)], check=True)
+        say(f"catalogue: copied from {self.dir} in {time.monotonic() - started:.0f} s (not seeded again)")
+        return json.loads((self.dir / "seeded.json").read_text())
+
+    def keep(self, stack: LocalStack, seeded: dict) -> None:
+        started = time.monotonic()
+        tmp = self.dir.with_name(self.dir.name + f".tmp-{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        stack.pg.stop()
+        try:
+            subprocess.run(["cp", "-a", str(stack.pg.data_dir), str(tmp / "postgres")], check=True)
+            (tmp / "postgres" / "postmaster.pid").unlink(missing_ok=True)
+            (tmp / "seeded.json").write_text(json.dumps(seeded))
+            tmp.rename(self.dir)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        finally:
+            stack.pg.start()
+        say(f"catalogue: kept in {self.dir} ({time.monotonic() - started:.0f} s)")
 
 
 # ---- the fake GitHub's releases ----------------------------------------------------------------
@@ -432,9 +507,15 @@ def main(argv=None) -> None:
         gh.start()
         hosts = pipe.recv()["hosts"]
         os.environ["INDEXIUM_DOWNLOAD_HOSTS"] = ",".join(hosts)
+        kept = KeptCatalogue(args.data, args.mods) if args.data else None
+        seeded = kept.restore(root / "postgres") if kept and kept.present() else None
         stack.start_infrastructure()
         stack.run_setup()
-        seeded = asyncio.run(seed(stack.env["DATABASE_URL"], args.mods))
+        if seeded is None:
+            seeded = asyncio.run(seed(stack.env["DATABASE_URL"], args.mods))
+            if kept is not None:
+                kept.keep(stack, seeded)
+        seeded["slugs"] = asyncio.run(slugs(stack.env["DATABASE_URL"]))
         stack.start_services()
         supervisor = threading.Thread(target=stack.supervise, name="supervisor", daemon=True)
         supervisor.start()

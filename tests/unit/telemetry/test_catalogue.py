@@ -53,3 +53,24 @@ def test_a_newcomer_takes_no_id_another_mod_holds_and_a_hidden_mod_lets_its_ids_
     assert _known(cat, manifest_id="copy_extra") is None and _known(cat, manifest_id="sodium") == B
     cat.apply(Entry(C, None))  # a mod nobody knew, gone: nothing happens
     assert len(cat) == 1
+
+
+def test_a_rebuild_keeps_the_ownership_order_and_an_event_lets_go_of_the_ids_it_read():
+    """The maps a whole re-read builds (the old ones dropped first) resolve as before: an exact
+    id first, then case-folded in the claims' ownership order; an event later lets go of what
+    the re-read gave the mod (its ids held as a tuple since)."""
+    rows = [{"id": A, "slug": "alpha"}, {"id": B, "slug": "beta"}]
+    claims = [{"manifest_id": "MyMod", "id": A}, {"manifest_id": "mymod", "id": B},
+              {"manifest_id": "alpha_extra", "id": A}]
+    cat = ModCatalogue(Clock())
+    for _ in range(2):  # a second re-read over the first gives the same answers
+        assert cat.replace(rows, claims) == 2
+        assert _known(cat, manifest_id="mymod") == B and _known(cat, manifest_id="MyMod") == A
+        assert _known(cat, manifest_id="MYMOD") == A  # case-folded: the first claim in order
+        assert _known(cat, manifest_id="ALPHA_EXTRA") == A and _known(cat, slug="beta") == B
+    cat.apply(Entry(A, "alpha", ("alpha_extra",)))  # A's version naming MyMod hidden
+    assert _known(cat, manifest_id="MyMod") is None and _known(cat, manifest_id="MYMOD") is None
+    assert _known(cat, manifest_id="mymod") == B and _known(cat, manifest_id="alpha_extra") == A
+    cat.apply(Entry(A, None))  # A hidden: nothing resolves to it
+    assert _known(cat, manifest_id="alpha_extra") is None and _known(cat, mod_id=A) is None
+    assert len(cat) == 1

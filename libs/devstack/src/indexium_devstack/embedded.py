@@ -92,10 +92,16 @@ def _stop(proc: subprocess.Popen | None, sig_timeout: float = 10.0) -> None:
 
 
 class EmbeddedNats:
-    def __init__(self, store_dir: Path, port: int | None = None, *, log_file: Path | None = None):
+    def __init__(self, store_dir: Path, port: int | None = None, *, log_file: Path | None = None,
+                 memory_limit: str | None = None):
         self.store_dir = Path(store_dir)
         self.port = port or free_port()
         self.log_file = log_file
+        # GOMEMLIMIT for the server's Go runtime (a soft limit: its GC runs sooner as the heap
+        # nears it and the freed memory is given back; nothing is ever refused). None: Go's own
+        # (GOGC alone: the heap may grow to twice what is live, and keeps what a burst left).
+        # An explicit GOMEMLIMIT in the environment wins.
+        self.memory_limit = memory_limit
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -113,9 +119,12 @@ class EmbeddedNats:
     def start(self) -> "EmbeddedNats":
         self.store_dir.mkdir(parents=True, exist_ok=True)
         out = open(self.log_file, "ab") if self.log_file else subprocess.DEVNULL
+        env = None
+        if self.memory_limit and "GOMEMLIMIT" not in os.environ:
+            env = {**os.environ, "GOMEMLIMIT": self.memory_limit}
         self.proc = subprocess.Popen(
             [self.binary(), "-a", "127.0.0.1", "-p", str(self.port), "-js", "-sd", str(self.store_dir)],
-            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env,
         )
         wait_for_port(self.port, self.proc, "nats-server")
         return self

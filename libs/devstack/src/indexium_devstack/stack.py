@@ -28,6 +28,12 @@ DEV_WEBHOOK_SECRET = "indexium-dev-secret"
 DEV_NOTIFY_KEY = "indexium-dev-notify-key-of-32-bytes-at-least"
 # Preferred local ports for the embedded servers (the machine's own NATS/PostgreSQL own the defaults).
 NATS_PORT, PG_PORT = 14222, 15432
+# The embedded NATS's Go heap, softly bounded (docs/operations.md, "One machine: memory"): above
+# what a 30-minute soak keeps live (~80 MB: the telemetry rate-limit bucket's open windows, the
+# streams' state), so the collector never runs back to back, while what a burst leaves behind (a
+# search snapshot of ~150 MB passing through the object store) is collected and given back
+# instead of staying in the process.
+NATS_MEMORY_LIMIT = "128MiB"
 
 
 def _port(preferred: int) -> int:
@@ -52,7 +58,7 @@ class LocalStack:
         (self.root / "logs").mkdir(parents=True, exist_ok=True)
         nats_url = os.environ.get("NATS_URL")
         if not nats_url:
-            self.nats = EmbeddedNats(self.root / "nats", _port(NATS_PORT),
+            self.nats = EmbeddedNats(self.root / "nats", _port(NATS_PORT), memory_limit=NATS_MEMORY_LIMIT,
                                      log_file=self.root / "logs" / "nats.log").start()
             nats_url = self.nats.url
             self.say(f"embedded NATS JetStream on {nats_url} (store {self.root / 'nats'})")

@@ -42,7 +42,7 @@ class ModCatalogue:
         self._by_manifest_id_lower: dict[str, uuid.UUID] = {}
         self._ids: set[uuid.UUID] = set()
         self._slug_of: dict[uuid.UUID, str] = {}
-        self._claims_of: dict[uuid.UUID, set[str]] = {}  # the manifest ids each mod holds
+        self._claims_of: dict[uuid.UUID, tuple[str, ...]] = {}  # the manifest ids each mod holds
         # Entries applied from events, with when: re-applied over a rebuild whose read began
         # before them (it may not have seen their commit). Pruned by each rebuild.
         self._recent: dict[uuid.UUID, tuple[float, Entry]] = {}
@@ -66,20 +66,33 @@ class ModCatalogue:
         """Swap in new maps from (id, slug) rows and (manifest_id, id) claims; returns the mods.
         ``started``: when the read began; entries learned from events since then are applied
         again over the new maps."""
-        lower: dict[str, uuid.UUID] = {}
-        for r in claims:
-            # Legacy mcmod.info ids vary in case between a jar and what the loader reports.
-            lower.setdefault(r["manifest_id"].lower(), r["id"])
-        # Swap whole maps: readers never see a half-built one.
-        self._by_slug = {r["slug"]: r["id"] for r in rows}
-        self._slug_of = {r["id"]: r["slug"] for r in rows}
-        self._by_manifest_id = {r["manifest_id"]: r["id"] for r in claims}
-        claims_of: dict[uuid.UUID, set[str]] = {}
-        for r in claims:
-            claims_of.setdefault(r["id"], set()).add(r["manifest_id"])
-        self._claims_of = claims_of
-        self._by_manifest_id_lower = lower
-        self._ids = {r["id"] for r in rows}
+        # The old maps go before the new ones are built: nothing else runs until this returns
+        # (no await), so no reader sees a half-built map, and the process never holds two
+        # catalogues at once (~70 MB of objects each at 100,000 mods, and the memory the first
+        # one left behind was not given back: RSS rose with every rebuild, bench/README.md "Soak").
+        self._by_slug, self._slug_of, self._ids = by_slug, slug_of, ids = {}, {}, set()
+        self._by_manifest_id, self._by_manifest_id_lower = by_manifest_id, lower = {}, {}
+        self._claims_of = claims_of = {}
+        # One id object per mod: the claims' rows bring their own copies of the same ids (72
+        # bytes each), which would otherwise stay in three of the maps.
+        same: dict[uuid.UUID, uuid.UUID] = {}
+        for r in rows:
+            mod_id, slug = r["id"], r["slug"]
+            by_slug[slug] = mod_id
+            slug_of[mod_id] = slug
+            ids.add(mod_id)
+            same[mod_id] = mod_id
+        for r in claims:  # one row per manifest id, in the ownership order (_MANIFEST_IDS)
+            claimed, mod_id = r["manifest_id"], r["id"]
+            mod_id = same.get(mod_id, mod_id)
+            by_manifest_id[claimed] = mod_id
+            # Legacy mcmod.info ids vary in case between a jar and what the loader reports. An id
+            # already in lower case is kept once, not as a second equal string.
+            low = claimed.lower()
+            lower.setdefault(claimed if low == claimed else low, mod_id)
+            # A tuple, not a set: most mods hold one or two ids (a one-id set is 216 bytes).
+            held = claims_of.get(mod_id)
+            claims_of[mod_id] = (claimed,) if held is None else (*held, claimed)
         self.loaded_at = self._clock()
         since = started if started is not None else self.loaded_at
         self._recent = {k: v for k, v in self._recent.items() if v[0] >= since}
@@ -101,7 +114,7 @@ class ModCatalogue:
         # another claimant gets them at the next rebuild.
         kept = set(entry.claims) if entry.slug is not None else set()
         kept_lower = {c.lower() for c in kept}
-        for claimed in self._claims_of.pop(mod_id, set()) - kept:
+        for claimed in set(self._claims_of.pop(mod_id, ())) - kept:
             if self._by_manifest_id.get(claimed) == mod_id:
                 del self._by_manifest_id[claimed]
             if claimed.lower() not in kept_lower and self._by_manifest_id_lower.get(claimed.lower()) == mod_id:
@@ -118,7 +131,7 @@ class ModCatalogue:
                 held.add(claimed)
             self._by_manifest_id_lower.setdefault(claimed.lower(), mod_id)
         if held:
-            self._claims_of[mod_id] = held
+            self._claims_of[mod_id] = tuple(held)
 
     def resolve(self, entry: ModEntry) -> uuid.UUID | None:
         if entry.mod_id is not None:
