@@ -146,3 +146,22 @@ async def test_the_command_keeps_its_snapshot_where_the_stack_says_and_says_how_
     other = tmp_path / "other"  # (--directory wins: a node without the file fetches it)
     third = await asyncio.to_thread(run, "--directory", str(other))
     assert "write 2 since the last full load" in third and len(list(other.glob("*.snap"))) == 1
+
+
+async def test_a_slug_that_moved_leaves_no_ghost_behind_in_a_write_from_the_previous_snapshot(writer):
+    # ownership.take_slug: the id's holder takes the displaced project's slug, which moves to its next
+    # candidate; the holder's old slug has no row any more (a catch-up by changed rows never names it).
+    await writer()
+    holder, displaced = [r[0] for r in await writer.conn.fetch(
+        "SELECT slug FROM mods WHERE listed ORDER BY slug LIMIT 2")]
+    await writer.conn.execute("UPDATE mods SET slug = 'x-free' WHERE slug = $1", holder)
+    await writer.conn.execute("UPDATE mods SET slug = $2, updated_at = now() WHERE slug = $1",
+                              displaced, displaced + "-moved")
+    await writer.conn.execute("UPDATE mods SET slug = $1, updated_at = now() WHERE slug = 'x-free'", displaced)
+    second = await writer()
+    assert second["source"] == "previous"
+    (path,) = writer.directory.glob("*.snap")
+    index, _, _ = snapshot.load(path, verify=True)
+    listed = {r[0] for r in await writer.conn.fetch("SELECT slug FROM mods WHERE listed")}
+    assert set(index.by_slug) == listed and holder not in index.by_slug
+    assert index.entries.hit_of(index.by_slug[displaced + "-moved"]) is not None
