@@ -162,6 +162,9 @@ def print_all(*, args, rec, load, outages, rss_first, rss_end, pids_first, pids_
     print(f"target: whole stack rss at {mods_now} mods = {peak[0]:.0f} MB (goal <= 1536 MB)  (the highest 10-s sample "
           f"from 1/6 of the run on, at {peak[1]:.0f} s; after the load {end_total:.0f} MB, PSS {pss_end:.0f} MB, "
           f"naive RSS sum {naive_end:.0f} MB)")
+    if peak[2]:  # what the highest sample held (a snapshot write, an API loading its index)
+        print("  at the highest sample: " + ", ".join(f"{role} {mb:.0f}" for role, mb in
+                                                      sorted(peak[2].items(), key=lambda kv: -kv[1])) + " MB")
     print(f"target: cpu per indexed release = {e2e:.2f} ms (goal printed)")
     for role in RELEASE_ROLES:
         label = "api invalidation" if role == "api" else role

@@ -301,7 +301,8 @@ async def soak(args, stack: LocalStack, releases: Releases, seeded: dict) -> Non
     rss_first: dict = {}
     first_taken = asyncio.Event()
     pids_first: dict = {}
-    peak = [0.0, 0.0]  # the whole stack's RSS at its highest sample, and when (s into the run)
+    # The whole stack's RSS at its highest sample, when (s into the run), and each role's RSS then.
+    peak: list = [0.0, 0.0, {}]
 
     async def sample_cpu() -> None:
         while True:
@@ -313,9 +314,10 @@ async def soak(args, stack: LocalStack, releases: Releases, seeded: dict) -> Non
         late, an API still loading its index, is smaller at the end than it was)."""
         await first_taken.wait()
         while True:
-            total = sum(m[0] for m in (await asyncio.to_thread(roles.memory)).values())
+            sample = await asyncio.to_thread(roles.memory)
+            total = sum(m[0] for m in sample.values())
             if total > peak[0]:
-                peak[:] = [total, loop.time() - t0]
+                peak[:] = [total, loop.time() - t0, {role: m[0] for role, m in sample.items()}]
             await asyncio.sleep(10.0)
 
     async def first_rss() -> None:
@@ -360,7 +362,7 @@ async def soak(args, stack: LocalStack, releases: Releases, seeded: dict) -> Non
             rss_first.update(roles.memory())
         rss_end = await asyncio.to_thread(roles.memory)
         if sum(m[0] for m in rss_end.values()) > peak[0]:
-            peak[:] = [sum(m[0] for m in rss_end.values()), loop.time() - t0]
+            peak[:] = [sum(m[0] for m in rss_end.values()), loop.time() - t0, {r: m[0] for r, m in rss_end.items()}]
         pids_end = roles.pids()
         cpu.sample()
         cpu_run = cpu.totals()
