@@ -136,32 +136,36 @@ async def _from_previous(conn, js, directory: Path, max_changes: int, full_every
         return None, f"the catch-up from the previous snapshot failed: {type(exc).__name__}"
 
 
-async def _servers_moved(conn, index, already: set[str]) -> list[str]:
+async def _listed(conn) -> dict[str, int]:
+    """Every listed mod's slug with its hit's ``active_servers`` now (sqlpath's expression): one read
+    for both comparisons below (~100,000 rows of two columns at 100,000 mods)."""
+    rows = await conn.fetch(f"SELECT m.slug, {sqlpath.ACTIVE_SERVERS_EXPR} AS servers FROM mods m"
+                            f" {sqlpath.ACTIVE_SERVERS_JOIN} WHERE m.listed")
+    return {r["slug"]: r["servers"] for r in rows}
+
+
+def _servers_moved(index, listed: dict[str, int], already: set[str]) -> list[str]:
     """Listed mods whose hit's ``active_servers`` (yesterday's telemetry, sqlpath.ACTIVE_SERVERS: it
     moves without ``mods.updated_at``, every mod's at the day's turn) is not the snapshot's: re-read
     with the changed ones, so a page from memory shows what a full load's would. Every hit decoded
     from the file (~0.5 s at 100,000 mods), its pages let go as it goes."""
-    rows = await conn.fetch(f"SELECT m.slug, ds.servers FROM mods m JOIN mod_daily_stats ds ON ds.mod_id = m.id"
-                            f" AND ds.day = {sqlpath.ACTIVE_SERVERS_DAY} WHERE m.listed AND ds.servers <> 0")
-    now = {r["slug"]: r["servers"] for r in rows}
     entries, out = index.entries, []
     for i, o in enumerate(index.listed):
         slug = entries._slugs[o]
         if slug not in already:
             hit = entries.hit_of(o)
-            if hit is not None and hit.get("active_servers", 0) != now.get(slug, 0):
+            if hit is not None and hit.get("active_servers", 0) != listed.get(slug, 0):
                 out.append(slug)
         if i % 10_000 == 9_999:
             index.snapshot.release_pages()
     return out
 
 
-async def _gone(conn, index, already: set[str]) -> list[str]:
+def _gone(index, listed: dict[str, int], already: set[str]) -> list[str]:
     """Slugs the snapshot holds that no listed mod has now: a slug that moved away
     (``ownership.take_slug``: the holder's old slug has no row left, so no changed row names it)
     or a row gone. Re-read, they are dropped: else the write carries a ghost entry until the next
-    full load. One column of the listed rows (~40 ms at 100,000 mods)."""
-    listed = {r[0] for r in await conn.fetch("SELECT slug FROM mods WHERE listed")}
+    full load."""
     return [slug for slug in index.by_slug if slug not in listed and slug not in already]
 
 
@@ -180,8 +184,10 @@ async def from_file(conn, path: Path, *, max_changes: int = MAX_CHANGES, full_ev
     # The new position: this statement's transaction began before every read below (as a load's).
     position = searchindex.micros(await conn.fetchval("SELECT transaction_timestamp()"))
     slugs = await indexed.changed_after(conn, index, meta["updated_at"], indexed.CATCH_UP_MARGIN_S)
-    slugs += await _servers_moved(conn, index, set(slugs))
-    slugs += await _gone(conn, index, set(slugs))
+    listed = await _listed(conn)
+    slugs += _servers_moved(index, listed, set(slugs))
+    slugs += _gone(index, listed, set(slugs))
+    del listed
     # (the file's pages the comparison and each batch read let go, as a replica does every 2 s: a
     # batch of 500 mods re-read mapped ~60 MB of the file at 100,000 mods, the postings it changed)
     index.snapshot.release_pages()
