@@ -184,14 +184,14 @@ def write(index: SearchIndex, lexicon: Lexicon, path: Path, *, updated_at: int, 
             for heavy_side, (flat, offsets) in index._laid.items():
                 w.put(f"laid.{int(heavy_side)}", flat, "I")
                 w.put(f"laid.{int(heavy_side)}.offsets", offsets, "Q")
-        return _finish(w, f, part, path, index, lexicon, {
-            "format": FORMAT, "ordinals": n, "mods": len(index.listed), "ordered": index.ordered,
-            "words_exact": index.words_exact, "laid": laid, "updated_at": updated_at, "stream_seq": stream_seq,
-            **(meta or {})})
+        return _finish(w, f, part, path, index, lexicon, n=n, laid=laid, updated_at=updated_at,
+                       stream_seq=stream_seq, meta=meta)
 
 
-def _finish(w: _Writer, f, part: Path, path: Path, index: SearchIndex, lexicon: Lexicon, meta: dict) -> str:
-    """The sections both writes end with (the catalogue words, the lexicon), the header, the rename."""
+def _finish(w: _Writer, f, part: Path, path: Path, index: SearchIndex, lexicon: Lexicon, *, n: int, laid: bool,
+            updated_at: int, stream_seq: int, meta: dict | None) -> str:
+    """The sections both writes end with (the catalogue words, the lexicon), the header (``n``
+    ordinals; ``meta``: more of it, the writer's), the rename."""
     words = index.words
     w.strings("words", words._words)
     w.put("word_sizes", words._sizes, "H")
@@ -201,7 +201,9 @@ def _finish(w: _Writer, f, part: Path, path: Path, index: SearchIndex, lexicon: 
     w.put("lexicon", _pack.encode({"tokens": {k: None if v is None else [v.english, v.russian, v.simple]
                                               for k, v in lexicon._tokens.items()},
                                    "prefix": lexicon._prefix}))
-    digest = w.close(meta)
+    digest = w.close({"format": FORMAT, "ordinals": n, "mods": len(index.listed), "ordered": index.ordered,
+                      "words_exact": index.words_exact, "laid": laid, "updated_at": updated_at,
+                      "stream_seq": stream_seq, **(meta or {})})
     f.flush()
     os.fsync(f.fileno())
     f.close()
@@ -304,10 +306,8 @@ def _write_over(index: SearchIndex, lexicon: Lexicon, path: Path, *, updated_at:
         w.put("names_order", index._names, "I")
         for sort, view in index._orders.items():
             w.put(f"order.{sort}", view, "I")
-        return _finish(w, f, part, path, index, lexicon, {
-            "format": FORMAT, "ordinals": n, "mods": len(index.listed), "ordered": index.ordered,
-            "words_exact": index.words_exact, "laid": laid, "updated_at": updated_at, "stream_seq": stream_seq,
-            **(meta or {})})
+        return _finish(w, f, part, path, index, lexicon, n=n, laid=laid, updated_at=updated_at,
+                       stream_seq=stream_seq, meta=meta)
 
 
 def _segments(n_old: int, n: int, changed: list[int]) -> Iterator[tuple[int, int, bool]]:
