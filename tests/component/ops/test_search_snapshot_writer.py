@@ -165,3 +165,23 @@ async def test_a_slug_that_moved_leaves_no_ghost_behind_in_a_write_from_the_prev
     listed = {r[0] for r in await writer.conn.fetch("SELECT slug FROM mods WHERE listed")}
     assert set(index.by_slug) == listed and holder not in index.by_slug
     assert index.entries.hit_of(index.by_slug[displaced + "-moved"]) is not None
+
+
+async def test_the_days_turn_patches_every_hits_servers_without_a_full_load(writer, capsys):
+    # Yesterday's servers (sqlpath.ACTIVE_SERVERS) move for every mod at 00:00 UTC without their
+    # rows' updated_at: patched into the file's hits, not re-read, and not counted as changes.
+    from indexium_search import sqlpath
+
+    await writer()
+    await writer.conn.execute(f"""INSERT INTO mod_daily_stats (mod_id, day, servers)
+        SELECT id, {sqlpath.ACTIVE_SERVERS_DAY}, 3 + (abs(hashtext(slug)) % 50) FROM mods WHERE listed""")
+    await _change(writer.conn, 1)
+    done = await writer(max_changes=2)
+    assert (done["source"], done["caught_up"]) == ("previous", 1)
+    assert "reread=1 servers_patched=11" in _said(capsys)  # (the 12th re-read: its row changed)
+    (path,) = writer.directory.glob("*.snap")
+    index, _, _ = snapshot.load(path, verify=True)
+    want = dict(await writer.conn.fetch(f"""SELECT m.slug, {sqlpath.ACTIVE_SERVERS_EXPR} FROM mods m
+        {sqlpath.ACTIVE_SERVERS_JOIN} WHERE m.listed"""))
+    assert {s: index.entries.hit_of(o)["active_servers"] for s, o in index.by_slug.items()} == want
+    assert min(want.values()) >= 3

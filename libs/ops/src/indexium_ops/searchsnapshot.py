@@ -6,9 +6,10 @@ the snapshot file (``indexium_search.snapshot``) and puts it into JetStream's ob
 the current object fetched into the writer's directory (``indexium_platform.snapshotfetch``; kept
 there with the file this writer put last, so a writer on the same node fetches nothing), mapped
 (``snapshot.load``, its digest checked), the mods written after its position less
-``indexed.CATCH_UP_MARGIN_S`` re-read (``indexed.changed_after``, ``indexed.reread``) with those whose
-hit's active servers moved (_servers_moved: telemetry's, without ``updated_at``) and the slugs no
-listed mod has any more (_gone: a slug moved by ``take_slug``), the lexicon
+``indexed.CATCH_UP_MARGIN_S`` re-read (``indexed.changed_after``, ``indexed.reread``) with the slugs no
+listed mod has any more (_gone: a slug moved by ``take_slug``), the hits whose active servers alone
+moved patched (_servers_moved: telemetry's, without ``updated_at``, every mod's at the day's turn:
+neither re-read nor counted against ``max_changes``), the lexicon
 prewarmed from the old one (only words it lacks asked), and the new file written from that index
 (``snapshot.write`` copies every unchanged mod's columns and posting from the old file): a
 replica's memory (~150 MB at 100,000 mods) instead of a full load's (~900 MB), seconds instead of
@@ -144,18 +145,20 @@ async def _listed(conn) -> dict[str, int]:
     return {r["slug"]: r["servers"] for r in rows}
 
 
-def _servers_moved(index, listed: dict[str, int], already: set[str]) -> list[str]:
-    """Listed mods whose hit's ``active_servers`` (yesterday's telemetry, sqlpath.ACTIVE_SERVERS: it
-    moves without ``mods.updated_at``, every mod's at the day's turn) is not the snapshot's: re-read
-    with the changed ones, so a page from memory shows what a full load's would. Every hit decoded
-    from the file (~0.5 s at 100,000 mods), its pages let go as it goes."""
-    entries, out = index.entries, []
+def _servers_moved(index, listed: dict[str, int], already: set[str]) -> dict[int, int]:
+    """Listed mods not re-read whose hit's ``active_servers`` (yesterday's telemetry,
+    sqlpath.ACTIVE_SERVERS: it moves without ``mods.updated_at``, every mod's at the day's turn) is
+    not the snapshot's, as ordinal -> servers now: patched into the file's hit
+    (``Entries.set_servers``) rather than re-read, so a page from memory shows what a full load's
+    would and the day's turn is no full load. Every hit decoded from the file (~0.5 s at 100,000
+    mods), its pages let go as it goes."""
+    entries, out = index.entries, {}
     for i, o in enumerate(index.listed):
         slug = entries._slugs[o]
         if slug not in already:
             hit = entries.hit_of(o)
-            if hit is not None and hit.get("active_servers", 0) != listed.get(slug, 0):
-                out.append(slug)
+            if hit is not None and hit.get("active_servers", 0) != (servers := listed.get(slug, 0)):
+                out[o] = servers
         if i % 10_000 == 9_999:
             index.snapshot.release_pages()
     return out
@@ -185,7 +188,7 @@ async def from_file(conn, path: Path, *, max_changes: int = MAX_CHANGES, full_ev
     position = searchindex.micros(await conn.fetchval("SELECT transaction_timestamp()"))
     slugs = await indexed.changed_after(conn, index, meta["updated_at"], indexed.CATCH_UP_MARGIN_S)
     listed = await _listed(conn)
-    slugs += _servers_moved(index, listed, set(slugs))
+    servers = _servers_moved(index, listed, set(slugs))
     slugs += _gone(index, listed, set(slugs))
     del listed
     # (the file's pages the comparison and each batch read let go, as a replica does every 2 s: a
@@ -193,6 +196,8 @@ async def from_file(conn, path: Path, *, max_changes: int = MAX_CHANGES, full_ev
     index.snapshot.release_pages()
     if len(slugs) > max_changes:
         return None, f"{len(slugs)} mods changed since the previous snapshot (more than {max_changes})"
+    for o, n in servers.items():  # (not re-read: the file's hit with its count, however many)
+        index.entries.set_servers(o, n)
     for batch in indexed.batches(slugs, REREAD_BATCH):
         await indexed.reread(conn, index, batch)
         index.snapshot.release_pages()
@@ -201,6 +206,7 @@ async def from_file(conn, path: Path, *, max_changes: int = MAX_CHANGES, full_ev
     index.words.update([r[0] for r in await conn.fetch("SELECT word FROM search_words")])
     lexicon = Lexicon()
     await indexed.prewarm(conn, lexicon, index, known=known)
+    log.info("search_snapshot_caught_up", reread=len(slugs), servers_patched=len(servers))
     return (index, lexicon, position, len(slugs),
             {"incremental": done + 1, "full_updated_at": meta.get("full_updated_at", meta["updated_at"])}), None
 

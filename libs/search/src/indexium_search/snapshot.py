@@ -39,6 +39,7 @@ import uuid
 from array import array
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 from pyroaring import BitMap
@@ -299,8 +300,12 @@ def _write_over(index: SearchIndex, lexicon: Lexicon, path: Path, *, updated_at:
         _ids_column(w, "heavy", snap, lexeme_remap, segments, over, lambda e: [lexeme_id[x] for x in e.heavy])
         _ids_column(w, "keys", snap, key_remap, segments, over, lambda e: [filter_id[x] for x in e.keys[e.lexemes:]])
         snap.release_pages()
-        _column(w, "hits", snap.raw("hits"), snap.col("hits.offsets"), 1, segments, over,
-                lambda e: b"" if e.hit is None else _pack.encode(e.hit), offsets=True)
+        # (a hit whose active_servers alone moved, Entries.set_servers: the file's hit patched)
+        hits_over = {o: _Patched(o) for o in entries._servers} | over
+        _column(w, "hits", snap.raw("hits"), snap.col("hits.offsets"), 1,
+                list(_segments(n_old, n, sorted(hits_over))) if entries._servers else segments, hits_over,
+                lambda e: _pack.encode(entries.hit_of(e.o)) if isinstance(e, _Patched)
+                else b"" if e.hit is None else _pack.encode(e.hit), offsets=True)
         snap.release_pages()
         w.put("listed", index.listed.serialize())
         w.put("names_order", index._names, "I")
@@ -308,6 +313,11 @@ def _write_over(index: SearchIndex, lexicon: Lexicon, path: Path, *, updated_at:
             w.put(f"order.{sort}", view, "I")
         return _finish(w, f, part, path, index, lexicon, n=n, laid=laid, updated_at=updated_at,
                        stream_seq=stream_seq, meta=meta)
+
+
+class _Patched(NamedTuple):
+    """A mod in _write_over's hits column whose hit is the file's with its active servers patched."""
+    o: int
 
 
 def _segments(n_old: int, n: int, changed: list[int]) -> Iterator[tuple[int, int, bool]]:
@@ -772,6 +782,9 @@ class Entries:
         self._keys, self._keys_off = s.col("keys"), s.col("keys.offsets")
         self._hits, self._hits_off = s.raw("hits"), s.col("hits.offsets")
         self._over: dict[int, Entry | None] = {}  # re-read, added or dropped since the snapshot
+        # Hits whose active_servers alone moved since the snapshot (the writer's day's turn:
+        # ``set_servers``), ordinal -> servers: the rest of the hit is the file's.
+        self._servers: dict[int, int] = {}
         self._kept: dict[int, Entry] = {}
         self._len = self._n
 
@@ -798,7 +811,16 @@ class Entries:
 
     def __setitem__(self, o: int, entry: Entry | None) -> None:
         self._kept.pop(o, None)
+        self._servers.pop(o, None)
         self._over[o] = entry
+
+    def set_servers(self, o: int, servers: int) -> None:
+        """The hit of a mod not re-read says ``servers`` active servers from now on (the rest of
+        its hit the file's): telemetry's count moves without the mod's row (sqlpath.ACTIVE_SERVERS,
+        every mod's at the day's turn), so the writer patches it instead of re-reading the mod."""
+        if o in self._over:
+            raise ValueError(f"ordinal {o} was re-read: its hit is its entry's")
+        self._servers[o] = servers
 
     def append(self, entry: Entry) -> None:
         self._over[self._len] = entry
@@ -814,7 +836,10 @@ class Entries:
             e = self._over[o]
             return None if e is None else e.hit
         raw = self._hits[self._hits_off[o]:self._hits_off[o + 1]]
-        return _unpack.decode(raw) if raw else None
+        hit = _unpack.decode(raw) if raw else None
+        if hit is not None and o in self._servers:
+            hit["active_servers"] = self._servers[o]
+        return hit
 
     def changed_of(self, o: int) -> int:
         """Entry.changed of a mod the index holds, from its column (an entry re-read since: its own)."""
