@@ -9,7 +9,8 @@ its own, on that catalogue:
 * ``bench/api/peer.py``: our search beside tantivy (latency, load time, memory, answers);
 * ``bench/api/snapshot.py``: a replica's index from PostgreSQL today and from the snapshot
   prototypes (pickle, the columnar file mmap'ed, fetched from NATS JetStream's object store);
-* ``bench/api/replica.py``: the API as a process: start -> /readyz, RSS after a mixed load.
+* ``bench/api/replica.py``: the API as a process: start -> /readyz, uncached search p95 over HTTP
+  beside the plain FTS baseline, RSS after a mixed load.
 
 Not in ``make bench`` (which stays at 100,000 mods): it takes the better part of an hour.
 """
