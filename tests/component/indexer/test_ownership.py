@@ -328,3 +328,26 @@ async def test_a_branch_manifest_claiming_another_owners_id_does_not_rename_a_pr
     assert await db.fetchval("SELECT name FROM mods WHERE repo_full_name = 'mallory/tools'") == "Mallory Tools"
     await card.refresh(db, repo, record("mallorytools", "Mallory's Tools"))
     assert await db.fetchval("SELECT name FROM mods WHERE repo_full_name = 'mallory/tools'") == "Mallory's Tools"
+
+
+async def test_a_project_that_takes_its_ids_slug_over_announces_the_slug_it_left(gh, releases, scan, api, db):
+    # The impostor's asset is older than the original's first one, so the original starts under
+    # another slug; its next release carries an asset older still (GitHub's clock says who was
+    # first), the id and its slug follow it, and the slug it leaves must be announced: no row has
+    # it any more, and only an event naming it makes every API replica drop it.
+    await publish(gh, releases, scan, "mallory/almanac-plus", "9.9.9", [asset("almanac-plus.jar", ALMANAC, T0 + DAY)])
+    await publish(gh, releases, scan, "fieldnotes/harvest-almanac", "1.0.0",
+                  [asset("harvest-almanac-1.0.0.jar", jars.fabric_jar("harvestalmanac", "1.0.0", "Harvest Almanac",
+                                                                      "Seasons."), T0 + 2 * DAY)])
+    before = await db.fetchval("SELECT slug FROM mods WHERE repo_full_name = 'fieldnotes/harvest-almanac'")
+    assert before != "harvestalmanac"
+    result = await publish(gh, releases, scan, "fieldnotes/harvest-almanac", "1.1.0",
+                           [asset("harvest-almanac-1.1.0.jar", jars.fabric_jar("harvestalmanac", "1.1.0",
+                                                                               "Harvest Almanac", "Seasons."), T0)])
+    slugs = dict(await db.fetch("SELECT repo_full_name, slug FROM mods"))
+    assert slugs == {"fieldnotes/harvest-almanac": "harvestalmanac", "mallory/almanac-plus": "harvestalmanac-mallory"}
+    (left,) = [e for e in result.events if isinstance(e, version_events.ModChanged)]
+    assert (left.slug, left.cause) == (before, "ownership.slug_moved")
+    assert left.mod_id == str(await db.fetchval("SELECT id FROM mods WHERE slug = 'harvestalmanac'"))
+    async with api.get(f"/api/v1/mods/{before}") as resp:
+        assert resp.status == 404

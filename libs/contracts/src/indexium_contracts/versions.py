@@ -130,7 +130,9 @@ class ModChanged(msgspec.Struct, frozen=True, tag_field="type", tag="mod_changed
     GitHub role applied an installation or repository event (removed, deleted, privatized,
     archived, transferred, suspended, uninstalled, and the way back), or reconciliation
     caught up with one that never arrived. Published after commit with the mod's state then;
-    on the ``indexium.version.`` prefix so every API replica's invalidation receives it."""
+    on the ``indexium.version.`` prefix so every API replica's invalidation receives it. Also
+    the release indexer's, cause ``ownership.slug_moved``, naming a project's *old* slug after
+    it took a mod id's own slug over (``ownership.take_slug``): no row has that slug any more."""
 
     mod_id: str
     slug: str

@@ -171,6 +171,9 @@ class _Written:
     settled: ownership.Settled
     changed: bool = True
     announce: bool = True
+    # The project's slug before this transaction, when it took the id's own slug over
+    # (``take_slug``): announced, so every API replica drops what it holds under it.
+    moved_from: str | None = None
 
 
 async def _all_or_nothing(coros: list) -> list:
@@ -466,7 +469,9 @@ class ReleaseIndexer:
         if new_project:  # its own ids, held by the project that carried its jars before 0025
             await ownership_q.take_own_ids(conn, mod["id"], [(d.loader, d.mod_id) for d in plan.declared
                                                              if identity.mod_key(d.mod_id) == plan.key])
+        moved_from = None
         if settled.slug is not None:  # took the id's own slug over from an impostor indexed first
+            moved_from = mod["slug"] if not new_project and mod["slug"] != settled.slug else None
             mod = {**dict(mod), "slug": settled.slug}
         if newest_card and not settled.held(version_id):
             await mods_q.update_card(conn, mod["id"], **dataclasses.asdict(card))
@@ -474,7 +479,7 @@ class ReleaseIndexer:
         if plan.icon is not None and not settled.held(version_id):
             await mods_q.upsert_icon(conn, mod["id"], plan.icon[0], plan.icon[1], _etag(plan.icon[1]))
         return _Written(plan=plan, mod=mod, version_id=version_id, file_ids=file_ids, created=created,
-                        visible=visible, before=before, settled=settled)
+                        visible=visible, before=before, settled=settled, moved_from=moved_from)
 
     async def _hold_suspicious(self, event: ReleaseReceived, read: list, left_out: list[skips_q.Skip]) -> None:
         """Record why the release's assets were left out and, if the repository has a project,
@@ -588,4 +593,9 @@ def _events(written: list[_Written], gone: list, version_number: str) -> list:
     events += [version_events.VersionHidden(mod_id=str(r["mod_id"]), slug=r["slug"], version_id=str(r["id"]),
                                             version_number=r["version_number"], reason="its files left the release")
                for r in gone]
+    # A project that took the id's own slug over leaves its old one: no row has it any more, so
+    # only an event naming it makes the API replicas drop its search entry and cached answers.
+    events += [version_events.ModChanged(mod_id=str(w.mod["id"]), slug=w.moved_from, visible=True,
+                                         cause="ownership.slug_moved")
+               for w in written if w.moved_from is not None]
     return events
