@@ -471,7 +471,7 @@ class ReleaseIndexer:
                                                              if identity.mod_key(d.mod_id) == plan.key])
         moved_from = None
         if settled.slug is not None:  # took the id's own slug over from an impostor indexed first
-            moved_from = mod["slug"] if not new_project and mod["slug"] != settled.slug else None
+            moved_from = None if new_project else mod["slug"]  # (a new project's first slug was never served)
             mod = {**dict(mod), "slug": settled.slug}
         if newest_card and not settled.held(version_id):
             await mods_q.update_card(conn, mod["id"], **dataclasses.asdict(card))
