@@ -163,9 +163,9 @@ async def uncached_searches(url: str, dsn: str, names: list[str]) -> tuple[dict[
     from run import _baseline_sql, queries
     from timing import timed
 
-    mix = queries(data.Catalogue(names=names), random.Random(11))
-    warm = {k: [{**p, "limit": "19"} for p in v[:10]] for k, v in queries(data.Catalogue(names=names),
-                                                                           random.Random(5)).items()}
+    catalogue = data.Catalogue(names=names)
+    mix = queries(catalogue, random.Random(11))
+    warm = {k: [{**p, "limit": "19"} for p in v[:10]] for k, v in queries(catalogue, random.Random(5)).items()}
     ours, hits = {}, 0
     async with aiohttp.ClientSession() as http:
         for kind, items in [*warm.items(), *mix.items()]:  # (limit 19: never the timed mix's cache key)
