@@ -144,8 +144,13 @@ async def test_the_command_keeps_its_snapshot_where_the_stack_says_and_says_how_
     second = await asyncio.to_thread(run)
     assert "from the previous snapshot, 0 mods re-read, write 1 since the last full load" in second
     other = tmp_path / "other"  # (--directory wins: a node without the file fetches it)
-    third = await asyncio.to_thread(run, "--directory", str(other))
+    third = await asyncio.to_thread(run, "--directory", str(other), "--nice", "3")
     assert "write 2 since the last full load" in third and len(list(other.glob("*.snap"))) == 1
+    # --nice: the write's CPU after the services' (make run's 10), from this process's niceness on.
+    assert f"niceness {os.nice(0) + 3})" in third and f"niceness {os.nice(0)})" in second
+    refused = subprocess.run([sys.executable, "-m", "indexium_ops", "search-snapshot", "--nice", "20"], env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "20 is not in 0-19" in refused.stderr
 
 
 async def test_a_slug_that_moved_leaves_no_ghost_behind_in_a_write_from_the_previous_snapshot(writer):

@@ -35,7 +35,8 @@ SERVICES = (
 # The search snapshot's writer on a schedule and after catalogue changes (docs/api.md, "Replica
 # start: the snapshot"): make run writes one before the API starts, then this keeps it fresh.
 SEARCH_SNAPSHOT = ServiceSpec("search-snapshot", "indexium_ops", 0, args=(
-    "search-snapshot", "--every", "600", "--after-changes", "1000", "--min-interval", "300", "--wait-first"), http=False)
+    "search-snapshot", "--every", "600", "--after-changes", "1000", "--min-interval", "300", "--wait-first",
+    "--nice", "10"), http=False)
 # Runs only when a GitHub App is configured (INDEXIUM_GITHUB_APP_ID).
 GITHUB_ROLE = ServiceSpec("github", "indexium_indexer.github", 8085)
 BY_NAME = {s.name: s for s in (*SERVICES, GITHUB_ROLE)}

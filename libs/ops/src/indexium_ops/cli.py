@@ -335,6 +335,11 @@ async def search_snapshot(settings: Settings, args: argparse.Namespace) -> None:
                                       min_interval_s=args.min_interval, write_first=not args.wait_first,
                                       write_args=_write_args(args))
         return
+    if args.nice:
+        # A batch job beside the services it feeds (make run's one machine): its CPU bursts (a
+        # write of 100,000 mods is seconds of one core) come after the requests' (a soak's API p95
+        # jumped in each window holding a write). Only this process: PostgreSQL's reads for it are not.
+        os.nice(args.nice)
     conn = await _database(settings)
     nc = await _nats(settings, "indexium-search-snapshot")
     try:
@@ -346,7 +351,7 @@ async def search_snapshot(settings: Settings, args: argparse.Namespace) -> None:
                f"the last full load" if done["source"] == "previous" else f"full load: {done['reason']}")
         print(f"search snapshot put: {done['mods']} mods, {done['bytes'] / 2**20:.1f} MiB in {done['seconds']} s"
               f" ({how}; sha256 {done['digest'][:16]}, position {done['updated_at']}, stream seq "
-              f"{done['stream_seq']})", flush=True)
+              f"{done['stream_seq']}; niceness {os.nice(0)})", flush=True)
     finally:
         await conn.close()
         await nc.drain()
@@ -357,9 +362,22 @@ def _write_args(args: argparse.Namespace) -> tuple[str, ...]:
     out = ["--max-changes", str(args.max_changes), "--full-every", str(args.full_every)]
     if args.full:
         out.append("--full")
+    if args.nice:
+        out += ["--nice", str(args.nice)]
     if args.directory is not None:
         out += ["--directory", str(args.directory)]
     return tuple(out)
+
+
+def _niceness(text: str) -> int:
+    """--nice: an increment os.nice takes from an unprivileged process (0-19)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 0 <= value <= 19:
+        raise argparse.ArgumentTypeError(f"{value} is not in 0-19 (only lowering the priority is possible)")
+    return value
 
 
 def _command(sub, name: str, text: str, **kwargs) -> argparse.ArgumentParser:
@@ -421,6 +439,10 @@ def build_parser() -> argparse.ArgumentParser:
     ss.add_argument("--full-every", type=int, default=searchsnapshot.FULL_EVERY,
                     help=f"every this many writes one is a full load ({searchsnapshot.FULL_EVERY}: a day of the "
                          f"CronJob's 10 minutes; 0: never for this reason)")
+    ss.add_argument("--nice", type=_niceness, default=0,
+                    help="lower each write's CPU priority by this much (os.nice, 0-19) so the services on the "
+                         "same machine come first (make run: 10); in Kubernetes, the CronJob's own CPU limit "
+                         "does this instead (0)")
     ss.add_argument("--directory", type=Path, default=None,
                     help="where the writer keeps the snapshot it starts from and writes the next "
                          "(default: INDEXIUM_SEARCH_SNAPSHOT_WRITER_DIR, else <temp dir>/"
