@@ -95,6 +95,28 @@ async def test_postgres_down_serves_cache_and_503s_the_rest(make_client, seed, p
     assert resp.status == 404
 
 
+async def test_a_busy_pool_503s_the_waiter_but_opens_no_breaker(make_client, seed):
+    # A pool of one whose connection is held: the next uncached read waits the acquire timeout and
+    # gets 503, like PostgreSQL away; with a breaker of 30 s opened, the request after the
+    # connection comes back would get 503 too. A busy pool is overload, not an outage.
+    client = await make_client(INDEXIUM_API_DB_POOL_SIZE="1", INDEXIUM_API_DB_CONNECT_TIMEOUT_SECONDS="0.3",
+                               INDEXIUM_API_DB_BREAKER_SECONDS="30", INDEXIUM_API_RETRY_AFTER_SECONDS="3")
+    assert (await client.get("/api/v1/mods/warm")).status == 404  # (the pool's one connection opened)
+    db = client.app[API].db
+    held = await db.pool.acquire()
+    try:
+        resp = await client.get("/api/v1/mods/other")
+        assert resp.status == 503 and resp.headers["Retry-After"] == "3"
+        assert (await resp.json())["error"] == "database_unavailable"
+    finally:
+        await db.pool.release(held)
+    assert db.available
+    assert (await client.get("/api/v1/mods/other")).status == 404  # (at once: no breaker to wait out)
+    metrics = await (await client.get("/metrics")).text()
+    assert "indexium_api_db_pool_busy_total 1.0" in metrics
+    assert "indexium_api_db_up 1.0" in metrics
+
+
 async def test_rate_limit_headers_and_429(make_client, seed):
     client = await make_client(INDEXIUM_API_RATE_LIMIT_PER_MINUTE="3")
     first = await client.get("/api/v1/tags/loaders")

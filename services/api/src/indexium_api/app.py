@@ -64,7 +64,8 @@ def create_app(settings: Settings) -> web.Application:
     async def database(res: Resources) -> None:
         pool = await db.create_pool(settings)  # read-only, and the API starts without it (db.py)
         res.on_close(pool.close)
-        api.db = db.ReadDatabase(pool, settings, on_state=lambda up: metrics.db_up.set(1 if up else 0))
+        api.db = db.ReadDatabase(pool, settings, on_state=lambda up: metrics.db_up.set(1 if up else 0),
+                                 on_busy=metrics.db_pool_busy.inc)
 
     async def search_index(res: Resources) -> None:
         # Before serving: the first searches come from the index, not a cold SQL path.

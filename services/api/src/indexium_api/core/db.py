@@ -4,7 +4,9 @@ The API must keep serving cached answers while PostgreSQL is away, so the pool o
 connection at start-up (``min_size=0``: the process starts and is ready without it),
 connecting, acquiring and every statement are bounded by short timeouts, and a
 connection failure opens a short circuit breaker during which uncached requests get 503
-at once instead of each waiting for its own timeout.
+at once instead of each waiting for its own timeout. A wait for a connection that timed out
+while every pooled connection was in use is overload, not an outage: that request gets its
+503, the breaker stays shut (``db_pool_busy``).
 """
 
 from __future__ import annotations
@@ -55,13 +57,21 @@ async def create_pool(settings: Settings) -> asyncpg.Pool:
     )
 
 
+# A saturated pool's timed-out waits are said at most once this often (with how many since).
+BUSY_LOG_EVERY_S = 10.0
+
+
 class ReadDatabase:
-    def __init__(self, pool: asyncpg.Pool, settings: Settings, on_state: Callable[[bool], None] = lambda up: None):
+    def __init__(self, pool: asyncpg.Pool, settings: Settings, on_state: Callable[[bool], None] = lambda up: None,
+                 on_busy: Callable[[], None] = lambda: None):
         self.pool = pool
         self._acquire_timeout = settings.db_connect_timeout_s
         self._breaker_s = settings.db_breaker_s
         self._open_until = 0.0
         self._on_state = on_state
+        self._on_busy = on_busy
+        self._busy_said_at = float("-inf")
+        self._busy_unsaid = 0
 
     @property
     def available(self) -> bool:
@@ -73,7 +83,11 @@ class ReadDatabase:
             raise Unavailable("database circuit open")
         try:
             conn = await self.pool.acquire(timeout=self._acquire_timeout)
-        except Exception as exc:  # refused, timed out, or the server would not let us in
+        except asyncio.TimeoutError as exc:
+            if self._saturated():
+                raise self._busy() from exc
+            raise self._down(exc) from exc
+        except Exception as exc:  # refused, or the server would not let us in
             raise self._down(exc) from exc
         try:
             result = await query(conn, *args, **kwargs)
@@ -87,6 +101,25 @@ class ReadDatabase:
                 await self.pool.release(conn)
         self._on_state(True)
         return result
+
+    def _saturated(self) -> bool:
+        """Every connection the pool may hold is open and in use: a wait that timed out behind
+        them is overload (a slow moment on a busy machine), not PostgreSQL gone."""
+        return self.pool.get_size() >= self.pool.get_max_size() and self.pool.get_idle_size() == 0
+
+    def _busy(self) -> Unavailable:
+        """A 503 for this request only. The breaker stays shut: opening it would answer 503 to
+        every uncached request for ``db_breaker_s``, also those a connection freed a moment later
+        would have served (a loaded soak's 503s came in such runs). A connection or statement
+        failure still opens it."""
+        self._on_busy()
+        self._busy_unsaid += 1
+        now = time.monotonic()
+        if now - self._busy_said_at >= BUSY_LOG_EVERY_S:
+            log.warning("db_pool_busy", waits_timed_out=self._busy_unsaid, pool_size=self.pool.get_max_size(),
+                        wait_s=self._acquire_timeout)
+            self._busy_said_at, self._busy_unsaid = now, 0
+        return Unavailable("every pooled connection busy")
 
     def _down(self, exc: BaseException) -> Unavailable:
         log.warning("db_unavailable", error=type(exc).__name__)

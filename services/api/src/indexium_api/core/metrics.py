@@ -22,6 +22,9 @@ class ApiMetrics:
         self.db_unavailable = base.counter(
             "db_unavailable_total", "Requests answered 503 because PostgreSQL was unavailable.", ("route",))
         self.db_up = base.gauge("db_up", "1 while the last read-database call succeeded.")
+        self.db_pool_busy = base.counter(
+            "db_pool_busy_total", "Read-database calls answered 503 after waiting the acquire timeout with every "
+            "pooled connection in use (overload: the breaker stays shut).")
         self.nats_connected = base.gauge("nats_connected", "1 while the invalidation subscription is connected.")
         self.search_seconds = base.histogram(
             "search_query_duration_seconds", "Database time of one uncached search.")
