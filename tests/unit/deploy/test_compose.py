@@ -159,3 +159,17 @@ def test_servers_are_the_versions_the_tests_run_on(compose):
     nats_tag = yaml.safe_load((DEPLOY / "nats" / "values.yaml").read_text())["container"]["image"]["tag"]
     assert compose["services"]["nats"]["image"] == f"nats:{nats_tag}"
     assert nats_tag.startswith(tested_nats + "."), f"NATS {nats_tag} vs tested {tested_nats}"
+
+
+def test_the_one_machine_stacks_put_the_snapshot_writers_cpu_after_the_services(compose):
+    # make run: each write a child of the scheduler at niceness 10 (the scheduler forwards it);
+    # compose: a container of its own, so a lower CPU weight than the others' 1024.
+    from indexium_devstack import procs
+    from indexium_ops import cli
+
+    args = cli.build_parser().parse_args(list(procs.SEARCH_SNAPSHOT.args))
+    assert args.every and args.nice == 10
+    forwarded = cli._write_args(args)
+    assert forwarded[forwarded.index("--nice") + 1] == "10"
+    assert compose["services"]["search-snapshot"]["cpu_shares"] < 1024
+    assert all("cpu_shares" not in s for name, s in compose["services"].items() if name != "search-snapshot")
