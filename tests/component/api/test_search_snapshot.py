@@ -128,36 +128,3 @@ async def test_one_fetch_a_node_the_start_s_prefetch_and_a_replica_beside_it_wai
     # Off when the replica will not start from a snapshot.
     monkeypatch.setenv("INDEXIUM_API_SEARCH_SNAPSHOT", "false")
     assert prefetch.start() is None
-
-
-async def test_a_serving_replica_has_a_new_revision_fetched_by_a_child_process(make_client, nats_url, seed,
-                                                                                database_url, tmp_path, capsys):
-    # A refresh of a replica that serves: the new revision's ~1,200 chunks (at 100,000 mods) are a
-    # child's work at a lower CPU priority, not its event loop's; the index then maps that file.
-    mod = await seed.mod("m0", name="Cozy Lanterns")
-    await seed.version(mod, "1.0", [FABRIC_120])
-    await _write(database_url, nats_url)
-    node = tmp_path / "node"
-    client = await make_client(NATS_URL=nats_url, INDEXIUM_API_SEARCH_SNAPSHOT_DIR=str(node))
-    live = await following(client)
-    first = live.snapshot_digest
-    assert first is not None
-    new = await seed.mod("quokka", name="Quokka Lanterns", summary="Lanterns for quokkas")
-    await seed.version(new, "1.0", [FABRIC_120])
-    second = await _write(database_url, nats_url)
-    capsys.readouterr()
-    await live.reload(invalidate=False)
-    assert live.snapshot_digest not in (None, first)
-    assert [f.stem for f in node.glob("*.snap")] == [live.snapshot_digest]  # (the child removed the old one)
-    assert "quokka" in live.index.by_slug and live.index.position == second["updated_at"]
-    loaded = [line for line in capsys.readouterr().out.splitlines() if "search_index_loaded" in line]
-    assert len(loaded) == 1 and "fetched=True in_child=True" in loaded[0]
-    # Nothing new: no child, the index kept as it is.
-    await live.reload(invalidate=False)
-    assert "search_index_loaded" not in capsys.readouterr().out
-
-
-async def test_a_fetch_child_past_its_bound_is_killed_and_says_so(nats_url, tmp_path):
-    from indexium_api import prefetch
-
-    assert await prefetch.in_child(nats_url, tmp_path / "node", bound_s=0.001) is False

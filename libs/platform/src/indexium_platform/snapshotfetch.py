@@ -40,54 +40,33 @@ async def _quiet(_exc: Exception) -> None:
     pass
 
 
-async def _connect(nats_url: str, connect_timeout_s: float, name: str):
-    # One try per server, no wait between: with max_reconnect_attempts=0 nats-py retries a refused
-    # server in a busy loop until the bound below (every API start without NATS took 4 s of CPU).
-    # Its errors are this function's to raise, not nats-py's to log. Still bounded as a whole.
-    return await asyncio.wait_for(nats.connect(nats_url, connect_timeout=connect_timeout_s, allow_reconnect=False,
-                                               max_reconnect_attempts=1, reconnect_time_wait=0,
-                                               error_cb=_quiet, name=name),
-                                  2 * connect_timeout_s)
-
-
 async def fetch(nats_url: str, directory: Path, *, connect_timeout_s: float = 2.0,
                 name: str = "indexium-api-snapshot") -> tuple[Path, bool]:
     """The latest snapshot as a file on this node, and whether it was fetched now, by this process or
     by the fetch it waited for (False: reused). ``name``: the NATS connection's."""
-    nc = await _connect(nats_url, connect_timeout_s, name)
+    # One try per server, no wait between: with max_reconnect_attempts=0 nats-py retries a refused
+    # server in a busy loop until the bound below (every API start without NATS took 4 s of CPU).
+    # Its errors are this function's to raise, not nats-py's to log. Still bounded as a whole.
+    nc = await asyncio.wait_for(nats.connect(nats_url, connect_timeout=connect_timeout_s, allow_reconnect=False,
+                                             max_reconnect_attempts=1, reconnect_time_wait=0,
+                                             error_cb=_quiet, name=name),
+                                2 * connect_timeout_s)
     try:
         return await fetch_with(nc.jetstream(), directory)
     finally:
         await nc.close()
 
 
-async def latest(nats_url: str, directory: Path, *, connect_timeout_s: float = 2.0,
-                 name: str = "indexium-api-snapshot") -> tuple[Path, bool]:
-    """The latest snapshot's file on this node, and whether the node has it; nothing fetched (one
-    metadata read: what a serving replica asks before it has another process fetch)."""
-    nc = await _connect(nats_url, connect_timeout_s, name)
-    try:
-        path, info = await _latest(nc.jetstream(), directory)
-        return path, _have(path, info.size)
-    finally:
-        await nc.close()
-
-
-async def _latest(js, directory: Path):
-    """(the latest revision's file name in ``directory``, its object info)."""
+async def fetch_with(js, directory: Path) -> tuple[Path, bool]:
+    """``fetch`` over a JetStream context the caller has (the writer's)."""
     try:
         store = await js.object_store(searchsnapshot.BUCKET.name)
         info = await store.get_info(searchsnapshot.OBJECT)
     except (BucketNotFoundError, ObjectNotFoundError, NotFoundError) as exc:
         raise NoSnapshot(type(exc).__name__) from None
-    return directory / f"{object_digest(info.digest)}{SUFFIX}", info
-
-
-async def fetch_with(js, directory: Path) -> tuple[Path, bool]:
-    """``fetch`` over a JetStream context the caller has (the writer's)."""
-    path, info = await _latest(js, directory)
-    digest = path.stem
+    digest = object_digest(info.digest)
     directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{digest}{SUFFIX}"
     if _have(path, info.size):
         return path, False
     async with _node_lock(directory) as waited:

@@ -8,8 +8,6 @@ so a database outage never takes every replica out of the load balancer at once.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from aiohttp import web
 
 from indexium_platform import heap, snapshotfetch
@@ -106,30 +104,11 @@ def create_app(settings: Settings) -> web.Application:
 
 
 def _snapshot_fetcher(settings: Settings):
-    """The search snapshot's fetch on this node (indexium_platform.snapshotfetch), or None: off, or no NATS.
-
-    Called with whether the replica already serves from an index. Not yet (its start): fetched in
-    this process, or waited for through the node's lock while the start's prefetch child fetches it.
-    Serving (a refresh): a revision the node has not got is fetched by a child process at a lower
-    CPU priority (prefetch.in_child), so the fetch's Python work is not the event loop's."""
+    """The search snapshot's fetch on this node (indexium_platform.snapshotfetch), or None: off, or no NATS."""
     if not settings.search_snapshot or not settings.nats_url:
         return None
     directory = prefetch.directory(settings.search_snapshot_dir)
-
-    async def fetch(serving: bool) -> tuple[Path, bool]:
-        if not serving:
-            return await snapshotfetch.fetch(settings.nats_url, directory)
-        path, have = await snapshotfetch.latest(settings.nats_url, directory)
-        if have:
-            return path, False
-        if not await prefetch.in_child(settings.nats_url, directory):
-            raise prefetch.FetchFailed("the fetch's child process failed or ran past its bound")
-        path, have = await snapshotfetch.latest(settings.nats_url, directory)
-        if not have:  # (a newer revision put meanwhile: the next refresh fetches it)
-            raise prefetch.FetchFailed("a newer revision was put while the child fetched")
-        return path, True
-
-    return fetch
+    return lambda: snapshotfetch.fetch(settings.nats_url, directory)
 
 
 def main() -> None:

@@ -9,9 +9,6 @@ waits on the node's fetch lock for the child's fetch instead of starting another
 file. Best effort: a child that fails (NATS away, no snapshot) says nothing and the API's own
 fetch does what it always did (and logs why). Nothing here imports more than the standard
 library: it runs before the API's imports.
-
-A replica that serves has a newer revision fetched by the same child (``in_child``, at a lower
-CPU priority) rather than in its own event loop (app.py's fetcher).
 """
 
 from __future__ import annotations
@@ -46,44 +43,11 @@ def start() -> subprocess.Popen | None:
         return None
 
 
-class FetchFailed(Exception):
-    """A refresh's fetch child did not leave the latest revision on the node (the index is kept)."""
-
-
-# A serving replica's refresh: the fetch's niceness (os.nice). Its ~1,200 chunks at 100,000 mods
-# are ~1-2 s of Python in the process that fetches them: the replica's event loop's, were it its own
-# (a soak's 10-s window with such a refresh and a write reached an API p95 of 1.4 s), the requests' first otherwise.
-REFRESH_NICE = 10
-
-
-async def in_child(nats_url: str, target: Path, *, nice: int = REFRESH_NICE, bound_s: float = PREFETCH_BOUND_S) -> bool:
-    """The latest snapshot fetched into ``target`` by a child process (this module), at ``nice``,
-    waited for without blocking the caller's event loop; whether it ended well. The child is killed
-    past ``bound_s`` (or when the caller is cancelled). Its settings come in its environment, not
-    its command line (a NATS URL may hold credentials)."""
-    import asyncio
-
-    env = {**os.environ, "NATS_URL": nats_url, "INDEXIUM_API_SEARCH_SNAPSHOT_DIR": str(target)}
-    child = await asyncio.create_subprocess_exec(sys.executable, "-m", "indexium_api.prefetch", "--nice", str(nice),
-                                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                                 stderr=subprocess.DEVNULL, env=env)
-    try:
-        return await asyncio.wait_for(child.wait(), bound_s) == 0
-    except asyncio.TimeoutError:
-        return False
-    finally:
-        if child.returncode is None:
-            child.kill()
-            await child.wait()
-
-
 def _child() -> None:
     import asyncio
 
     from indexium_platform.snapshotfetch import fetch
 
-    if len(sys.argv) == 3 and sys.argv[1] == "--nice":
-        os.nice(int(sys.argv[2]))
     url = os.environ.get("NATS_URL", "nats://127.0.0.1:4222")
     target = directory(os.environ.get("INDEXIUM_API_SEARCH_SNAPSHOT_DIR", ""))
     try:

@@ -56,11 +56,9 @@ RELEASE_PAGES_S = 2.0
 
 class LiveIndex:
     def __init__(self, api, *, refresh_s: float, load_timeout_s: float, catch_up_s: float, recheck: bool = True,
-                 snapshot: Callable[[bool], Awaitable[tuple[Path, bool]]] | None = None):
+                 snapshot: Callable[[], Awaitable[tuple[Path, bool]]] | None = None):
         self.api = api
-        # The latest snapshot as a local file, given whether this index serves already (app.py's
-        # fetcher), or None: PostgreSQL's
-        self.snapshot = snapshot
+        self.snapshot = snapshot  # the latest snapshot as a local file (snapshotfetch.fetch), or None: PostgreSQL's
         self.snapshot_digest: str | None = None  # the one the index came from
         self.recheck = recheck  # SearchIndex.recheck of every index this loads
         self.refresh_s, self.load_timeout_s, self.catch_up_s = refresh_s, load_timeout_s, catch_up_s
@@ -141,8 +139,7 @@ class LiveIndex:
         none to use, for the load from PostgreSQL."""
         started = time.monotonic()
         try:
-            serving = self.index is not None
-            path, fetched = await self.snapshot(serving)
+            path, fetched = await self.snapshot()
             fetched_s = time.monotonic() - started
             if self.index is not None and self.snapshot_digest == path.stem:
                 return True  # (the snapshot this index came from: it has followed the events since)
@@ -165,7 +162,7 @@ class LiveIndex:
         self.snapshot_digest = path.stem
         self.api.metrics.search_index_mods.set(len(index))
         log.info("search_index_loaded", source="snapshot", mods=len(index), seconds=round(time.monotonic() - started, 2),
-                 fetched=fetched, in_child=fetched and serving, fetch_s=round(fetched_s, 2), caught_up=len(slugs), snapshot_mb=round(meta["bytes"] / 2**20, 1),
+                 fetched=fetched, fetch_s=round(fetched_s, 2), caught_up=len(slugs), snapshot_mb=round(meta["bytes"] / 2**20, 1),
                  position=meta["updated_at"], stream_seq=meta["stream_seq"])
         return True
 
