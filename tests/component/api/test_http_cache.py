@@ -2,6 +2,8 @@
 the read replica URL, rate limits and CORS."""
 
 import asyncio
+import gzip
+import json
 
 from indexium_api.core.state import API
 
@@ -25,6 +27,42 @@ async def test_etag_304_cache_control_and_x_cache(client, seed):
     assert changed.status == 200
     card = await client.get("/api/v1/mods/cached", headers={"If-None-Match": etag})
     assert card.status == 200 and card.headers["ETag"] != etag
+
+
+def _split(answer: bytes) -> tuple[dict[str, str], bytes]:
+    head, body = answer.split(b"\r\n\r\n", 1)
+    lines = head.decode().split("\r\n")[1:]
+    return {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}, body
+
+
+async def test_a_long_answer_is_kept_gzipped_and_sent_as_each_client_accepts(client, seed, raw_request):
+    for i in range(12):
+        m = await seed.mod(f"squeeze-{i}", summary="A mod that squeezes long answers into few bytes. " * 3)
+        await seed.version(m, "1.0", [FABRIC_120])
+    path = "/api/v1/mods?q=squeeze&limit=12"
+    status, answer = await raw_request(client, "GET", path, {b"Accept-Encoding": b"br, gzip;q=0.8"})
+    zipped, packed = _split(answer)
+    assert status == 200 and zipped["content-encoding"] == "gzip" and zipped["vary"] == "Accept-Encoding"
+    status, answer = await raw_request(client, "GET", path, {b"Accept-Encoding": b"identity"})
+    plain, body = _split(answer)
+    assert status == 200 and "content-encoding" not in plain and plain["vary"] == "Accept-Encoding"
+    assert gzip.decompress(packed) == body and len(json.loads(body)["hits"]) == 12
+    assert len(packed) < len(body) / 3 and plain["x-cache"] == "HIT"  # (one entry: the gzip'ed bytes)
+    assert client.app[API].cache.bytes < len(body)
+    etag = plain["etag"]
+    assert etag.startswith('"') and zipped["etag"] == "W/" + etag  # another representation of the same answer
+    for tag in (etag, "W/" + etag):
+        for accept in (b"gzip", b"identity"):
+            status, answer = await raw_request(client, "GET", path, {b"Accept-Encoding": accept, b"If-None-Match": tag.encode()})
+            headers, rest = _split(answer)
+            assert status == 304 and rest == b"" and headers["vary"] == "Accept-Encoding"
+            assert headers["etag"] == (zipped if accept == b"gzip" else plain)["etag"]
+    # No Accept-Encoding at all: the identity body (a client that never asked for gzip gets none).
+    status, answer = await raw_request(client, "GET", path, {})
+    assert status == 200 and _split(answer)[1] == body
+    # A short answer is kept and sent as it is, and says nothing of encodings.
+    short = await client.get("/api/v1/mods/squeeze-0/versions/9.9")
+    assert short.status == 404 and "Vary" not in short.headers and "Content-Encoding" not in short.headers
 
 
 async def test_cold_key_is_computed_once(client, seed):

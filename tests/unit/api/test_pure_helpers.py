@@ -1,5 +1,7 @@
 """Small pure pieces: hash detection, prefix queries, ETag matching, event tags, search query shapes."""
 
+import random
+
 import msgspec
 import pytest
 
@@ -81,3 +83,33 @@ def test_cached_headers_are_built_once_and_each_response_gets_its_own_copy():
     response.headers["X-Request-Id"] = "a"
     assert "X-Request-Id" not in headers and response.content_type == "application/json"
     assert make(200, {"hits": []}) == value  # the memo takes no part in equality
+
+
+@pytest.mark.parametrize("header, ok", [
+    ("gzip, deflate, br", True), ("GZIP", True), ("x-gzip", True), ("deflate, gzip;q=0.5", True),
+    ("*", True), ("br;q=1, *;q=0.1", True), ("gzip;q=0, *", False), ("*;q=0", False),
+    ("identity", False), ("deflate, br", False), ("gzip;q=0", False), ("gzip;q=oops", False),
+    ("", False), (None, False), ("gzip ; q=0.001", True),
+])
+def test_accept_encoding_allows_gzip_only_when_it_says_so(header, ok):
+    assert respond.accepts_gzip(header) is ok
+    assert respond.accepts_gzip(header) is ok  # (the remembered answer)
+
+
+def test_an_answer_is_kept_gzipped_only_when_it_is_long_compressible_and_not_an_error():
+    text = b'{"hits": [' + b", ".join(b'{"slug": "mod-%d", "title": "A mod"}' % i for i in range(100)) + b"]}"
+    big = respond.Cached(200, text, respond.etag_of(text))
+    assert big.gzipped and len(big.stored) < len(text) / 4 and big.body == text
+    assert big.sent(True) == (big.stored, True) and big.sent(False) == (text, False)
+    assert big.etag_for(True) == "W/" + big.etag and big.etag_for(False) == big.etag
+    assert respond.sizeof(big) == len(big.stored) + respond.ENTRY_OVERHEAD
+    gz = big.headers("HIT", "public", True)
+    assert gz["Content-Encoding"] == "gzip" and gz["Vary"] == "Accept-Encoding" and gz["ETag"] == "W/" + big.etag
+    plain = big.headers("HIT", "public", False)
+    assert "Content-Encoding" not in plain and plain["Vary"] == "Accept-Encoding" and plain["ETag"] == big.etag
+    small = respond.Cached(200, text[:500], '"s"')
+    noise = random.Random(1).randbytes(2048)  # (does not shrink by an eighth)
+    for kept in (small, respond.Cached(404, text, '"e"'), respond.Cached(200, text, '"i"', "image/png"),
+                 respond.Cached(200, noise, '"n"')):
+        assert not kept.gzipped and kept.stored is kept.body and kept.sent(True) == (kept.body, False)
+        assert "Vary" not in kept.headers("HIT", "public", False)

@@ -12,9 +12,9 @@ import contextlib
 import dataclasses
 import email.utils
 import hashlib
+import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
-from dataclasses import dataclass, field
 
 import msgspec
 from aiohttp import hdrs, web
@@ -34,33 +34,119 @@ _X_CACHE = {"hit": "HIT", "miss": "MISS", "coalesced": "MISS", "stale": "STALE"}
 _UNSET = object()
 
 
-@dataclass(frozen=True, slots=True)
-class Cached:
-    status: int
-    body: bytes
-    etag: str
-    content_type: str = "application/json"
-    # Headers of this body alone (a page's Content-Security-Policy naming its README's image origins).
-    extra_headers: tuple[tuple[str, str], ...] = ()
-    # An HTTP-date, for answers that have one (the Atom feeds: their change stamp): sent as
-    # Last-Modified, and If-Modified-Since is answered 304 by it when no If-None-Match came.
-    last_modified: str | None = None
-    # (X-Cache, Cache-Control) -> the answer's headers, built once: a hit copies them.
-    _headers: dict = field(default_factory=dict, compare=False, repr=False)
+# Bodies at least this long, of a type that compresses, are kept gzip'ed (docs/api.md, "Compressed
+# answers"): the cache holds ~4-8x more answers in the same memory, and a client that accepts gzip
+# gets the stored bytes as they are (most do: browsers, launchers, aiohttp, requests, undici).
+GZIP_MIN = 1024
+GZIP_LEVEL = 6  # 13 KB of search JSON: ~140 us a miss at 1 to 6 alike; 6 is the smallest
+# Kept gzip'ed only when that saves at least an eighth (a README page of images' URLs still does).
+GZIP_KEEP = 7 / 8
+_ALREADY_COMPRESSED = ("image/png", "image/jpeg", "image/webp", "image/gif", "application/zip")
 
-    def headers(self, x_cache: str, cache_control: str) -> CIMultiDict:
+
+def _gzip(body: bytes) -> bytes:
+    z = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)  # (wbits 31: the gzip container)
+    return z.compress(body) + z.flush()
+
+
+class Cached:
+    """One answer as the cache keeps it: its status, body (gzip'ed when that pays, see GZIP_MIN),
+    strong ETag (of the identity body) and the headers of its 200s."""
+
+    __slots__ = ("status", "stored", "gzipped", "etag", "content_type", "extra_headers", "last_modified", "_headers")
+
+    def __init__(self, status: int, body: bytes, etag: str, content_type: str = "application/json",
+                 extra_headers: tuple[tuple[str, str], ...] = (), last_modified: str | None = None):
+        self.status, self.etag, self.content_type = status, etag, content_type
+        # Headers of this body alone (a page's Content-Security-Policy naming its README's image origins).
+        self.extra_headers = extra_headers
+        # An HTTP-date, for answers that have one (the Atom feeds: their change stamp): sent as
+        # Last-Modified, and If-Modified-Since is answered 304 by it when no If-None-Match came.
+        self.last_modified = last_modified
+        self.stored, self.gzipped = body, False
+        if len(body) >= GZIP_MIN and status < 400 and not content_type.startswith(_ALREADY_COMPRESSED):
+            packed = _gzip(body)
+            if len(packed) <= len(body) * GZIP_KEEP:
+                self.stored, self.gzipped = packed, True
+        # (X-Cache, Cache-Control, gzip sent) -> the answer's headers, built once: a hit copies them.
+        self._headers: dict = {}
+
+    def _fields(self) -> tuple:
+        return (self.status, self.stored, self.etag, self.content_type, self.extra_headers, self.last_modified)
+
+    def __eq__(self, other: object) -> bool:  # (the headers' memo takes no part)
+        return isinstance(other, Cached) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def body(self) -> bytes:
+        """The identity body (inflated anew from a gzip'ed entry: for the few that need it)."""
+        return zlib.decompress(self.stored, 31) if self.gzipped else self.stored
+
+    def sent(self, gzip_ok: bool) -> tuple[bytes, bool]:
+        """The bytes to send a client (``gzip_ok``: it accepts gzip) and whether they are gzip."""
+        if self.gzipped and gzip_ok:
+            return self.stored, True
+        return self.body, False
+
+    def etag_for(self, gzip_sent: bool) -> str:
+        """The ETag of what is sent: the gzip'ed bytes are another representation, so its tag is
+        the weak form of the body's (as nginx sends it); If-None-Match compares weakly, so either
+        form a client kept matches the same entry."""
+        return "W/" + self.etag if gzip_sent else self.etag
+
+    def headers(self, x_cache: str, cache_control: str, gzip_sent: bool = False) -> CIMultiDict:
         """The headers of a 200 answer with this body (the caller's copy is the response's)."""
-        by_cache = self._headers.get(x_cache)
-        if by_cache is None:
-            by_cache = self._headers[x_cache] = {}
-        headers = by_cache.get(cache_control)
+        memo = (x_cache, cache_control, gzip_sent)
+        headers = self._headers.get(memo)
         if headers is None:
-            headers = by_cache[cache_control] = CIMultiDict({
-                "Content-Type": self.content_type, "ETag": self.etag, "Cache-Control": cache_control,
+            headers = self._headers[memo] = CIMultiDict({
+                "Content-Type": self.content_type, "ETag": self.etag_for(gzip_sent), "Cache-Control": cache_control,
                 "X-Cache": x_cache, **dict(self.extra_headers)})
+            if self.gzipped:  # (what is sent depends on Accept-Encoding: caches must key on it)
+                headers["Vary"] = "Accept-Encoding"
+                if gzip_sent:
+                    headers["Content-Encoding"] = "gzip"
             if self.last_modified is not None:
                 headers["Last-Modified"] = self.last_modified
         return headers
+
+
+_ACCEPTS: dict[str, bool] = {}  # Accept-Encoding header -> gzip accepted (a few distinct values in practice)
+_ACCEPTS_MAX = 256
+
+
+def accepts_gzip(header: str | None) -> bool:
+    """Whether an Accept-Encoding (RFC 9110 12.5.3) allows gzip: ``gzip`` or ``x-gzip`` with a q
+    above 0, or ``*`` above 0 with gzip not refused by name. Remembered per header value."""
+    if not header:
+        return False
+    known = _ACCEPTS.get(header)
+    if known is not None:
+        return known
+    named: bool | None = None
+    star = False
+    for item in header.split(","):
+        name, _, params = item.partition(";")
+        name = name.strip().lower()
+        q = 1.0
+        for param in params.split(";"):
+            key, _, val = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(val.strip())
+                except ValueError:
+                    q = 0.0
+        if name in ("gzip", "x-gzip"):
+            named = q > 0 if named is None else named or q > 0
+        elif name == "*":
+            star = q > 0
+    ok = named if named is not None else star
+    if len(_ACCEPTS) >= _ACCEPTS_MAX:
+        _ACCEPTS.clear()
+    _ACCEPTS[header] = ok
+    return ok
 
 
 def etag_of(body: bytes) -> str:
@@ -77,10 +163,10 @@ ENTRY_OVERHEAD = 2048
 
 
 def sizeof(value) -> int:
-    """What an entry holds in memory: its body, and the rest (the entry, its key, the headers its
+    """What an entry holds in memory: its body as stored (gzip'ed or not), and the rest (the entry, its key, the headers its
     hits copy) as ENTRY_OVERHEAD: 1,641 bytes measured for a site search page (tracemalloc,
     5,000 entries of 6,000-byte bodies, each hit once), rounded up. A cached count is an int."""
-    return len(value.body) + ENTRY_OVERHEAD if isinstance(value, Cached) else 64
+    return len(value.stored) + ENTRY_OVERHEAD if isinstance(value, Cached) else 64
 
 
 MOD_TAG_PREFIX = "mod:"
@@ -229,15 +315,19 @@ def _answer(request: web.Request, api: Api, value: Cached, result: str, cache_co
         headers = {"Cache-Control": "no-store", "X-Cache": _X_CACHE[result]}
         return web.Response(status=value.status, body=value.body, content_type=value.content_type, headers=headers)
     cache_control = cache_control or api.client_cache_control
+    gzip_sent = value.gzipped and accepts_gzip(request.headers.get(hdrs.ACCEPT_ENCODING))
     if_none_match = request.headers.get(hdrs.IF_NONE_MATCH)  # (an istr: no case-folding per look-up)
     if if_none_match is not None and etag_matches(if_none_match, value.etag) or (
             if_none_match is None and value.last_modified is not None
             and not_modified_since(request.headers.get(hdrs.IF_MODIFIED_SINCE), value.last_modified)):
-        headers = {"ETag": value.etag, "Cache-Control": cache_control, "X-Cache": _X_CACHE[result]}
+        headers = {"ETag": value.etag_for(gzip_sent), "Cache-Control": cache_control, "X-Cache": _X_CACHE[result]}
+        if value.gzipped:
+            headers["Vary"] = "Accept-Encoding"
         if value.last_modified is not None:
             headers["Last-Modified"] = value.last_modified
         return web.Response(status=304, headers=headers)
-    return web.Response(status=value.status, body=value.body, headers=value.headers(_X_CACHE[result], cache_control))
+    body, gzip_sent = value.sent(gzip_sent)
+    return web.Response(status=value.status, body=body, headers=value.headers(_X_CACHE[result], cache_control, gzip_sent))
 
 
 async def query(request: web.Request, fn, *args, **kwargs):

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import copy
 
-from aiohttp import web
+from aiohttp import hdrs, web
 
 from ..core import apidoc
 from ..core.paths import V1
-from ..core.respond import Cached, make
+from ..core.respond import Cached, accepts_gzip, make
 from ..settings import Settings
 from . import v1, v2
 
@@ -49,8 +49,13 @@ def document(settings: Settings, extra: list[tuple[dict, dict]] = ()) -> dict:
 
 async def serve(request: web.Request) -> web.Response:
     doc = request.app[DOCUMENT]
-    return web.Response(body=doc.body, content_type="application/json",
-                        headers={"ETag": doc.etag, "Cache-Control": "public, max-age=300"})
+    body, gzip_sent = doc.sent(accepts_gzip(request.headers.get(hdrs.ACCEPT_ENCODING)))
+    headers = {"ETag": doc.etag_for(gzip_sent), "Cache-Control": "public, max-age=300"}
+    if doc.gzipped:
+        headers["Vary"] = "Accept-Encoding"
+    if gzip_sent:
+        headers["Content-Encoding"] = "gzip"
+    return web.Response(body=body, content_type="application/json", headers=headers)
 
 
 def setup(app: web.Application, settings: Settings) -> None:

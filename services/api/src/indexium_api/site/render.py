@@ -176,7 +176,9 @@ async def for_visitor(request: web.Request, key: tuple, tags: tuple[str, ...], c
     session = await sessions.current(request) if has_cookie else None
     if session is None:
         response = await cached(request, key, tags, compute)
-        response.headers["Vary"] = "Cookie"  # a browser that signs in does not reuse its signed-out copy
+        # A browser that signs in does not reuse its signed-out copy (beside Accept-Encoding, a gzip'ed entry's).
+        vary = response.headers.get(hdrs.VARY)
+        response.headers[hdrs.VARY] = "Cookie" if vary is None else vary + ", Cookie"
         if has_cookie:  # a session that ended (idle, signed out elsewhere): its cookie costs no more reads
             sessions.clear_cookie(request.app[SITE], response, sessions.COOKIE)
             response.headers["Cache-Control"] = "no-store"
