@@ -5,6 +5,7 @@ PostgreSQL; without a snapshot, the load from PostgreSQL and a log line saying w
 
 import nats
 
+from indexium_api.core import search_index
 from indexium_api.core.state import API
 from indexium_db.pool import connect
 from indexium_ops import searchsnapshot
@@ -78,6 +79,54 @@ async def test_a_replica_starts_from_a_snapshot_written_from_the_previous_one(ma
     built = await make_client(NATS_URL=nats_url, INDEXIUM_API_SEARCH_SNAPSHOT="false")
     await following(built)
     for params in QUERIES:
+        assert await hits(client, **params) == await hits(built, **params), params
+
+
+async def test_a_serving_replicas_refresh_keeps_its_index_for_the_same_snapshot_and_re_reads_in_small_batches(
+        make_client, nats_url, seed, database_url, tmp_path, monkeypatch, capsys):
+    """A refresh finding the snapshot its index came from keeps that index and walks no heap (no
+    collector pass); a new snapshot is swapped in, settled once, after the changes since it were
+    re-read a few at a time (SERVING_REREAD_BATCH: here one a statement)."""
+    for i, name in enumerate(["Cozy Lanterns", "Iron Lanterns", "Tiny Maps"]):
+        mod = await seed.mod(f"m{i}", name=name, summary="Lanterns and maps")
+        await seed.version(mod, "1.0", [FABRIC_120 if i % 2 else FORGE_119])
+    await _write(database_url, nats_url)
+    client = await make_client(NATS_URL=nats_url, INDEXIUM_API_SEARCH_SNAPSHOT_DIR=str(tmp_path / "node"))
+    live = await following(client)
+    first, digest = live.index, live.snapshot_digest
+    settles = []
+    monkeypatch.setattr(search_index.heap, "settle", lambda: settles.append(1) or 0.0)
+    reread = []
+    real_reread = search_index.indexed.reread
+
+    async def counted(conn, index, slugs):
+        reread.append(list(slugs))
+        await real_reread(conn, index, slugs)
+
+    monkeypatch.setattr(search_index.indexed, "reread", counted)
+    monkeypatch.setattr(search_index, "SERVING_REREAD_BATCH", 1)
+    await live.reload(invalidate=False)
+    assert live.index is first and live.snapshot_digest == digest and settles == [] and reread == []
+
+    new = await seed.mod("quokka", name="Quokka Lanterns", summary="Lanterns for quokkas")
+    await seed.version(new, "1.0", [FABRIC_120])
+    await _write(database_url, nats_url)
+    # After the new snapshot: three changes no event announced (this replica is not told of them).
+    await seed.db.execute("UPDATE mods SET summary = 'Quokka maps', updated_at = now() WHERE manifest_id IN ('m0', 'm2')")
+    await seed.db.execute("UPDATE mods SET listed = false, updated_at = now() WHERE manifest_id = 'm1'")
+    capsys.readouterr()
+    await live.reload(invalidate=False)
+    assert live.index is not first and live.snapshot_digest != digest and settles == [1]
+    # One statement each, the loop serving between them (a re-read after an event or the periodic
+    # catch-up may come too: quokka, written after this replica's start).
+    assert all(len(batch) == 1 for batch in reread) and {"m0", "m1", "m2"} <= {b[0] for b in reread}
+    assert "m1" not in live.index.by_slug and "quokka" in live.index.by_slug
+    out = capsys.readouterr()
+    assert "caught_up=3" in out.out + out.err or '"caught_up": 3' in out.out + out.err
+    await following(client)
+    built = await make_client(NATS_URL=nats_url, INDEXIUM_API_SEARCH_SNAPSHOT="false")
+    await following(built)
+    for params in [*QUERIES, {"q": "quokka maps"}]:
         assert await hits(client, **params) == await hits(built, **params), params
 
 

@@ -52,6 +52,10 @@ CATCH_UP_MARGIN_S = indexed.CATCH_UP_MARGIN_S
 # An index mapped from a snapshot lets this process's pages of the file go this often
 # (snapshot.Snapshot.release_pages: they stay in the node's page cache).
 RELEASE_PAGES_S = 2.0
+# A serving replica's refresh re-reads the mods changed since its new snapshot this many a
+# statement (indexed.REREAD_BATCH, 500, before it serves): each batch's rows are decoded and
+# applied on the event loop, which answers nothing meanwhile.
+SERVING_REREAD_BATCH = 50
 
 
 class LiveIndex:
@@ -119,8 +123,9 @@ class LiveIndex:
                                 then="load from postgresql")
                     loaded = False
                 if loaded or self.snapshot_digest is not None:
-                    heap.settle()
-                    return  # (a refresh without a usable snapshot keeps the snapshot's index, which follows events)
+                    # (a refresh without a usable snapshot, or finding the one it came from, keeps the index,
+                    # which follows events: nothing new to settle; a new one settled in _from_snapshot)
+                    return
                 if timeout is not None:
                     timeout = max(0.001, timeout - (time.monotonic() - started))
             index = await asyncio.wait_for(self.api.db.run(indexed.load), timeout)
@@ -145,12 +150,17 @@ class LiveIndex:
                 return True  # (the snapshot this index came from: it has followed the events since)
             # (not verified here: the object store checked the SHA-256 of the bytes as they came,
             # and a read of every byte would bring the whole file into this process's RSS)
+            mapped = time.monotonic()
             index, lexicon, meta = await asyncio.to_thread(snapshot.load, path)
             index.recheck = self.recheck
             synced = time.monotonic()
             slugs = await self.api.db.run(indexed.changed_after, index, meta["updated_at"], CATCH_UP_MARGIN_S)
-            for batch in indexed.batches(slugs):
+            # Serving (a refresh): small statements, the loop answering requests between them (each
+            # batch's rows are decoded and applied on it); before serving, the fewest statements.
+            size = indexed.REREAD_BATCH if self.index is None else SERVING_REREAD_BATCH
+            for batch in indexed.batches(slugs, size):
                 await self.api.db.run(indexed.reread, index, batch)
+            reread_s = time.monotonic() - synced
         except Exception as exc:  # (no snapshot, a damaged one, NATS or PostgreSQL away)
             # No snapshot written yet (a new stack before its writer's first write) is a state, not
             # a fault: info; anything else (damaged, NATS or PostgreSQL away) a warning.
@@ -160,10 +170,13 @@ class LiveIndex:
             return False
         self.index, self.lexicon, self._synced_at = index, lexicon, synced
         self.snapshot_digest = path.stem
+        settle_s = heap.settle()
         self.api.metrics.search_index_mods.set(len(index))
         log.info("search_index_loaded", source="snapshot", mods=len(index), seconds=round(time.monotonic() - started, 2),
-                 fetched=fetched, fetch_s=round(fetched_s, 2), caught_up=len(slugs), snapshot_mb=round(meta["bytes"] / 2**20, 1),
-                 position=meta["updated_at"], stream_seq=meta["stream_seq"])
+                 fetched=fetched, fetch_s=round(fetched_s, 2), map_s=round(synced - mapped, 2),
+                 caught_up=len(slugs), reread_s=round(reread_s, 2), snapshot_mb=round(meta["bytes"] / 2**20, 1),
+                 position=meta["updated_at"], stream_seq=meta["stream_seq"],
+                 **({} if settle_s is None else {"gc_settle_ms": round(settle_s * 1000, 1)}))
         return True
 
     async def _refresh_loop(self) -> None:
