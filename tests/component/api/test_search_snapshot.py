@@ -124,6 +124,12 @@ async def test_a_serving_replicas_refresh_keeps_its_index_for_the_same_snapshot_
     out = capsys.readouterr()
     assert "caught_up=3" in out.out + out.err or '"caught_up": 3' in out.out + out.err
     await following(client)
+    # A burst of events (a redelivery): re-read one a statement too, in the order they came.
+    reread.clear()
+    for slug in ("m2", "quokka", "m0"):
+        live.changed(slug)
+    await following(client)
+    assert reread == [["m2"], ["quokka"], ["m0"]]
     built = await make_client(NATS_URL=nats_url, INDEXIUM_API_SEARCH_SNAPSHOT="false")
     await following(built)
     for params in [*QUERIES, {"q": "quokka maps"}]:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -52,10 +53,12 @@ CATCH_UP_MARGIN_S = indexed.CATCH_UP_MARGIN_S
 # An index mapped from a snapshot lets this process's pages of the file go this often
 # (snapshot.Snapshot.release_pages: they stay in the node's page cache).
 RELEASE_PAGES_S = 2.0
-# A serving replica's refresh re-reads the mods changed since its new snapshot this many a
-# statement (indexed.REREAD_BATCH, 500, before it serves): each batch's rows are decoded and
-# applied on the event loop, which answers nothing meanwhile.
-SERVING_REREAD_BATCH = 50
+# A serving replica re-reads this many mods a statement: those its events name, and at a refresh
+# those changed since its new snapshot (before it serves: indexed.REREAD_BATCH, 500). Each batch's
+# rows are decoded and applied on the event loop, which answers nothing meanwhile: ~1 ms a mod at
+# 100,000 mods from a snapshot (each changed posting found and read from the file), 500 in one
+# statement 576 ms (bench/api/refreshcost.py, 2026-12-06); 20 a statement, ~20-25 ms at a time.
+SERVING_REREAD_BATCH = 20
 
 
 class LiveIndex:
@@ -271,7 +274,9 @@ class LiveIndex:
 
     async def _reread_loop(self) -> None:
         while self._pending:
-            batch = dict(self._pending)
+            # (a burst of events, a redelivery or a catch-up after a reconnect: a few a statement, the
+            # loop answering between them; search is PostgreSQL's until the last has landed)
+            batch = dict(itertools.islice(self._pending.items(), SERVING_REREAD_BATCH))
             index = self.index
             try:
                 if index is not None:
