@@ -77,6 +77,9 @@ def test_cached_headers_are_built_once_and_each_response_gets_its_own_copy():
     assert dict(headers) == {"Content-Type": "application/json", "ETag": value.etag,
                              "Cache-Control": "public, max-age=0, must-revalidate", "X-Cache": "HIT"}
     assert value.headers("HIT", "public, max-age=0, must-revalidate") is headers
+    # A miss's are built each time: most entries a miss stores are never asked for again (~1 KB each kept).
+    miss = value.headers("MISS", "public, max-age=0, must-revalidate")
+    assert miss["X-Cache"] == "MISS" and value.headers("MISS", "public, max-age=0, must-revalidate") is not miss
     assert value.headers("STALE", "public, max-age=0, must-revalidate")["X-Cache"] == "STALE"
     assert value.headers("HIT", "public, max-age=3600")["Cache-Control"] == "public, max-age=3600"
     response = web.Response(status=200, body=value.body, headers=headers)

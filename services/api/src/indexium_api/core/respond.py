@@ -97,11 +97,13 @@ class Cached:
         return "W/" + self.etag if gzip_sent else self.etag
 
     def headers(self, x_cache: str, cache_control: str, gzip_sent: bool = False) -> CIMultiDict:
-        """The headers of a 200 answer with this body (the caller's copy is the response's)."""
+        """The headers of a 200 answer with this body (the caller's copy is the response's).
+        Remembered for hits only (~1 KB each): most entries a miss stores, an uncached search's,
+        are never asked for again, and a miss's own work dwarfs building them."""
         memo = (x_cache, cache_control, gzip_sent)
         headers = self._headers.get(memo)
         if headers is None:
-            headers = self._headers[memo] = CIMultiDict({
+            headers = CIMultiDict({
                 "Content-Type": self.content_type, "ETag": self.etag_for(gzip_sent), "Cache-Control": cache_control,
                 "X-Cache": x_cache, **dict(self.extra_headers)})
             if self.gzipped:  # (what is sent depends on Accept-Encoding: caches must key on it)
@@ -110,6 +112,8 @@ class Cached:
                     headers["Content-Encoding"] = "gzip"
             if self.last_modified is not None:
                 headers["Last-Modified"] = self.last_modified
+            if x_cache == "HIT":
+                self._headers[memo] = headers
         return headers
 
 
@@ -163,9 +167,10 @@ ENTRY_OVERHEAD = 2048
 
 
 def sizeof(value) -> int:
-    """What an entry holds in memory: its body as stored (gzip'ed or not), and the rest (the entry, its key, the headers its
-    hits copy) as ENTRY_OVERHEAD: 1,641 bytes measured for a site search page (tracemalloc,
-    5,000 entries of 6,000-byte bodies, each hit once), rounded up. A cached count is an int."""
+    """What an entry holds in memory: its body as stored (gzip'ed or not), and the rest (the entry,
+    its key, the headers its hits copy) as ENTRY_OVERHEAD: 1,641 bytes measured for a site search
+    page (tracemalloc, 5,000 entries of 6,000-byte bodies, each hit once, when a miss's headers
+    were kept too: ~1 KB less since), rounded up. A cached count is an int."""
     return len(value.stored) + ENTRY_OVERHEAD if isinstance(value, Cached) else 64
 
 
