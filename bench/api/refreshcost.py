@@ -9,10 +9,9 @@ On searchprofile.py's seeded catalogue: an index loaded from PostgreSQL and writ
 * ``--changed`` mods re-read (``indexed.reread``'s statement, then its upserts), 500 a statement
   (``indexed.REREAD_BATCH``: before a replica serves) and 20 (``search_index.SERVING_REREAD_BATCH``),
   the rows' fetch and decoding and the upserts timed apart: both hold the event loop;
-* ``heap.settle``'s full collector pass after the first load and after a refresh (the old index
-  dropped), and what it found: every request in flight waits for it;
-* ``gc.freeze`` alone, for comparison, and the cyclic garbage a refresh would leave behind if that
-  were all.
+* ``heap.settle``'s collector pass after the first load and after a refresh (the old index
+  dropped), full and not (``full=False``: the frozen heap not walked), and what each found: every
+  request in flight waits for it; then a full pass finds what the one not full left frozen.
 
 Each part's milliseconds are what a request arriving meanwhile waits at most (the loop is held).
 """
@@ -60,9 +59,11 @@ async def reread_timed(conn, index, slugs: list[str], size: int) -> tuple[float,
     return worst_fetch, worst_apply, total
 
 
-def settle() -> tuple[float, int]:
+def settle(full: bool = True) -> tuple[float, int]:
+    """heap.settle's work, timed, and what its pass found unreachable."""
     t = time.perf_counter()
-    gc.unfreeze()
+    if full:
+        gc.unfreeze()
     found = gc.collect()
     gc.freeze()
     return time.perf_counter() - t, found
@@ -94,17 +95,14 @@ async def main(args) -> None:
                   f" ({ms(fetch)} its rows, {ms(apply)} its upserts), {ms(total)} in all")
         took, found = settle()
         print(f"settle after the first load: {ms(took)}, {found} unreachable found")
-        again, lexicon, _ = snapshot.load(path)
-        index = again
-        del again
+        index, lexicon, _ = snapshot.load(path)  # a refresh: the old index dropped
         took, found = settle()
-        print(f"settle after a refresh (the old index dropped): {ms(took)}, {found} unreachable found")
+        print(f"settle after a refresh, full (heap.settle()): {ms(took)}, {found} unreachable found")
         index, lexicon, _ = snapshot.load(path)
-        t = time.perf_counter()
-        gc.freeze()
-        print(f"gc.freeze alone after another refresh: {ms(time.perf_counter() - t)}")
+        took, found = settle(full=False)
+        print(f"settle after a refresh, not full (heap.settle(full=False)): {ms(took)}, {found} unreachable found")
         took, found = settle()
-        print(f"  ... which froze {found} unreachable objects of the index it replaced (a full pass then: {ms(took)})")
+        print(f"  a full settle after it: {ms(took)}, {found} unreachable left frozen by it (the replaced index's cycles)")
         gc.enable()
         await conn.close()
     finally:

@@ -80,6 +80,23 @@ def test_a_frozen_cycle_that_died_is_collected_by_the_next_settle(heap_on):
     assert gone() is None
 
 
+def test_a_settle_not_full_walks_only_what_was_made_since_and_leaves_frozen_cycles_to_a_full_one(heap_on):
+    with heap.building():
+        dying = Node()
+        heap.settle()
+    gone = weakref.ref(dying)
+    del dying  # a frozen cycle that died
+    with heap.building():
+        garbage = weakref.ref(Node())  # a cycle made since the last settle
+        kept = Node()
+        heap.settle(full=False)
+    assert garbage() is None and not tracked(kept)  # collected; the rest frozen
+    assert gone() is not None  # the frozen heap was not walked
+    with heap.building():
+        heap.settle()
+    assert gone() is None
+
+
 def test_watch_times_every_pass_and_the_metrics_export_them():
     before = heap.passes()
     heap.watch()

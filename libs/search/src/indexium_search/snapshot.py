@@ -36,6 +36,7 @@ import mmap
 import os
 import struct
 import uuid
+import weakref
 from array import array
 from collections.abc import Iterator
 from pathlib import Path
@@ -634,7 +635,7 @@ class Table(dict):
         self.dropped = BitMap()
         self._read: dict[str, BitMap] = {}
         self.budget = budget if budget is not None else Budget()
-        self.budget.tables.append(self)
+        self.budget.tables.append(weakref.ref(self))
 
     def _file(self, key: str) -> BitMap | None:
         keys = self._keys
@@ -726,7 +727,9 @@ class Budget:
     def __init__(self, limit: int = 0) -> None:
         self.limit = limit or POSTINGS_READ_MAX
         self.spent = 0
-        self.tables: list[Table] = []
+        # (weak: a table refers to its budget, and a cycle would keep a replaced index, its mapping
+        # included, until a full collector pass found it; this way it goes when its last reference does)
+        self.tables: list[weakref.ref[Table]] = []
         self.evicted = lambda: None
         self.evictions = 0
 
@@ -735,8 +738,10 @@ class Budget:
         if self.spent > self.limit:
             self.spent = n
             self.evictions += 1
-            for table in self.tables:
-                table.forget_read()
+            for ref in self.tables:
+                table = ref()
+                if table is not None:
+                    table.forget_read()
             self.evicted()
 
 

@@ -59,6 +59,10 @@ RELEASE_PAGES_S = 2.0
 # 100,000 mods from a snapshot (each changed posting found and read from the file), 500 in one
 # statement 576 ms (bench/api/refreshcost.py, 2026-12-06); 20 a statement, ~20-25 ms at a time.
 SERVING_REREAD_BATCH = 20
+# A refresh's settle walks the whole heap (heap.settle's full pass: 80-90 ms at 100,000 mods in
+# bench/api/refreshcost.py, 325 ms in a loaded soak) once in this many new snapshots; the others
+# only what was made since the last settle.
+FULL_SETTLE_EVERY = 6
 
 
 class LiveIndex:
@@ -84,6 +88,7 @@ class LiveIndex:
         self._catching_up: asyncio.Task | None = None
         self._releasing: asyncio.Task | None = None
         self._synced_at: float | None = None  # monotonic: when the index last read every change
+        self._refreshes = 0  # new snapshots swapped in since the first (heap.settle: full every FULL_SETTLE_EVERY)
 
     def current(self) -> SearchIndex | None:
         """The index if search may use it now, else None."""
@@ -171,15 +176,21 @@ class LiveIndex:
             level("search_index_snapshot_unusable", reason=type(exc).__name__, detail=str(exc)[:200],
                   then="keep the index" if self.snapshot_digest is not None else "load from postgresql")
             return False
+        replaced = self.index is not None
         self.index, self.lexicon, self._synced_at = index, lexicon, synced
         self.snapshot_digest = path.stem
-        settle_s = heap.settle()
+        # A replaced index from a snapshot goes with its last reference (no cycle holds it): a
+        # refresh's settle walks only what was made since the last one, and fully every
+        # FULL_SETTLE_EVERY refreshes (frozen cycles that died meanwhile: connections, requests).
+        self._refreshes = self._refreshes + 1 if replaced else 0
+        full = not replaced or self._refreshes % FULL_SETTLE_EVERY == 0
+        settle_s = heap.settle(full=full)
         self.api.metrics.search_index_mods.set(len(index))
         log.info("search_index_loaded", source="snapshot", mods=len(index), seconds=round(time.monotonic() - started, 2),
                  fetched=fetched, fetch_s=round(fetched_s, 2), map_s=round(synced - mapped, 2),
                  caught_up=len(slugs), reread_s=round(reread_s, 2), snapshot_mb=round(meta["bytes"] / 2**20, 1),
                  position=meta["updated_at"], stream_seq=meta["stream_seq"],
-                 **({} if settle_s is None else {"gc_settle_ms": round(settle_s * 1000, 1)}))
+                 **({} if settle_s is None else {"gc_settle_ms": round(settle_s * 1000, 1), "gc_settle_full": full}))
         return True
 
     async def _refresh_loop(self) -> None:
