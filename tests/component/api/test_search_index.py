@@ -77,6 +77,30 @@ async def test_a_new_mod_is_found_from_the_index_after_its_event(make_client, na
     assert await hits(client, q="lanterns", game_version="1.19.2", loader="fabric") == ([], 0)
 
 
+async def test_the_index_re_reads_on_its_own_connections_while_every_request_connection_is_busy(
+        make_client, nats_url, seed):
+    """A stale index sends searches to PostgreSQL; were its re-read queued behind them (one pool),
+    a loaded replica's index stayed stale while they kept the pool full (the soak's minutes of
+    300 ms medians). The index's own connections re-read it all the same."""
+    client = await make_client(NATS_URL=nats_url, INDEXIUM_API_DB_POOL_SIZE="1")
+    live = await following(client)
+    api = client.app[API]
+    assert api.index_db is not None and api.index_db.pool is not api.db.pool
+    held = await api.db.pool.acquire()  # the requests' only connection, busy
+    try:
+        new = await seed.mod("quokka", name="Quokka Lanterns", summary="Lanterns for quokkas")
+        vid = await seed.version(new, "1.0", [FABRIC_120])
+        await publish(nats_url, indexed_event(new, vid, "quokka"))
+        for _ in range(500):
+            if "quokka" in live.index.by_slug and live.current() is not None:
+                break
+            await asyncio.sleep(0.01)
+        assert live.current() is not None and "quokka" in live.index.by_slug
+    finally:
+        await api.db.pool.release(held)
+    assert await hits(client, q="quokka lant") == (["quokka"], 1)
+
+
 @pytest.mark.parametrize("recheck", [True, False])
 async def test_a_hidden_mod_shows_until_its_event_only_where_pages_come_from_memory(make_client, nats_url, seed,
                                                                                    recheck):

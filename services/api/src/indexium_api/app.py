@@ -66,6 +66,10 @@ def create_app(settings: Settings) -> web.Application:
         res.on_close(pool.close)
         api.db = db.ReadDatabase(pool, settings, on_state=lambda up: metrics.db_up.set(1 if up else 0),
                                  on_busy=metrics.db_pool_busy.inc)
+        if settings.search_index:
+            index_pool = await db.create_pool(settings, size=db.INDEX_POOL_SIZE, application_name="indexium-api-index")
+            res.on_close(index_pool.close)
+            api.index_db = db.ReadDatabase(index_pool, settings)
 
     async def search_index(res: Resources) -> None:
         # Before serving: the first searches come from the index, not a cold SQL path.

@@ -41,16 +41,23 @@ _CONNECTION_ERRORS = (
 )
 
 
-async def create_pool(settings: Settings) -> asyncpg.Pool:
+# The search index's own connections (INDEX_POOL_SIZE: a whole load from PostgreSQL may hold one
+# for a minute while the re-reads take the other), apart from the requests' pool: docs/api.md,
+# "The index's own connections".
+INDEX_POOL_SIZE = 2
+
+
+async def create_pool(settings: Settings, size: int | None = None,
+                      application_name: str = "indexium-api") -> asyncpg.Pool:
     # min_size 0: the API starts (and serves cached answers) without PostgreSQL.
     return await open_pool(
         settings.read_url,
         min_size=0,
-        max_size=settings.db_pool_size,
+        max_size=settings.db_pool_size if size is None else size,
         connect_timeout=settings.db_connect_timeout_s,
         command_timeout=settings.db_statement_timeout_s + 1,
         server_settings={
-            "application_name": "indexium-api",
+            "application_name": application_name,
             "statement_timeout": str(int(settings.db_statement_timeout_s * 1000)),
         },
         read_only=True,

@@ -90,6 +90,11 @@ class LiveIndex:
         self._synced_at: float | None = None  # monotonic: when the index last read every change
         self._refreshes = 0  # new snapshots swapped in since the first (heap.settle: full every FULL_SETTLE_EVERY)
 
+    @property
+    def db(self):
+        """The index's own connections (Api.index_db), else the requests' pool."""
+        return self.api.index_db if self.api.index_db is not None else self.api.db
+
     def current(self) -> SearchIndex | None:
         """The index if search may use it now, else None."""
         if self.index is None or self._pending or not self.following():
@@ -136,9 +141,9 @@ class LiveIndex:
                     return
                 if timeout is not None:
                     timeout = max(0.001, timeout - (time.monotonic() - started))
-            index = await asyncio.wait_for(self.api.db.run(indexed.load), timeout)
+            index = await asyncio.wait_for(self.db.run(indexed.load), timeout)
             index.recheck = self.recheck
-            await self.api.db.run(indexed.prewarm, self.lexicon, index)
+            await self.db.run(indexed.prewarm, self.lexicon, index)
             self.index, self._synced_at = index, started
             settle_s = heap.settle()
         self.snapshot_digest = None
@@ -162,12 +167,12 @@ class LiveIndex:
             index, lexicon, meta = await asyncio.to_thread(snapshot.load, path)
             index.recheck = self.recheck
             synced = time.monotonic()
-            slugs = await self.api.db.run(indexed.changed_after, index, meta["updated_at"], CATCH_UP_MARGIN_S)
+            slugs = await self.db.run(indexed.changed_after, index, meta["updated_at"], CATCH_UP_MARGIN_S)
             # Serving (a refresh): small statements, the loop answering requests between them (each
             # batch's rows are decoded and applied on it); before serving, the fewest statements.
             size = indexed.REREAD_BATCH if self.index is None else SERVING_REREAD_BATCH
             for batch in indexed.batches(slugs, size):
-                await self.api.db.run(indexed.reread, index, batch)
+                await self.db.run(indexed.reread, index, batch)
             reread_s = time.monotonic() - synced
         except Exception as exc:  # (no snapshot, a damaged one, NATS or PostgreSQL away)
             # No snapshot written yet (a new stack before its writer's first write) is a state, not
@@ -225,7 +230,7 @@ class LiveIndex:
             return 0
         started = time.monotonic()
         try:
-            slugs = await self.api.db.run(indexed.changed_since, index, started - synced_at + CATCH_UP_MARGIN_S)
+            slugs = await self.db.run(indexed.changed_since, index, started - synced_at + CATCH_UP_MARGIN_S)
         except Exception as exc:
             log.warning("search_index_catch_up_failed", error=type(exc).__name__)
             return 0
@@ -291,7 +296,7 @@ class LiveIndex:
             index = self.index
             try:
                 if index is not None:
-                    await self.api.db.run(indexed.reread, index, sorted(batch))
+                    await self.db.run(indexed.reread, index, sorted(batch))
             except Exception as exc:  # PostgreSQL away: search stays on the SQL path meanwhile
                 log.warning("search_index_reread_failed", error=type(exc).__name__)
                 await asyncio.sleep(1.0)

@@ -29,6 +29,9 @@ class Api:
     in_flight: InFlight | None = field(default=None)  # uncached work per client (inflight.py)
     tarpit: Tarpit | None = field(default=None)  # refusals answered after a pause (ratelimit.py)
     db: ReadDatabase | None = field(default=None)  # set by the pool's cleanup_ctx
+    # The search index's own (db.INDEX_POOL_SIZE connections), so its re-reads never queue behind
+    # the requests that a stale index sends to PostgreSQL; None without an index.
+    index_db: ReadDatabase | None = field(default=None)
     parsed_searches: dict = field(default_factory=dict)  # (surface, raw query string) -> parsed search
     corrections: Corrections = field(default_factory=Corrections)  # typo -> catalogue word, this process
     search_index: Any = None  # search_index.LiveIndex when INDEXIUM_API_SEARCH_INDEX is on
