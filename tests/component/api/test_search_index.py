@@ -60,6 +60,15 @@ async def hits(client, **params):
     return [h["slug"] for h in b["hits"]], b["total"]
 
 
+async def holds(live, slug: str) -> None:
+    """Wait until the index holds ``slug`` and is current again (its event's re-read landed)."""
+    for _ in range(500):
+        if slug in live.index.by_slug and live.current() is not None:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"the index never took {slug} in")
+
+
 async def test_a_new_mod_is_found_from_the_index_after_its_event(make_client, nats_url, seed):
     client = await make_client(NATS_URL=nats_url)
     live = await following(client)
@@ -67,11 +76,7 @@ async def test_a_new_mod_is_found_from_the_index_after_its_event(make_client, na
     vid = await seed.version(new, "1.0", [FABRIC_120])
     assert "quokka" not in live.index.by_slug  # no event yet: the index does not know it
     await publish(nats_url, indexed_event(new, vid, "quokka"))
-    for _ in range(500):
-        if "quokka" in live.index.by_slug and live.current() is not None:
-            break
-        await asyncio.sleep(0.01)
-    assert live.current() is not None and "quokka" in live.index.by_slug
+    await holds(live, "quokka")
     assert await hits(client, q="quokka lant") == (["quokka"], 1)
     assert await hits(client, q="lanterns", game_version="1.20.1", loader="fabric") == (["quokka"], 1)
     assert await hits(client, q="lanterns", game_version="1.19.2", loader="fabric") == ([], 0)
@@ -91,11 +96,7 @@ async def test_the_index_re_reads_on_its_own_connections_while_every_request_con
         new = await seed.mod("quokka", name="Quokka Lanterns", summary="Lanterns for quokkas")
         vid = await seed.version(new, "1.0", [FABRIC_120])
         await publish(nats_url, indexed_event(new, vid, "quokka"))
-        for _ in range(500):
-            if "quokka" in live.index.by_slug and live.current() is not None:
-                break
-            await asyncio.sleep(0.01)
-        assert live.current() is not None and "quokka" in live.index.by_slug
+        await holds(live, "quokka")
     finally:
         await api.db.pool.release(held)
     assert await hits(client, q="quokka lant") == (["quokka"], 1)
