@@ -57,7 +57,7 @@ RELEASE_PAGES_S = 2.0
 # those changed since its new snapshot (before it serves: indexed.REREAD_BATCH, 500). Each batch's
 # rows are decoded and applied on the event loop, which answers nothing meanwhile: ~1 ms a mod at
 # 100,000 mods from a snapshot (each changed posting found and read from the file), 500 in one
-# statement 576 ms (bench/api/refreshcost.py, 2026-12-06); 20 a statement, ~20-25 ms at a time.
+# statement 394-576 ms (bench/api/refreshcost.py, 2026-12-06); 20 a statement, 16.5 ms at most.
 SERVING_REREAD_BATCH = 20
 # A refresh's settle walks the whole heap (heap.settle's full pass: 80-90 ms at 100,000 mods in
 # bench/api/refreshcost.py, 325 ms in a loaded soak) once in this many new snapshots; the others
