@@ -91,7 +91,7 @@ class ReadDatabase:
         try:
             conn = await self.pool.acquire(timeout=self._acquire_timeout)
         except asyncio.TimeoutError as exc:
-            if self.saturated():
+            if self._saturated():
                 raise self._busy() from exc
             raise self._down(exc) from exc
         except Exception as exc:  # refused, or the server would not let us in
@@ -109,7 +109,7 @@ class ReadDatabase:
         self._on_state(True)
         return result
 
-    def saturated(self) -> bool:
+    def _saturated(self) -> bool:
         """Every connection the pool may hold is open and in use: a wait that timed out behind
         them is overload (a slow moment on a busy machine), not PostgreSQL gone."""
         return self.pool.get_size() >= self.pool.get_max_size() and self.pool.get_idle_size() == 0

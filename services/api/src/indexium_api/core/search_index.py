@@ -92,14 +92,8 @@ class LiveIndex:
 
     @property
     def db(self):
-        """Where the index reads: the requests' pool while it has a connection to spare (or before
-        the index serves: nothing competes yet), else the index's own (Api.index_db), so a re-read
-        never waits behind the requests a stale index sends to PostgreSQL. (Always its own would
-        open one more connection in every process, most of them never needing it.)"""
-        own = self.api.index_db
-        if own is None or self.index is None or not self.api.db.saturated():
-            return self.api.db
-        return own
+        """The index's own connections (Api.index_db), else the requests' pool."""
+        return self.api.index_db if self.api.index_db is not None else self.api.db
 
     def current(self) -> SearchIndex | None:
         """The index if search may use it now, else None."""
