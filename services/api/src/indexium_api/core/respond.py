@@ -96,6 +96,17 @@ class Cached:
         form a client kept matches the same entry."""
         return "W/" + self.etag if gzip_sent else self.etag
 
+    def coding(self, gzip_sent: bool, body: bool = True) -> dict[str, str]:
+        """The headers the encoding choice decides, for every way an entry is sent (a 200 here, a
+        304 in ``_answer``, /openapi.json): its ETag, ``Vary`` when what is sent depends on
+        Accept-Encoding, and with a ``body`` sent gzip'ed, ``Content-Encoding``."""
+        coded = {"ETag": self.etag_for(gzip_sent)}
+        if self.gzipped:  # (what is sent depends on Accept-Encoding: caches must key on it)
+            coded["Vary"] = "Accept-Encoding"
+            if gzip_sent and body:
+                coded["Content-Encoding"] = "gzip"
+        return coded
+
     def headers(self, x_cache: str, cache_control: str, gzip_sent: bool = False) -> CIMultiDict:
         """The headers of a 200 answer with this body (the caller's copy is the response's).
         Remembered for hits only (~1 KB each): most entries a miss stores, an uncached search's,
@@ -104,12 +115,8 @@ class Cached:
         headers = self._headers.get(memo)
         if headers is None:
             headers = CIMultiDict({
-                "Content-Type": self.content_type, "ETag": self.etag_for(gzip_sent), "Cache-Control": cache_control,
-                "X-Cache": x_cache, **dict(self.extra_headers)})
-            if self.gzipped:  # (what is sent depends on Accept-Encoding: caches must key on it)
-                headers["Vary"] = "Accept-Encoding"
-                if gzip_sent:
-                    headers["Content-Encoding"] = "gzip"
+                "Content-Type": self.content_type, "Cache-Control": cache_control, "X-Cache": x_cache,
+                **dict(self.extra_headers), **self.coding(gzip_sent)})
             if self.last_modified is not None:
                 headers["Last-Modified"] = self.last_modified
             if x_cache == "HIT":
@@ -325,9 +332,7 @@ def _answer(request: web.Request, api: Api, value: Cached, result: str, cache_co
     if if_none_match is not None and etag_matches(if_none_match, value.etag) or (
             if_none_match is None and value.last_modified is not None
             and not_modified_since(request.headers.get(hdrs.IF_MODIFIED_SINCE), value.last_modified)):
-        headers = {"ETag": value.etag_for(gzip_sent), "Cache-Control": cache_control, "X-Cache": _X_CACHE[result]}
-        if value.gzipped:
-            headers["Vary"] = "Accept-Encoding"
+        headers = {"Cache-Control": cache_control, "X-Cache": _X_CACHE[result], **value.coding(gzip_sent, body=False)}
         if value.last_modified is not None:
             headers["Last-Modified"] = value.last_modified
         return web.Response(status=304, headers=headers)

@@ -50,12 +50,8 @@ def document(settings: Settings, extra: list[tuple[dict, dict]] = ()) -> dict:
 async def serve(request: web.Request) -> web.Response:
     doc = request.app[DOCUMENT]
     body, gzip_sent = doc.sent(accepts_gzip(request.headers.get(hdrs.ACCEPT_ENCODING)))
-    headers = {"ETag": doc.etag_for(gzip_sent), "Cache-Control": "public, max-age=300"}
-    if doc.gzipped:
-        headers["Vary"] = "Accept-Encoding"
-    if gzip_sent:
-        headers["Content-Encoding"] = "gzip"
-    return web.Response(body=body, content_type="application/json", headers=headers)
+    return web.Response(body=body, content_type="application/json",
+                        headers={"Cache-Control": "public, max-age=300", **doc.coding(gzip_sent)})
 
 
 def setup(app: web.Application, settings: Settings) -> None:
