@@ -3,6 +3,10 @@ it) against the plain FTS baseline, query by query, with the PostgreSQL round tr
 and the path it took.
 
     python bench/api/searchprofile.py [--mods 20000] [--data /tmp/searchprofile] [--repeat 3] [--slowest 40]
+                                      [--snapshot]
+
+``--snapshot``: the index searched is the one a replica maps (written as a snapshot under
+``--data``, then ``snapshot.load``ed and prewarmed), not the one loaded from PostgreSQL.
 
 The catalogue is seeded once into an embedded PostgreSQL under ``--data`` (kept: a second
 run with the same --mods reuses it). Each query is timed best of ``--repeat``; before each
@@ -36,7 +40,7 @@ sys.path.insert(0, str(HERE))
 import data
 from indexium_db import migrate
 from indexium_search import sqlpath
-from indexium_search import indexed
+from indexium_search import indexed, snapshot
 from indexium_search.searchindex import Lexicon
 from indexium_devstack.embedded import EmbeddedNats, EmbeddedPostgres
 from indexium_platform import natsutil
@@ -136,9 +140,15 @@ async def main(args) -> None:
     try:
         conn = await asyncpg.connect(pg.dsn("bench"))
         index = await indexed.load(conn)
-        index.recheck = args.recheck
         lexicon = Lexicon()
         await indexed.prewarm(conn, lexicon, index)
+        if args.snapshot:  # (as a replica's: the file mapped, the lexicon prewarmed again as its start does)
+            path = Path(args.data) / f"searchprofile-{args.mods}.snap"
+            snapshot.write(index, lexicon, path, updated_at=index.position)
+            del index
+            index, lexicon, _ = snapshot.load(path)
+            await indexed.prewarm(conn, lexicon, index)
+        index.recheck = args.recheck
         tokens, prefix = dict(lexicon._tokens), dict(lexicon._prefix)
         catalogue = data.Catalogue(names=names)
         counted = Counted(conn)
@@ -230,6 +240,7 @@ if __name__ == "__main__":
     parser.add_argument("--slowest", type=int, default=40)
     parser.add_argument("--profile", action="store_true", help="cProfile our searches (printed first)")
     parser.add_argument("--ab", help="also time each query with indexed.NAME=VALUE (an int constant)")
+    parser.add_argument("--snapshot", action="store_true", help="search the index mapped from a snapshot, as a replica does")
     parser.add_argument("--kind", action="append", help="only this kind of query (repeatable)")
     parser.add_argument("--recheck", action=argparse.BooleanOptionalAction, default=api_recheck(),
                         help="pages re-read from PostgreSQL (default: the API's own default)")

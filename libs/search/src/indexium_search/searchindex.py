@@ -736,8 +736,9 @@ class SearchIndex:
             scores = [self.relevance(o, query, ql) for o in ordinals]
         elif type(entries) is list:
             scores = _fastsearch.relevances(entries, ordinals, query.operands, query.size, ql)
-        else:  # (a snapshot's entries: the candidates' own, as the C loop takes a list)
-            picked = [entries[o] for o in ordinals]
+        else:  # (a snapshot's entries: what ranking reads of each candidate, as the C loop takes a list)
+            ranking = entries.ranking
+            picked = [ranking(o) for o in ordinals]
             scores = _fastsearch.relevances(picked, range(len(picked)), query.operands, query.size, ql)
         if _fastsearch is not None:  # (the C scores know no abbreviations: those few in Python)
             abbreviated = self.filters.get(f"ab:{ql}")
@@ -749,10 +750,16 @@ class SearchIndex:
             scores = [r + (weight if o in within else 0.0) for r, o in zip(scores, ordinals)]
         if added is not None:
             scores = [r + added[o] for r, o in zip(scores, ordinals)]
-        keyed = sorted((-r, -entries[o].downloads, entries[o].slug, o) for r, o in zip(scores, ordinals))
+        if type(entries) is list or _fastsearch is None:
+            keyed = sorted((-r, -entries[o].downloads, entries[o].slug, o) for r, o in zip(scores, ordinals))
+        else:
+            keyed = sorted((-r, -e.downloads, e.slug, o) for r, o, e in zip(scores, ordinals, picked))
         return [k[3] for k in keyed]
 
     def ids(self, ordinals: Iterable[int]) -> list:
+        id_of = getattr(self.entries, "id_of", None)  # (a snapshot's: from the column, no Entry built)
+        if id_of is not None:
+            return [id_of(o) for o in ordinals]
         return [self.entries[o].id for o in ordinals]
 
     def hits(self, ordinals: Iterable[int]) -> list[dict] | None:
