@@ -34,3 +34,41 @@ def test_sorted_reads_as_the_list_it_stands_for(tmp_path):
             hi = bisect.bisect_left(merged, prefix + "\U0010ffff", lo)
             assert merged[lo:hi] == [w for w in model if w.startswith(prefix)]
     assert list(merged) == model and merged[-1] == model[-1]
+
+
+def test_a_column_and_the_slug_map_read_as_the_list_and_dict_they_stand_for(tmp_path):
+    """snapshot.Column (names, slugs by ordinal) and snapshot.SlugMap (by_slug) over the file,
+    against a list and a dict given the same changes: set, appended, deleted, a slug re-listed."""
+    from pyroaring import BitMap
+
+    rng = random.Random(7)
+    slugs = list(dict.fromkeys("".join(rng.choice("abcé-") for _ in range(rng.randint(1, 7))) for _ in range(300)))
+    base = _strings(tmp_path, slugs)
+    column, model = snapshot.Column(base), list(slugs)
+    listed = BitMap(o for o in range(len(slugs)) if o % 7)  # (not every mod listed)
+    by_slug, want = snapshot.SlugMap(base, listed), {slugs[o]: o for o in listed}
+    for step in range(400):
+        action = rng.random()
+        if action < 0.3 and want:  # a mod dropped
+            slug = rng.choice(sorted(want))
+            del by_slug[slug], want[slug]
+        elif action < 0.6:  # a mod (re-)listed, at its ordinal or a new one
+            slug = rng.choice(slugs + [f"new-{step}"])
+            o = rng.randrange(len(model) + 1)
+            if o == len(model):
+                column.append(slug)
+                model.append(slug)
+            else:
+                column[o] = model[o] = slug
+            by_slug[slug] = want[slug] = o
+        for slug in (rng.choice(slugs), f"new-{step}", "", "zz"):
+            assert by_slug.get(slug) == want.get(slug) and (slug in by_slug) == (slug in want)
+    assert sorted(by_slug.items()) == sorted(want.items()) and sorted(by_slug) == sorted(want)
+    assert len(by_slug) == len(want) and list(column) == model and column[-1] == model[-1]
+    missing = next(s for s in slugs + ["absent"] if s not in want)
+    try:
+        del by_slug[missing]
+    except KeyError:
+        pass
+    else:
+        raise AssertionError("deleting a slug not there raised no KeyError")

@@ -628,6 +628,98 @@ class Sorted:
         return (self[i] for i in range(len(self)))
 
 
+class Column:
+    """A string per ordinal read in place (a :class:`Strings` section), with the items set or
+    appended since held in memory: the names and slugs of a snapshot's mods (``name_of``,
+    ``Entries``' slugs; ~7 MB each as lists of Python strings at 100,000 mods), which a search
+    reads a few of (its candidates', a bisect's)."""
+
+    def __init__(self, base: Strings) -> None:
+        self._base, self._n = base, len(base)
+        self._set: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: int) -> str:
+        if i < 0:
+            i += self._n
+        found = self._set.get(i)
+        if found is not None:
+            return found
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        return self._base[i]
+
+    def __setitem__(self, i: int, value: str) -> None:
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        self._set[i] = value
+
+    def append(self, value: str) -> None:
+        self._set[self._n] = value
+        self._n += 1
+
+    def __iter__(self):
+        return (self[i] for i in range(self._n))
+
+
+class SlugMap:
+    """SearchIndex.by_slug (a listed mod's slug -> its ordinal) over the snapshot's slug column:
+    the listed ordinals sorted by slug (4 bytes a mod, sorted once at load) looked up by bisect,
+    the slugs set or deleted since in a dict. As a dict of 100,000 it held ~6.7 MiB."""
+
+    def __init__(self, slugs: Strings, listed: BitMap) -> None:  # (the file's: never changed)
+        decoded = list(slugs)
+        self._order = array("I", sorted(listed, key=decoded.__getitem__))
+        self._slugs = slugs
+        self._changed: dict[str, int | None] = {}  # None: deleted since
+
+    def _base(self, slug: str) -> int | None:
+        order, slugs = self._order, self._slugs
+        i = bisect.bisect_left(order, slug, key=slugs.__getitem__)
+        return order[i] if i < len(order) and slugs[order[i]] == slug else None
+
+    def get(self, slug: str, default=None):
+        if slug in self._changed:
+            found = self._changed[slug]
+        else:
+            found = self._base(slug)
+        return default if found is None else found
+
+    def __contains__(self, slug: str) -> bool:
+        return self.get(slug) is not None
+
+    def __getitem__(self, slug: str) -> int:
+        found = self.get(slug)
+        if found is None:
+            raise KeyError(slug)
+        return found
+
+    def __setitem__(self, slug: str, ordinal: int) -> None:
+        self._changed[slug] = ordinal
+
+    def __delitem__(self, slug: str) -> None:
+        self[slug]  # (KeyError, as a dict's)
+        self._changed[slug] = None
+
+    def items(self):
+        changed, slugs = self._changed, self._slugs
+        for o in self._order:
+            slug = slugs[o]
+            if slug not in changed:
+                yield slug, o
+        yield from ((slug, o) for slug, o in changed.items() if o is not None)
+
+    def __iter__(self):
+        return (slug for slug, _ in self.items())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 class Table(dict):
     """A posting table (key -> BitMap) whose bitmaps stay serialized in the snapshot until read.
 
@@ -805,7 +897,7 @@ class Entries:
     column (``id_of``)."""
 
     def __init__(self, snap: Snapshot, vocabulary: list[str], filter_keys: list[str], listed: BitMap,
-                 name_of: list[str], slugs: list[str]) -> None:
+                 name_of: Column, slugs: Column) -> None:
         s = snap
         self._n = snap.meta["ordinals"]
         self._present = BitMap(listed)
@@ -954,9 +1046,9 @@ def load(path: Path, *, verify: bool = False) -> tuple[SearchIndex, Lexicon, dic
     filter_keys = Strings(snap, "filter_keys")
     readme_vocabulary = Strings(snap, "readme_vocabulary")
     index.listed = BitMap.deserialize(snap.raw("listed"))
-    index.name_of = snap.strings("name")
-    slugs = snap.strings("slug")
-    index.by_slug = {slugs[o]: o for o in index.listed}
+    index.name_of = Column(Strings(snap, "name"))
+    slugs = Column(Strings(snap, "slug"))
+    index.by_slug = SlugMap(slugs._base, index.listed)
     index.entries = Entries(snap, vocabulary, filter_keys, index.listed, index.name_of, slugs)
     budget = Budget()
     index.postings = Table(snap, vocabulary, "postings", budget)

@@ -89,12 +89,16 @@ def word_similarity(a: str, b: str) -> float:
     return _iterate(set(trg1), trg2)
 
 
-def similar_among(a: str, items: list, ordinals, threshold: float) -> dict[int, float]:
+def similar_among(a: str, items, ordinals, threshold: float) -> dict[int, float]:
     """{o: word_similarity(a, items[o].name)} for the ordinals at least ``threshold`` similar
     (an item that is a str is its own name: Words' words); ``a`` and those names ASCII
     (ValueError else). In C where it is built (~0.2 us a name), else word_similarity's loop
     (~7 us)."""
     if _fastsearch is not None:
+        if type(items) is not list:  # (a snapshot's names, read in place: the C loop takes a list)
+            ordinals = list(ordinals)
+            found = _fastsearch.similar_among(a, [items[o] for o in ordinals], range(len(ordinals)), threshold)
+            return {ordinals[i]: ws for i, ws in found.items()}
         return _fastsearch.similar_among(a, items, ordinals, threshold)
     if not a.isascii():
         raise ValueError("similar_among takes ASCII text only")
