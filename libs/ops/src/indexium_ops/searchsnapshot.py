@@ -191,7 +191,7 @@ async def from_file(conn, path: Path, *, max_changes: int = MAX_CHANGES, full_ev
     servers = _servers_moved(index, listed, set(slugs))
     slugs += _gone(index, listed, set(slugs))
     del listed
-    # (the file's pages the comparison and each batch read let go, as a replica does every 2 s: a
+    # (the file's pages the comparison and each batch read let go, as a replica does every 0.5 s: a
     # batch of 500 mods re-read mapped ~60 MB of the file at 100,000 mods, the postings it changed)
     index.snapshot.release_pages()
     if len(slugs) > max_changes:

@@ -51,8 +51,11 @@ RETRY_S = 5.0  # a load that failed (PostgreSQL away) is tried again this soon
 # snapshot's writer catches up from its previous snapshot with the same margin).
 CATCH_UP_MARGIN_S = indexed.CATCH_UP_MARGIN_S
 # An index mapped from a snapshot lets this process's pages of the file go this often
-# (snapshot.Snapshot.release_pages: they stay in the node's page cache).
-RELEASE_PAGES_S = 2.0
+# (snapshot.Snapshot.release_pages: they stay in the node's page cache). Ranking's columns are read
+# at random and come back within a second under load: at 2 s a replica held 54 MB file-backed after
+# bench/api/replica.py's minute at ~790 requests/s, at 0.5 s 41 MB, at the same rate (the faults to
+# map them again: ~10,000 a second, ~1 % of a core).
+RELEASE_PAGES_S = 0.5
 # A serving replica re-reads this many mods a statement: those its events name, and at a refresh
 # those changed since its new snapshot (before it serves: indexed.REREAD_BATCH, 500). Each batch's
 # rows are decoded and applied on the event loop, which answers nothing meanwhile: ~1 ms a mod at
