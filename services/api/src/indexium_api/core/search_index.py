@@ -53,8 +53,9 @@ CATCH_UP_MARGIN_S = indexed.CATCH_UP_MARGIN_S
 # An index mapped from a snapshot lets this process's pages of the file go this often
 # (snapshot.Snapshot.release_pages: they stay in the node's page cache). Ranking's columns are read
 # at random and come back within a second under load: at 2 s a replica held 54 MB file-backed after
-# bench/api/replica.py's minute at ~790 requests/s, at 0.5 s 41 MB, at the same rate (the faults to
-# map them again: ~10,000 a second, ~1 % of a core).
+# bench/api/replica.py's minute at ~790 requests/s, at 0.5 s 40-44 MB, at the same rate; each page
+# read again is mapped again at a minor fault's cost: 640-1,030 minor faults a second in all in the
+# API process at 728 requests/s (its /proc/PID/stat, sampled every 5 s), a fraction of a millisecond.
 RELEASE_PAGES_S = 0.5
 # A serving replica re-reads this many mods a statement: those its events name, and at a refresh
 # those changed since its new snapshot (before it serves: indexed.REREAD_BATCH, 500). Each batch's
