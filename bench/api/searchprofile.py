@@ -6,7 +6,7 @@ and the path it took.
                                       [--snapshot]
 
 ``--snapshot``: the index searched is the one a replica maps (written as a snapshot under
-``--data``, then ``snapshot.load``ed and prewarmed), not the one loaded from PostgreSQL.
+``--data``, then ``snapshot.load``ed; its lexicon prewarmed once more), not the one loaded from PostgreSQL.
 
 The catalogue is seeded once into an embedded PostgreSQL under ``--data`` (kept: a second
 run with the same --mods reuses it). Each query is timed best of ``--repeat``; before each
@@ -142,7 +142,8 @@ async def main(args) -> None:
         index = await indexed.load(conn)
         lexicon = Lexicon()
         await indexed.prewarm(conn, lexicon, index)
-        if args.snapshot:  # (as a replica's: the file mapped, the lexicon prewarmed again as its start does)
+        if args.snapshot:  # (the file mapped as a replica maps it; its lexicon, the writer's, prewarmed once more here,
+            # which a replica does not do: the lexicon each repetition starts from is the prewarmed one either way)
             path = Path(args.data) / f"searchprofile-{args.mods}.snap"
             snapshot.write(index, lexicon, path, updated_at=index.position)
             del index

@@ -6,6 +6,8 @@ from __future__ import annotations
 import bisect
 import random
 
+import pytest
+
 from indexium_search import snapshot
 
 
@@ -66,9 +68,5 @@ def test_a_column_and_the_slug_map_read_as_the_list_and_dict_they_stand_for(tmp_
     assert sorted(by_slug.items()) == sorted(want.items()) and sorted(by_slug) == sorted(want)
     assert len(by_slug) == len(want) and list(column) == model and column[-1] == model[-1]
     missing = next(s for s in slugs + ["absent"] if s not in want)
-    try:
+    with pytest.raises(KeyError):
         del by_slug[missing]
-    except KeyError:
-        pass
-    else:
-        raise AssertionError("deleting a slug not there raised no KeyError")
