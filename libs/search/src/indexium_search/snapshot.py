@@ -541,8 +541,7 @@ class Snapshot:
         return self.view[pos:pos + size].cast(kind)
 
     def strings(self, name: str) -> list[str]:
-        blob, offsets = bytes(self.raw(name)), self.col(name + ".offsets").tolist()
-        return [blob[a:b].decode() for a, b in zip(offsets, offsets[1:])]
+        return Strings(self, name).tolist()
 
     def blob(self, name: str, i: int) -> memoryview:
         offsets = self.col(name + ".offsets")
@@ -588,6 +587,11 @@ class Strings:
 
     def __iter__(self):
         return (self[i] for i in range(self._n))
+
+    def tolist(self) -> list[str]:
+        """Every item decoded at once (one copy of the section, not a read per item)."""
+        blob, offsets = bytes(self._raw), self._offsets.tolist()
+        return [blob[a:b].decode() for a, b in zip(offsets, offsets[1:])]
 
 
 class Sorted:
@@ -672,7 +676,7 @@ class SlugMap:
     the slugs set or deleted since in a dict. As a dict of 100,000 it held ~6.7 MiB."""
 
     def __init__(self, slugs: Strings, listed: BitMap) -> None:  # (the file's: never changed)
-        decoded = list(slugs)
+        decoded = slugs.tolist()
         self._order = array("I", sorted(listed, key=decoded.__getitem__))
         self._slugs = slugs
         self._changed: dict[str, int | None] = {}  # None: deleted since
