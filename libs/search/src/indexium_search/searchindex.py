@@ -67,6 +67,11 @@ README = "readme"  # the README's lexemes, as a kind of prefix union (SearchInde
 README_ONLY_PENALTY = 2.0
 
 
+def popularity(downloads: int) -> float:
+    """Entry.popularity: relevance's popularity term, ln(1 + downloads) / 100 (sqlpath.rank_expression's)."""
+    return math.log(1 + float(downloads)) / 100
+
+
 def lexicon_key(word: str) -> str:
     """What a word is remembered by: lower-cased when ASCII (every configuration lower-cases
     ASCII first), as typed otherwise (a database whose ctype is C leaves other letters alone)."""
@@ -270,7 +275,7 @@ def _entry(row: Mapping) -> Entry:
     abbreviations = row["abbreviations"] if "abbreviations" in row.keys() else None
     return Entry(row["id"], row["slug"], row["lower_name"], row["downloads"], _micros(row["last_published_at"]),
                  _micros(row["created_at"]) or 0, keys, _micros(row["updated_at"]) or 0,
-                 tuple(map(sys.intern, heavy)), len(lexemes), terms, math.log(1 + float(row["downloads"])) / 100,
+                 tuple(map(sys.intern, heavy)), len(lexemes), terms, popularity(row["downloads"]),
                  _hit(row), readme_hash(row), tuple(abbreviations or ()))
 
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
-import math
 import mmap
 import os
 import struct
@@ -891,7 +890,7 @@ class Ranking:
     def __init__(self, name: str, slug: str, downloads: int, keys: tuple[str, ...], terms: array) -> None:
         self.name, self.slug, self.downloads, self.keys, self.terms = name, slug, downloads, keys, terms
         self.lexemes = len(keys)
-        self.popularity = math.log(1 + float(downloads)) / 100
+        self.popularity = searchindex.popularity(downloads)
 
 
 class Entries:
@@ -952,16 +951,20 @@ class Entries:
         if found is None:
             if not 0 <= o < self._n or o not in self._present:
                 raise KeyError(o)  # (ranking reads listed candidates only)
-            a, b = self._lex_off[o], self._lex_off[o + 1]
-            vocabulary = self._vocabulary
-            terms = array("f")
-            terms.frombytes(self._terms[a * 4:b * 4])
-            found = Ranking(self._name_of[o], self._slugs[o], self._downloads[o],
-                            tuple([vocabulary[i] for i in self._lex[a:b]]), terms)
+            lexemes, terms = self._lexemes_of(o)
+            found = Ranking(self._name_of[o], self._slugs[o], self._downloads[o], tuple(lexemes), terms)
             if len(self._ranking) >= ENTRIES_KEPT:
                 self._ranking.clear()
             self._ranking[o] = found
         return found
+
+    def _lexemes_of(self, o: int) -> tuple[list[str], array]:
+        """A mod's lexemes (Entry.keys[:lexemes]) and their terms, from the file's columns."""
+        a, b = self._lex_off[o], self._lex_off[o + 1]
+        vocabulary = self._vocabulary
+        terms = array("f")
+        terms.frombytes(self._terms[a * 4:b * 4])
+        return [vocabulary[i] for i in self._lex[a:b]], terms
 
     def id_of(self, o: int):
         """The mod's id (Entry.id), from its column unless re-read since."""
@@ -1024,19 +1027,16 @@ class Entries:
 
     def _build(self, o: int) -> Entry:
         vocabulary, fkeys = self._vocabulary, self._filter_keys
-        a, b = self._lex_off[o], self._lex_off[o + 1]
-        lexemes = [vocabulary[i] for i in self._lex[a:b]]
-        terms = array("f")
-        terms.frombytes(self._terms[a * 4:b * 4])
+        lexemes, terms = self._lexemes_of(o)
         h0, h1 = self._heavy_off[o], self._heavy_off[o + 1]
         k0, k1 = self._keys_off[o], self._keys_off[o + 1]
         filters = [fkeys[i] for i in self._keys[k0:k1]]
         updated = self._updated[o]
         downloads = self._downloads[o]
-        return Entry(uuid.UUID(bytes=bytes(self._ids[o * 16:o * 16 + 16])), self._slugs[o], self._name_of[o],
+        return Entry(self.id_of(o), self._slugs[o], self._name_of[o],
                      downloads, None if updated == _NONE_TIME else updated, self._created[o],
                      (*lexemes, *filters), self._changed[o], tuple(vocabulary[i] for i in self._heavy[h0:h1]),
-                     len(lexemes), terms, math.log(1 + float(downloads)) / 100,
+                     len(lexemes), terms, searchindex.popularity(downloads),
                      None, self._readme[o],
                      tuple(k[3:] for k in filters if k.startswith("ab:")))
 
