@@ -3,10 +3,12 @@ it) against the plain FTS baseline, query by query, with the PostgreSQL round tr
 and the path it took.
 
     python bench/api/searchprofile.py [--mods 20000] [--data /tmp/searchprofile] [--repeat 3] [--slowest 40]
-                                      [--snapshot]
+                                      [--snapshot] [--changed N]
 
 ``--snapshot``: the index searched is the one a replica maps (written as a snapshot under
-``--data``, then ``snapshot.load``ed; its lexicon prewarmed once more), not the one loaded from PostgreSQL.
+``--data``, then ``snapshot.load``ed; its lexicon prewarmed once more), not the one loaded from PostgreSQL. ``--changed N``: N mods (the same N every run) re-read
+into it first, 20 a statement, as a serving replica re-reads the mods its events name until its
+next snapshot.
 
 The catalogue is seeded once into an embedded PostgreSQL under ``--data`` (kept: a second
 run with the same --mods reuses it). Each query is timed best of ``--repeat``; before each
@@ -149,6 +151,11 @@ async def main(args) -> None:
             del index
             index, lexicon, _ = snapshot.load(path)
             await indexed.prewarm(conn, lexicon, index)
+        if args.changed:  # (as a serving replica between two snapshots: this many mods re-read after events)
+            slugs = [r[0] for r in await conn.fetch(
+                "SELECT slug FROM mods WHERE listed ORDER BY md5(slug) LIMIT $1", args.changed)]
+            for batch in indexed.batches(slugs, 20):
+                await indexed.reread(conn, index, batch)
         index.recheck = args.recheck
         tokens, prefix = dict(lexicon._tokens), dict(lexicon._prefix)
         catalogue = data.Catalogue(names=names)
@@ -242,6 +249,8 @@ if __name__ == "__main__":
     parser.add_argument("--profile", action="store_true", help="cProfile our searches (printed first)")
     parser.add_argument("--ab", help="also time each query with indexed.NAME=VALUE (an int constant)")
     parser.add_argument("--snapshot", action="store_true", help="search the index mapped from a snapshot, as a replica does")
+    parser.add_argument("--changed", type=int, default=0,
+                        help="mods re-read into the index before searching (a replica's events since its snapshot)")
     parser.add_argument("--kind", action="append", help="only this kind of query (repeatable)")
     parser.add_argument("--recheck", action=argparse.BooleanOptionalAction, default=api_recheck(),
                         help="pages re-read from PostgreSQL (default: the API's own default)")

@@ -1,8 +1,8 @@
 """SearchIndex's prefix unions and name prefixes from the postings as loaded, laid end to end
 (_fastsearch.union_range), against the union of the postings the index holds now: at a load,
-after mods are re-read, dropped and added, and past LAID_CHANGED_MAX re-read mods (where the
-union is BitMap's again); union_range's refusals; and name_of (the fuzzy pass's names by
-ordinal) following the entries."""
+after mods are re-read, dropped and added, again and again until most have changed (the
+changed mods found by the lexemes they hold now, in their own postings); union_range's
+refusals; and name_of (the fuzzy pass's names by ordinal) following the entries."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def _check(index: SearchIndex) -> int:
         for heavy, table in ((False, index.postings), (True, index.heavy)):
             index._prefix_unions.clear()
             expected = BitMap.union(BitMap(), *[bm for x, bm in table.items() if x.startswith(prefix)])
-            if index._laid and len(index._changed) <= searchindex.LAID_CHANGED_MAX:
+            if index._laid:
                 laid += index._laid_union(heavy, prefix) is not None
             assert index._prefixed(table, prefix) == expected, (prefix, heavy)
         names = BitMap(o for o in index._names if index.name_of[o].startswith(prefix))
@@ -68,22 +68,28 @@ def test_prefix_unions_from_the_laid_postings_follow_rereads_drops_and_new_mods(
     index = SearchIndex.build([_row(rng, f"m{i}") for i in range(400)])
     assert index._laid and len(index._name_ordinals) == len(index._names) == 400
     assert _check(index) > 30  # (the prefix ranges of LAID_MIN_SETS lexemes or more)
-    # Re-read with other lexemes, dropped (unlisted or gone), and new: within LAID_CHANGED_MAX.
+    # Re-read with other lexemes, dropped (unlisted or gone), and new.
     for i in rng.sample(range(400), 40):
         index.upsert(_row(rng, f"m{i}", listed=rng.random() < 0.8))
     for i in rng.sample(range(400), 10):
         index.remove(f"m{i}")
     for i in range(400, 430):
         index.upsert(_row(rng, f"m{i}"))
-    assert 0 < len(index._changed) <= searchindex.LAID_CHANGED_MAX
+    assert len(index._changed) > 50
     assert len(index._name_ordinals) == len(index._names) == len(index._name_offsets) - 1
     assert list(index._names) == sorted(index.listed, key=index._name_key)  # every listed mod, by name
     assert _check(index) > 30
-    # Past LAID_CHANGED_MAX re-read mods the unions are BitMap.union's of the postings held now.
-    for i in range(430, 430 + searchindex.LAID_CHANGED_MAX):
-        index.upsert(_row(rng, f"m{i}"))
-    assert len(index._changed) > searchindex.LAID_CHANGED_MAX
-    assert _check(index) == 0
+    # Rounds of changes, each checked: changed mods changed again (re-read with other lexemes,
+    # dropped, re-listed), until most mods have changed since the load: every union still laid.
+    for _ in range(6):
+        for i in rng.sample(range(470), 60):
+            if rng.random() < 0.2:
+                index.remove(f"m{i}")
+            else:
+                index.upsert(_row(rng, f"m{i}", listed=rng.random() < 0.9))
+        assert _check(index) > 30
+    assert len(index._changed) > 300
+    assert index._changed_vocabulary[False] == sorted(index._changed_postings[False])
 
 
 def test_an_index_without_the_c_module_unions_with_bitmaps(monkeypatch):

@@ -54,8 +54,12 @@ CONFIGS = ("english", "russian", "simple")
 _MAX_CHAR = "\U0010ffff"
 PREFIX_UNIONS_MAX = 4096  # prefix unions remembered (SearchIndex._prefixed)
 # _prefixed's unions come from the postings as loaded, laid end to end (_fastsearch.union_range),
-# corrected for the mods changed since, while at most this many have (else BitMap.union).
-LAID_CHANGED_MAX = 128
+# corrected for the mods changed since: taken out, and put back by the lexemes they hold now,
+# found in the postings of the changed mods alone (SearchIndex._changed_postings). Before, each
+# union scanned every changed mod's lexemes, and past 128 changed mods was BitMap.union's of
+# every posting of the prefix (from a snapshot, each read from the file): a serving replica's
+# prefix searches grew slower with every event until its next snapshot (bench/README.md,
+# "changed mods").
 LAID_MIN_SETS = 8  # a union of fewer sets (lexemes, names) is BitMap's, not union_range's
 NAME_WALK = 1024  # members walked for names with a common prefix (SearchIndex.first_name_prefixed)
 
@@ -338,6 +342,10 @@ class SearchIndex:
         self._laid_vocabulary: list[str] = []
         self._laid: dict[bool, tuple[array, array]] = {}
         self._changed = BitMap()
+        # With _laid: the changed mods' lexemes as they hold them now, per weight (A or not):
+        # lexeme -> changed mods holding it, and those lexemes sorted (emptied ones stay).
+        self._changed_postings: dict[bool, dict[str, BitMap]] = {False: {}, True: {}}
+        self._changed_vocabulary: dict[bool, list[str]] = {False: [], True: []}
         # Ordinals sorted by (lower name, ordinal), for name prefixes: an array, its keys read
         # from name_of (no (name, ordinal) tuple per mod: 4 bytes a mod, and a snapshot's
         # array is used as it is). With _laid (the C module) each is one set for union_range.
@@ -411,6 +419,8 @@ class SearchIndex:
             self.entries[ordinal] = entry
             self.name_of[ordinal] = entry.name
         self._changed.add(ordinal)
+        if self._laid:
+            self._follow_changed(entry, ordinal, add=True)
         self.by_slug[entry.slug] = ordinal
         self.listed.add(ordinal)
         n = entry.lexemes
@@ -487,6 +497,8 @@ class SearchIndex:
             return
         self._follow(entry, ordinal, add=False, readme=self._drop_readme(ordinal) if readme and entry.readme else ())
         self._changed.add(ordinal)
+        if self._laid:
+            self._follow_changed(entry, ordinal, add=False)
         self.listed.discard(ordinal)
         for key in entry.keys:
             for table in (self.postings, self.filters):
@@ -557,8 +569,7 @@ class SearchIndex:
             return found
         # (README lexemes are not laid: their 25 million postings at 100,000 mods would take
         # another 100 MB; their prefix unions are BitMap.union's, remembered as the others.)
-        found = (self._laid_union(kind, prefix) if kind is not README and self._laid
-                 and len(self._changed) <= LAID_CHANGED_MAX else None)
+        found = self._laid_union(kind, prefix) if kind is not README and self._laid else None
         if found is None:
             vocabulary = self._readme_vocabulary if kind is README else self._vocabulary
             lo = bisect.bisect_left(vocabulary, prefix)
@@ -589,12 +600,26 @@ class SearchIndex:
         found = BitMap(_fastsearch.union_range(*self._laid[heavy], lo, hi))
         if self._changed:
             found -= self._changed
-            entries = self.entries
-            for o in self._changed:
-                e = entries[o]
-                if e is not None and any(x.startswith(prefix) for x in (e.heavy if heavy else e.keys[:e.lexemes])):
-                    found.add(o)
+            vocabulary = self._changed_vocabulary[heavy]
+            lo = bisect.bisect_left(vocabulary, prefix)
+            hi = bisect.bisect_left(vocabulary, prefix + _MAX_CHAR, lo)
+            if hi > lo:
+                postings = self._changed_postings[heavy]
+                found |= BitMap.union(*[postings[x] for x in vocabulary[lo:hi]])
         return found
+
+    def _follow_changed(self, entry: Entry, ordinal: int, add: bool) -> None:
+        """The changed mod joins (or leaves) the changed postings of its lexemes (_laid_union)."""
+        for heavy, lexemes in ((False, entry.keys[:entry.lexemes]), (True, entry.heavy)):
+            postings = self._changed_postings[heavy]
+            for lexeme in lexemes:
+                bm = postings.get(lexeme)
+                if bm is None:
+                    if not add:
+                        continue  # (a lexeme it held at the load: the laid postings have it)
+                    bm = postings[lexeme] = BitMap()
+                    bisect.insort(self._changed_vocabulary[heavy], lexeme)
+                bm.add(ordinal) if add else bm.discard(ordinal)
 
     def matches(self, parts: list[Part], *, heavy: bool = False, readme: bool = False) -> BitMap:
         """Mods whose lexemes match any part (``heavy``: with weight A, i.e. in the name or slug);
