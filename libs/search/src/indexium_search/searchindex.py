@@ -762,6 +762,7 @@ class SearchIndex:
         then downloads, then slug (the index's order only under the C collation: ``ordered``)."""
         entries = self.entries
         ordinals = list(ordinals)
+        picked = None  # (the candidates' Ranking or Entry, where read from a snapshot's entries)
         if _fastsearch is None:
             scores = [self.relevance(o, query, ql) for o in ordinals]
         elif type(entries) is list:
@@ -780,7 +781,7 @@ class SearchIndex:
             scores = [r + (weight if o in within else 0.0) for r, o in zip(scores, ordinals)]
         if added is not None:
             scores = [r + added[o] for r, o in zip(scores, ordinals)]
-        if type(entries) is list or _fastsearch is None:
+        if picked is None:
             keyed = sorted((-r, -entries[o].downloads, entries[o].slug, o) for r, o in zip(scores, ordinals))
         else:
             keyed = sorted((-r, -e.downloads, e.slug, o) for r, o, e in zip(scores, ordinals, picked))
