@@ -6,9 +6,9 @@ and the path it took.
                                       [--snapshot] [--changed N]
 
 ``--snapshot``: the index searched is the one a replica maps (written as a snapshot under
-``--data``, then ``snapshot.load``ed; its lexicon prewarmed once more), not the one loaded from PostgreSQL. ``--changed N``: N mods (the same N every run) re-read
-into it first, 20 a statement, as a serving replica re-reads the mods its events name until its
-next snapshot.
+``--data``, then ``snapshot.load``ed; its lexicon prewarmed once more), not the one loaded from
+PostgreSQL. ``--changed N``: N mods (the same N every run) re-read into it first, 20 a
+statement, as a serving replica re-reads the mods its events name until its next snapshot.
 
 The catalogue is seeded once into an embedded PostgreSQL under ``--data`` (kept: a second
 run with the same --mods reuses it). Each query is timed best of ``--repeat``; before each
