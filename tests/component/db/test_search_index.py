@@ -171,6 +171,41 @@ def test_a_broad_query_keeps_exact_name_prefix_and_name_matches_and_an_exact_tot
     assert any(names[s].startswith("magic ") for s in ours)
 
 
+def test_a_later_relevance_page_is_ranked_in_process_and_continues_the_first(catalogue):
+    """A later page of a relevance query is ranked by the index like the first (no statement at
+    all from memory): with a broad query's bounded candidates (rank_all=2, per_source=1) it is
+    the slice of one page as long as both, so paging neither repeats nor skips a mod; re-checked
+    (recheck True), the same page."""
+    runner, conn, index = catalogue
+    warm = _prewarmed(catalogue)
+    sent: list[str] = []
+
+    async def page(offset: int, limit: int, recheck: bool):
+        index.recheck = recheck
+        try:
+            rows, total = await indexed.search(conn, sqlpath.SearchQuery("magic", offset=offset, limit=limit),
+                                               index=index, lexicon=_copy_of(warm),
+                                               corrections=sqlpath.Corrections(), rank_all=2, per_source=1)
+            return [r["slug"] for r in rows], total
+        finally:
+            index.recheck = True
+
+    def logger(record):
+        sent.append(record.query)
+
+    conn.add_query_logger(logger)
+    try:
+        later, total = runner.run(page(5, 4, recheck=False))
+        runner.run(asyncio.sleep(0.05))  # (the logger is called back after each query)
+    finally:
+        conn.remove_query_logger(logger)
+    assert sent == []  # ranked and read in process
+    whole, whole_total = runner.run(page(0, 9, recheck=False))
+    assert total == whole_total > 9 and len(later) == 4 and later == whole[5:9]
+    assert runner.run(page(5, 4, recheck=True)) == (later, total)
+    assert runner.run(page(total, 4, recheck=False)) == ([], total)  # past the end: empty, the same total
+
+
 def test_the_index_follows_a_mod_hidden_shown_and_changed(catalogue):
     runner, conn, index = catalogue
 

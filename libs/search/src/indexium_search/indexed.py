@@ -2,8 +2,8 @@
 PostgreSQL query; every search the index cannot take goes to ``sqlpath.search`` unchanged.
 
 The index says which listed mods match and how many (the total is exact as of the index). A
-first relevance page it also ranks itself (``tsrank``: PostgreSQL's ts_rank, exactly), and
-the page is the entries' own hits (``SearchIndex.recheck`` False: as fresh as the index,
+relevance page it also ranks itself (``tsrank``: PostgreSQL's ts_rank, exactly; any page it
+takes, the later ones too), and the page is the entries' own hits (``SearchIndex.recheck`` False: as fresh as the index,
 which follows the same events as the API's cache), or PostgreSQL reads the page's rows by id
 with the authoritative filters re-checked (``recheck`` True: ``listed`` and the facet
 conditions, so a mod hidden a moment ago never shows even while the index lags). Otherwise
@@ -458,9 +458,10 @@ async def _text(conn, sq, index: SearchIndex, lexicon: Lexicon, allowed: BitMap,
 
 
 def _in_process_rank(sq: sqlpath.SearchQuery, parts: list[searchindex.Part], tsq: str | None) -> tsrank.Query | None:
-    """The rank query when _text ranks ``sq``'s first relevance page in process (relevance
-    sort, the first page, a tsquery the index can write, an exact union of ``parts``), else None."""
-    if sq.effective_sort != "relevance" or sq.offset != 0 or tsq is None or not exact_union(parts):
+    """The rank query when _text ranks ``sq``'s relevance page in process (relevance sort, a
+    tsquery the index can write, an exact union of ``parts``), else None. Any page _taken lets
+    through: a later page's candidates are those the SQL rank of the same page would get."""
+    if sq.effective_sort != "relevance" or tsq is None or not exact_union(parts):
         return None
     return rank_query(parts)
 
@@ -468,9 +469,10 @@ def _in_process_rank(sq: sqlpath.SearchQuery, parts: list[searchindex.Part], tsq
 async def _ranked_in_process(conn, sq: sqlpath.SearchQuery, index: SearchIndex, matches: BitMap, parts,
                              query: tsrank.Query, rank_all: int, per_source: int,
                              strong: BitMap | None = None) -> tuple[list, int] | None:
-    """A first relevance page ranked by the index (every match, or a broad query's bounded
-    candidates: see the module doc), its rows read by id with the filters re-checked; None
-    when so many of them are gone that the page would be short (the caller's query then)."""
+    """A relevance page ranked by the index (every match, or a broad query's bounded
+    candidates: see the module doc), its rows from memory or read by id with the filters
+    re-checked; None when so many of them are gone that the page would be short (the caller's
+    query then)."""
     order = _ranked_order(sq, index, matches, parts, query, rank_all, per_source, strong)
     page = await _page_of(conn, sq, index, order)
     return None if page is None else (page, len(matches))
@@ -480,16 +482,18 @@ def _ranked_order(sq: sqlpath.SearchQuery, index: SearchIndex, matches: BitMap, 
                   rank_all: int, per_source: int, strong: BitMap | None = None) -> list[int]:
     """_ranked_in_process's order: every match, or a broad query's bounded candidates, ranked."""
     ql = normalized(sq.q)
-    pool = matches if len(matches) <= rank_all else index.candidates(matches, parts, ql, sq.limit, per_source)
+    pool = (matches if len(matches) <= rank_all
+            else index.candidates(matches, parts, ql, sq.offset + sq.limit, per_source))
     return index.ranked(pool, query, ql, strong=index.matches(parts) if strong is None else strong)
 
 
 async def _page_of(conn, sq: sqlpath.SearchQuery, index: SearchIndex, order: list[int]) -> list | None:
-    """The first page of mods in the index's ``order``: their hits from memory (``index.recheck``
-    False), else read by id with the filters re-checked (SPARE_IDS more asked for), or None
-    when too many are gone for a whole page."""
+    """The page at ``sq.offset`` of mods in the index's ``order``: their hits from memory
+    (``index.recheck`` False), else read by id with the filters re-checked (the pages before it
+    too, so a mod gone from them moves the page as the SQL rank would; SPARE_IDS more asked
+    for), or None when too many are gone for a whole page."""
     if not index.recheck:
-        page = index.hits(order[:sq.limit])
+        page = index.hits(order[sq.offset:sq.offset + sq.limit])
         if page is not None:
             return page
     sql, args = _page_of_sql(sq, index, order)
@@ -498,15 +502,16 @@ async def _page_of(conn, sq: sqlpath.SearchQuery, index: SearchIndex, order: lis
 
 def _page_of_sql(sq: sqlpath.SearchQuery, index: SearchIndex, order: list[int]) -> tuple[str, list]:
     sql, args = _hit_page_sql(sq, None)
-    args[0] = index.ids(order[:sq.limit + SPARE_IDS])
+    args[0] = index.ids(order[:sq.offset + sq.limit + SPARE_IDS])
     return sql, args
 
 
 def _page_from(rows, sq: sqlpath.SearchQuery, index: SearchIndex, order: list[int]) -> list | None:
     """_page_of's page from the rows its query read."""
-    want = order[:sq.limit + SPARE_IDS]
+    want = order[:sq.offset + sq.limit + SPARE_IDS]
     by_slug = {r["slug"]: r for r in rows}
-    page = [r for r in (by_slug.get(index.entries[o].slug) for o in want) if r is not None][:sq.limit]
+    kept = [r for r in (by_slug.get(index.entries[o].slug) for o in want) if r is not None]
+    page = kept[sq.offset:sq.offset + sq.limit]
     return None if len(page) < sq.limit and len(order) > len(want) else page
 
 
@@ -580,7 +585,7 @@ async def _typo_at_once(conn, sq: sqlpath.SearchQuery, index: SearchIndex, lexic
                        per_source: int) -> tuple[list, int] | None:
     """The answer of a query with words the lexicon does not know yet (most often a typo) that
     the index corrects to words it knows, in one round trip: learning its words (what _text
-    would ask first) and reading the corrected query's first page (what _corrected_or_fuzzy
+    would ask first) and reading the corrected query's page (what _corrected_or_fuzzy
     would read when the query as typed matches nothing) in one statement. The page is used
     only when the learned words match nothing, so the answer is the steps' own; None: the
     steps are for the caller to take (the words are learned by then, the corrected query's
@@ -644,7 +649,7 @@ async def _typo_from_memory(conn, sq: sqlpath.SearchQuery, words: searchindex.Wo
     if not _typed_matches_nothing(words, index, lexicon, allowed):
         return None  # the query as typed is _text's (or the SQL path's) to answer
     order, total = planned
-    page = index.hits(order[:fixed.limit])
+    page = index.hits(order[fixed.offset:fixed.offset + fixed.limit])
     return None if page is None else (page, total)  # None: the steps read it
 
 
@@ -667,8 +672,8 @@ def _typed_matches_nothing(words: searchindex.Words, index: SearchIndex, lexicon
 
 def _planned(sq: sqlpath.SearchQuery, words: searchindex.Words, index: SearchIndex, lexicon: Lexicon,
              allowed: BitMap, rank_all: int, per_source: int) -> tuple[list[int], int] | None:
-    """(order, total) when _text would answer ``sq`` (its words known) with a first page ranked
-    in process (_ranked_in_process), else None."""
+    """(order, total) when _text would answer ``sq`` (its words known) with a page ranked in
+    process (_ranked_in_process), else None."""
     parts = searchindex.parts_of(words, lexicon, PREFIX_MIN_CHARS)
     if not parts:
         return None
