@@ -102,6 +102,42 @@ async def test_the_index_re_reads_on_its_own_connections_while_every_request_con
     assert await hits(client, q="quokka lant") == (["quokka"], 1)
 
 
+async def test_a_search_right_after_an_event_waits_for_its_re_read_and_answers_from_the_index(
+        make_client, nats_url, seed):
+    """A search arriving while an event's re-read is pending waits for it (LiveIndex.landed) and
+    answers from the index, the event's mod in it; when the re-read cannot land in time (the
+    index's connections busy), the SQL path answers as before."""
+    client = await make_client(NATS_URL=nats_url)
+    live = await following(client)
+    api = client.app[API]
+    new = await seed.mod("quokka", name="Quokka Lanterns", summary="Lanterns for quokkas")
+    vid = await seed.version(new, "1.0", [FABRIC_120])
+    await publish(nats_url, indexed_event(new, vid, "quokka"))
+    for _ in range(500):  # the event heard, its re-read not landed yet
+        if live._pending:
+            break
+        await asyncio.sleep(0.001)
+    assert live._pending and live.current() is None
+    index = await live.landed()
+    assert index is live.index and "quokka" in index.by_slug
+    assert await hits(client, q="quokka lant") == (["quokka"], 1)
+    # The index's own connections held: the next event's re-read cannot land, the wait gives up.
+    held = [await api.index_db.pool.acquire() for _ in range(api.index_db.pool.get_max_size())]
+    try:
+        other = await seed.mod("numbat", name="Numbat Lanterns")
+        await publish(nats_url, indexed_event(other, await seed.version(other, "1.0", [FABRIC_120]), "numbat"))
+        for _ in range(500):
+            if live._pending:
+                break
+            await asyncio.sleep(0.001)
+        assert await live.landed(wait_s=0.2) is None
+        assert sorted((await hits(client, q="lanterns"))[0]) == ["numbat", "quokka"]  # PostgreSQL's answer
+    finally:
+        for conn in held:
+            await api.index_db.pool.release(conn)
+    await holds(live, "numbat")
+
+
 @pytest.mark.parametrize("recheck", [True, False])
 async def test_a_hidden_mod_shows_until_its_event_only_where_pages_come_from_memory(make_client, nats_url, seed,
                                                                                    recheck):

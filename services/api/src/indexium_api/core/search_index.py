@@ -63,6 +63,11 @@ RELEASE_PAGES_S = 0.5
 # 100,000 mods from a snapshot (each changed posting found and read from the file), 500 in one
 # statement 394-576 ms (bench/api/refreshcost.py, 2026-12-06); 20 a statement, 16.5 ms at most.
 SERVING_REREAD_BATCH = 20
+# A search arriving while events' re-reads are pending waits at most this long for those heard
+# before it to land, then answers from the index; past it, the SQL path's (a burst, PostgreSQL
+# slow or away). Before, every search took the SQL path while any re-read was pending: at the
+# soak's 5 releases a second that was a fifth of the searches, each a 30-60 ms statement.
+LANDED_WAIT_S = 0.5
 # A refresh's settle walks the whole heap (heap.settle's full pass: 80-90 ms at 100,000 mods in
 # bench/api/refreshcost.py, 325 ms in a loaded soak) once in this many new snapshots; the others
 # only what was made since the last settle.
@@ -81,8 +86,10 @@ class LiveIndex:
         self.lexicon = Lexicon()
         # Set by the app once the invalidation subscription exists: True while events arrive.
         self.following: Callable[[], bool] = lambda: False
-        self._pending: dict[str, int] = {}  # slug -> generation of its latest event
+        # slug -> (generation of its oldest event not re-read since, of its latest event)
+        self._pending: dict[str, tuple[int, int]] = {}
         self._generation = 0
+        self._landed = asyncio.Event()  # set, and replaced, as each batch of re-reads lands
         self._touched_during_reload: set[str] | None = None
         self._reload_again = False
         self._invalidate_after = False  # a reload asked for by an event invalidates the cache when in
@@ -103,6 +110,28 @@ class LiveIndex:
         """The index if search may use it now, else None."""
         if self.index is None or self._pending or not self.following():
             return None
+        return self.index
+
+    async def landed(self, wait_s: float = LANDED_WAIT_S) -> SearchIndex | None:
+        """The index once the re-reads of every event heard before this call have landed (newer
+        events may still be pending: the answer holds all the caller could know of), waiting
+        at most ``wait_s``; None, as from current(), when it is not followed or they do not land
+        in time."""
+        if self.index is None or not self.following():
+            return None
+        if self._pending:
+            loop = asyncio.get_running_loop()
+            heard, deadline = self._generation, loop.time() + wait_s
+            while min((first for first, _ in self._pending.values()), default=heard + 1) <= heard:
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    return None
+                try:
+                    await asyncio.wait_for(self._landed.wait(), remaining)
+                except asyncio.TimeoutError:
+                    return None
+            if self.index is None or not self.following():
+                return None
         return self.index
 
     # --- lifecycle ----------------------------------------------------------------------
@@ -288,7 +317,8 @@ class LiveIndex:
 
     def _mark(self, slug: str) -> None:
         self._generation += 1
-        self._pending[slug] = self._generation
+        held = self._pending.get(slug)
+        self._pending[slug] = (held[0] if held is not None else self._generation, self._generation)
         if self._rereading is None or self._rereading.done():
             self._rereading = asyncio.get_running_loop().create_task(self._reread_loop())
 
@@ -305,24 +335,32 @@ class LiveIndex:
                 log.warning("search_index_reread_failed", error=type(exc).__name__)
                 await asyncio.sleep(1.0)
                 continue
-            for slug, generation in batch.items():
-                if self._pending.get(slug) == generation:  # no newer event meanwhile
+            for slug, (_, latest) in batch.items():
+                held = self._pending.get(slug)
+                if held is None:
+                    continue
+                if held[1] == latest:  # no newer event meanwhile
                     del self._pending[slug]
+                else:  # what came after the batch was taken is not landed (the oldest of it, at most)
+                    self._pending[slug] = (latest + 1, held[1])
+            self._landed.set()
+            self._landed = asyncio.Event()
             if index is not None:
                 self.api.metrics.search_index_mods.set(len(index))
 
 
 async def search(conn, api, sq: sqlpath.SearchQuery, total: int | None = None):
-    """One search as every surface runs it: the index when it is current, else catalog's SQL."""
+    """One search as every surface runs it: the index once the events heard before it have
+    landed (LiveIndex.landed), else catalog's SQL."""
     live = api.search_index
-    index = live.current() if live is not None else None
+    index = await live.landed() if live is not None else None
     return await indexed.search(conn, sq, index=index, lexicon=live.lexicon if live is not None else None,
                                 total=total, corrections=api.corrections)
 
 
 async def count(conn, api, sq: sqlpath.SearchQuery) -> int:
     live = api.search_index
-    return await indexed.count(conn, sq, index=live.current() if live is not None else None)
+    return await indexed.count(conn, sq, index=await live.landed() if live is not None else None)
 
 
 def indexed_now(api) -> bool:
