@@ -3,8 +3,9 @@ PostgreSQL query; every search the index cannot take goes to ``sqlpath.search`` 
 
 The index says which listed mods match and how many (the total is exact as of the index). A
 relevance page it also ranks itself (``tsrank``: PostgreSQL's ts_rank, exactly; any page it
-takes, the later ones too), and the page is the entries' own hits (``SearchIndex.recheck`` False: as fresh as the index,
-which follows the same events as the API's cache), or PostgreSQL reads the page's rows by id
+takes, the later ones too), and the page is the entries' own hits (``SearchIndex.recheck``
+False: as fresh as the index, which follows the same events as the API's cache), or
+PostgreSQL reads the page's rows by id
 with the authoritative filters re-checked (``recheck`` True: ``listed`` and the facet
 conditions, so a mod hidden a moment ago never shows even while the index lags). Otherwise
 PostgreSQL gets a bounded candidate set by id, applies those filters, computes the SQL path's

@@ -364,4 +364,7 @@ async def count(conn, api, sq: sqlpath.SearchQuery) -> int:
 
 
 def indexed_now(api) -> bool:
-    return api.search_index is not None and api.search_index.current() is not None
+    """Whether search will most likely take the index (loaded and followed: a search waits for
+    pending re-reads, LiveIndex.landed), so a browse total need not be counted apart."""
+    live = api.search_index
+    return live is not None and live.index is not None and live.following()
