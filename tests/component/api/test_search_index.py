@@ -109,32 +109,38 @@ async def test_a_search_right_after_an_event_waits_for_its_re_read_and_answers_f
     index's connections busy), the SQL path answers as before."""
     client = await make_client(NATS_URL=nats_url)
     live = await following(client)
-    api = client.app[API]
-    new = await seed.mod("quokka", name="Quokka Lanterns", summary="Lanterns for quokkas")
-    vid = await seed.version(new, "1.0", [FABRIC_120])
-    await publish(nats_url, indexed_event(new, vid, "quokka"))
-    for _ in range(500):  # the event heard, its re-read not landed yet
-        if live._pending:
-            break
-        await asyncio.sleep(0.001)
-    assert live._pending and live.current() is None
-    index = await live.landed()
-    assert index is live.index and "quokka" in index.by_slug
-    assert await hits(client, q="quokka lant") == (["quokka"], 1)
-    # The index's own connections held: the next event's re-read cannot land, the wait gives up.
-    held = [await api.index_db.pool.acquire() for _ in range(api.index_db.pool.get_max_size())]
-    try:
-        other = await seed.mod("numbat", name="Numbat Lanterns")
-        await publish(nats_url, indexed_event(other, await seed.version(other, "1.0", [FABRIC_120]), "numbat"))
-        for _ in range(500):
+    pool = client.app[API].index_db.pool
+
+    async def pending_with_connections_held(slug: str, name: str) -> list:
+        """The index's own connections held, so the event's re-read stays pending."""
+        held = [await pool.acquire() for _ in range(pool.get_max_size())]
+        mod = await seed.mod(slug, name=name)
+        await publish(nats_url, indexed_event(mod, await seed.version(mod, "1.0", [FABRIC_120]), slug))
+        for _ in range(1000):
             if live._pending:
-                break
-            await asyncio.sleep(0.001)
-        assert await live.landed(wait_s=0.2) is None
-        assert sorted((await hits(client, q="lanterns"))[0]) == ["numbat", "quokka"]  # PostgreSQL's answer
+                return held
+            await asyncio.sleep(0.005)
+        raise AssertionError("the event was never heard")
+
+    held = await pending_with_connections_held("quokka", "Quokka Lanterns")
+    waiting = asyncio.create_task(live.landed(wait_s=10))
+    try:
+        await asyncio.sleep(0.2)
+        assert not waiting.done() and live.current() is None  # waiting for the re-read
     finally:
         for conn in held:
-            await api.index_db.pool.release(conn)
+            await pool.release(conn)
+    index = await waiting
+    assert index is live.index and "quokka" in index.by_slug
+    assert await hits(client, q="quokka lant") == (["quokka"], 1)
+    # Held again: the next event's re-read cannot land, the wait gives up, PostgreSQL answers.
+    held = await pending_with_connections_held("numbat", "Numbat Lanterns")
+    try:
+        assert await live.landed(wait_s=0.2) is None
+        assert sorted((await hits(client, q="lanterns"))[0]) == ["numbat", "quokka"]
+    finally:
+        for conn in held:
+            await pool.release(conn)
     await holds(live, "numbat")
 
 
