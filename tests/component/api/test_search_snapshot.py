@@ -154,7 +154,9 @@ async def test_without_a_snapshot_the_replica_builds_from_postgresql_and_says_wh
 async def test_one_fetch_a_node_the_start_s_prefetch_and_a_replica_beside_it_wait_for_it(
         nats_url, seed, database_url, tmp_path, monkeypatch):
     import asyncio
+    import fcntl
     import hashlib
+    import os
 
     from indexium_api import prefetch
     from indexium_platform import snapshotfetch as snapshots
@@ -162,11 +164,36 @@ async def test_one_fetch_a_node_the_start_s_prefetch_and_a_replica_beside_it_wai
     mod = await seed.mod("m0", name="Cozy Lanterns")
     await seed.version(mod, "1.0", [FABRIC_120])
     put = await _write(database_url, nats_url)
-    # Two replicas starting together on one node: one fetches, the other waits for its file.
+    # Two replicas starting together on one node: one fetches, the other waits for its file. The
+    # test holds the node's lock until both are waiting on it (else the slower one may connect after
+    # the first has finished, find the file and rightly say it reused it), and counts the downloads.
     node = tmp_path / "node"
-    (a_path, a_fetched), (b_path, b_fetched) = await asyncio.gather(snapshots.fetch(nats_url, node),
-                                                                    snapshots.fetch(nats_url, node))
-    assert a_path == b_path and a_fetched and b_fetched
+    node.mkdir()
+    real_lock, real_get, at_lock, downloads = snapshots._node_lock, snapshots._get_into, [], []
+
+    def counted_lock(directory):
+        at_lock.append(directory)
+        return real_lock(directory)
+
+    async def counted_get(js, info, f):
+        downloads.append(info.nuid)
+        await real_get(js, info, f)
+
+    monkeypatch.setattr(snapshots, "_node_lock", counted_lock)
+    monkeypatch.setattr(snapshots, "_get_into", counted_get)
+    held = os.open(node / ".fetch.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        both = asyncio.gather(snapshots.fetch(nats_url, node), snapshots.fetch(nats_url, node))
+        for _ in range(1000):
+            if len(at_lock) == 2:
+                break
+            await asyncio.sleep(0.01)
+        assert len(at_lock) == 2 and not downloads
+    finally:
+        os.close(held)  # (lets the lock go)
+    (a_path, a_fetched), (b_path, b_fetched) = await both
+    assert a_path == b_path and a_fetched and b_fetched and len(downloads) == 1
     # (named by the object's SHA-256; the file's own digest of its body is its last 32 bytes)
     body = a_path.read_bytes()
     assert a_path.stem == hashlib.sha256(body).hexdigest() and body[-32:].hex() == put["digest"]
@@ -181,6 +208,7 @@ async def test_one_fetch_a_node_the_start_s_prefetch_and_a_replica_beside_it_wai
     assert child is not None and await asyncio.to_thread(child.wait, 60) == 0
     path, fetched = await snapshots.fetch(nats_url, other)
     assert path.name == a_path.name and path.read_bytes() == a_path.read_bytes() and not fetched
+    assert len(downloads) == 1  # (the child's download was its own process's)
     # Off when the replica will not start from a snapshot.
     monkeypatch.setenv("INDEXIUM_API_SEARCH_SNAPSHOT", "false")
     assert prefetch.start() is None
