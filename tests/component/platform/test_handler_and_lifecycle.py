@@ -114,6 +114,8 @@ async def test_resources_close_last_opened_first_and_after_a_failed_start(nats_u
     await ctx.__anext__()
     assert set(app[READINESS]) == {"postgres", "nats"}
     assert all([await check() for check in app[READINESS].values()])
+    # (each backend named after its role in pg_stat_activity, as its NATS connection is)
+    assert await opened["pool"].fetchval("SHOW application_name") == "indexium-lifecycle-test"
     with pytest.raises(StopAsyncIteration):
         await ctx.__anext__()
     assert order == ["last opened"]

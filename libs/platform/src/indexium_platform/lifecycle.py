@@ -34,7 +34,11 @@ class Resources:
         self._consumers = 0
 
     async def postgres(self, dsn: str, **pool_options: Any) -> asyncpg.Pool:
-        pool = await create_pool(dsn, **pool_options)
+        # Each backend named after its role in pg_stat_activity, as the NATS connection is: which
+        # role holds PostgreSQL's processes (and their memory) is then one query away.
+        server_settings = {"application_name": f"indexium-{self.app[SERVICE]}",
+                           **(pool_options.pop("server_settings", None) or {})}
+        pool = await create_pool(dsn, server_settings=server_settings, **pool_options)
         self._stack.push_async_callback(pool.close)
         self.ready("postgres", lambda: ping(pool))
         return pool
