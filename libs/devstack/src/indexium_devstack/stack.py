@@ -40,6 +40,18 @@ def _port(preferred: int) -> int:
     return preferred if port_is_free(preferred) else free_port()
 
 
+def machine_sized(environ, cores: int | None = None) -> dict[str, str]:
+    """PostgreSQL connections sized to the one machine the whole stack shares (docs/operations.md,
+    "Sizing"): the API's pool and the indexer's concurrency (its pool is half of it) at 4 a core,
+    at most their defaults (20, 16: sized for a PostgreSQL of its own). On 2 cores, after a kill
+    the restarted indexer opened 8 backends and the API 18 of its 20, ~8 MB each of private
+    memory, 44 PostgreSQL processes at the soak's highest sample: PostgreSQL runs 2 statements at
+    a time here, the others wait in its run queue, not in the pool. An explicit setting wins."""
+    cores = cores or os.cpu_count() or 2
+    sized = {"INDEXIUM_API_DB_POOL_SIZE": min(20, 4 * cores), "INDEXIUM_INDEXER_CONCURRENCY": min(16, 4 * cores)}
+    return {name: environ.get(name, str(value)) for name, value in sized.items()}
+
+
 class LocalStack:
     def __init__(self, root: Path, *, demo: bool = False):
         self.root = root
@@ -79,6 +91,7 @@ class LocalStack:
             # default another stack (a soak, a test) may be writing to.
             "INDEXIUM_SEARCH_SNAPSHOT_WRITER_DIR": os.environ.get("INDEXIUM_SEARCH_SNAPSHOT_WRITER_DIR",
                                                                   str(self.root / "search-snapshot-writer")),
+            **machine_sized(os.environ),
         }
 
     def run_setup(self) -> None:
