@@ -142,6 +142,26 @@ async def test_a_search_right_after_an_event_waits_for_its_re_read_and_answers_f
         for conn in held:
             await pool.release(conn)
     await holds(live, "numbat")
+    # A request waiting for a re-read holds none of the requests' pooled connections meanwhile
+    # (it waits before it takes one): else a burst of re-reads fills the pool with waiting searches.
+    requests = client.app[API].db.pool
+    entered, landed = asyncio.Event(), live.landed
+
+    async def noted(*args, **kwargs):
+        entered.set()
+        return await landed(*args, **kwargs)
+
+    live.landed = noted
+    held = await pending_with_connections_held("wombat", "Wombat Lanterns")
+    try:
+        searching = asyncio.create_task(hits(client, q="wombat"))
+        await asyncio.wait_for(entered.wait(), 10)
+        await asyncio.sleep(0.05)
+        assert not searching.done() and requests.get_size() - requests.get_idle_size() == 0
+    finally:
+        for conn in held:
+            await pool.release(conn)
+    assert await searching == (["wombat"], 1)
 
 
 @pytest.mark.parametrize("recheck", [True, False])

@@ -349,18 +349,24 @@ class LiveIndex:
                 self.api.metrics.search_index_mods.set(len(index))
 
 
-async def search(conn, api, sq: sqlpath.SearchQuery, total: int | None = None):
-    """One search as every surface runs it: the index once the events heard before it have
-    landed (LiveIndex.landed), else catalog's SQL."""
+async def settled(api) -> SearchIndex | None:
+    """The index for a search about to run: once the events heard before it have landed
+    (LiveIndex.landed, at most LANDED_WAIT_S), else None: catalog's SQL. Awaited before the
+    search's connection is taken (``search``, ``count``): a wait holding a pooled connection made
+    every search in a burst of re-reads hold one for up to 0.5 s (the API's pool at 18 of 20)."""
     live = api.search_index
-    index = await live.landed() if live is not None else None
+    return await live.landed() if live is not None else None
+
+
+async def search(conn, api, sq: sqlpath.SearchQuery, total: int | None = None, *, index: SearchIndex | None):
+    """One search as every surface runs it: on ``index`` (``settled``'s), else catalog's SQL."""
+    live = api.search_index
     return await indexed.search(conn, sq, index=index, lexicon=live.lexicon if live is not None else None,
                                 total=total, corrections=api.corrections)
 
 
-async def count(conn, api, sq: sqlpath.SearchQuery) -> int:
-    live = api.search_index
-    return await indexed.count(conn, sq, index=await live.landed() if live is not None else None)
+async def count(conn, api, sq: sqlpath.SearchQuery, *, index: SearchIndex | None) -> int:
+    return await indexed.count(conn, sq, index=index)
 
 
 def indexed_now(api) -> bool:

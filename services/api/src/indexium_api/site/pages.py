@@ -61,7 +61,8 @@ async def home(request: web.Request) -> web.Response:
     grouped = {n for _, names in groups for n in names}
 
     async def compute():
-        rows, total = await api.db.run(search_index.search, api, sq)
+        index = await search_index.settled(api)  # (before the connection: the wait holds none)
+        rows, total = await api.db.run(search_index.search, api, sq, index=index)
         pages = max(1, -(-total // PAGE_SIZE))
         return cached_page(
             request.app, "home.html", sq=sq, hits=rows, total=total, page=page, pages=min(pages, MAX_PAGE),

@@ -103,7 +103,7 @@ def _export_links(loader, game, mods, optional, loader_version, answer, resoluti
     return {fmt: f"/api/v1/packs/export?{urlencode([('format', fmt), *base])}" for fmt in packexport.FORMATS}, None
 
 
-async def _pack_data(conn, api, loader, game, mods, optional, search, loader_version):
+async def _pack_data(conn, api, loader, game, mods, optional, search, loader_version, index):
     answer = resolution = None
     if mods:
         body = players.check_body(players.ResolveBody(loader, game, list(mods), optional, None, loader_version))
@@ -111,7 +111,7 @@ async def _pack_data(conn, api, loader, game, mods, optional, search, loader_ver
     hits = []
     if search:
         sq = sqlpath.SearchQuery(q=search, loaders=(loader,), game_versions=(game,), limit=SEARCH_HITS)
-        hits, _ = await search_index.search(conn, api, sq)
+        hits, _ = await search_index.search(conn, api, sq, index=index)
     return answer, resolution, hits
 
 
@@ -121,8 +121,9 @@ async def pack(request: web.Request) -> web.StreamResponse:
     key = ("site-pack", loader, game, mods, optional, search, loader_version)
 
     async def compute():
+        index = await search_index.settled(api) if search else None  # (before the connection)
         answer, resolution, hits = await api.db.run(_pack_data, api, loader, game, mods, optional, search,
-                                                    loader_version)
+                                                    loader_version, index)
         # The chosen mods by name where the page knows it (the resolution, the search's hits).
         names = {**{h["slug"]: h["name"] for h in hits}, **{p.slug: p.name for p in (answer.mods if answer else ())}}
         exports, no_export = _export_links(loader, game, mods, optional, loader_version, answer, resolution)

@@ -58,7 +58,8 @@ async def search_mods(request: web.Request) -> web.Response:
     async def compute():
         total = await browse_total(api, sq)
         with api.metrics.search_seconds.time():
-            rows, total = await api.db.run(search_index.search, api, sq, total)
+            index = await search_index.settled(api)  # (before the connection: the wait holds none)
+            rows, total = await api.db.run(search_index.search, api, sq, total, index=index)
         return 200, build.search(rows, total, sq.limit, sq.offset)
 
     return await cached(request, key, (GLOBAL,), compute)

@@ -89,18 +89,19 @@ async def search(request: web.Request) -> web.Response:
         return answer
     here = origin(request)
 
-    async def query(conn, total):
+    async def query(conn, total, index):
         if sq.limit == 0 and total is not None:  # only the count is wanted
             return [], total, {}
         if sq.limit == 0:
-            return [], await search_index.count(conn, api, sq), {}
-        rows, total = await search_index.search(conn, api, sq, total)
+            return [], await search_index.count(conn, api, sq, index=index), {}
+        rows, total = await search_index.search(conn, api, sq, total, index=index)
         return rows, total, await modrinth_q.hit_extras(conn, [r["slug"] for r in rows])
 
     async def compute():
         total = await browse_total(api, sq)
         with api.metrics.search_seconds.time():
-            rows, total, extras = await api.db.run(query, total)
+            index = await search_index.settled(api)  # (before the connection: the wait holds none)
+            rows, total, extras = await api.db.run(query, total, index)
         hits = [build.hit(here, r, extras[r["slug"]]) for r in rows if r["slug"] in extras]
         return 200, SearchResults(hits=hits, offset=sq.offset, limit=sq.limit, total_hits=total)
 
