@@ -42,7 +42,7 @@ def _port(preferred: int) -> int:
 
 def machine_sized(environ, cores: int | None = None) -> dict[str, str]:
     """PostgreSQL connections sized to the one machine the whole stack shares (docs/operations.md,
-    "Sizing"): the API's pool and the indexer's concurrency (its pool is half of it) at 4 a core,
+    "One machine: memory"): the API's pool and the indexer's concurrency (its pool is half of it) at 4 a core,
     at most their defaults (20, 16: sized for a PostgreSQL of its own). On 2 cores, after a kill
     the restarted indexer opened 8 backends and the API 18 of its 20, ~8 MB each of private
     memory, 44 PostgreSQL processes at the soak's highest sample: PostgreSQL runs 2 statements at

@@ -100,7 +100,8 @@ async def search(request: web.Request) -> web.Response:
     async def compute():
         total = await browse_total(api, sq)
         with api.metrics.search_seconds.time():
-            index = await search_index.settled(api)  # (before the connection: the wait holds none)
+            # (before the connection: the wait holds none; a count already known needs no index)
+            index = None if sq.limit == 0 and total is not None else await search_index.settled(api)
             rows, total, extras = await api.db.run(query, total, index)
         hits = [build.hit(here, r, extras[r["slug"]]) for r in rows if r["slug"] in extras]
         return 200, SearchResults(hits=hits, offset=sq.offset, limit=sq.limit, total_hits=total)
