@@ -353,7 +353,7 @@ async def settled(api) -> SearchIndex | None:
     """The index for a search about to run: once the events heard before it have landed
     (LiveIndex.landed, at most LANDED_WAIT_S), else None: catalog's SQL. Awaited before the
     search's connection is taken (``search``, ``count``): a wait holding a pooled connection made
-    every search in a burst of re-reads hold one for up to 0.5 s (the API's pool at 18 of 20)."""
+    every search in a burst of re-reads hold one for up to 0.5 s (the API's pool up to all 20)."""
     live = api.search_index
     return await live.landed() if live is not None else None
 
