@@ -90,8 +90,6 @@ async def search(request: web.Request) -> web.Response:
     here = origin(request)
 
     async def query(conn, total, index):
-        if sq.limit == 0 and total is not None:  # only the count is wanted
-            return [], total, {}
         if sq.limit == 0:
             return [], await search_index.count(conn, api, sq, index=index), {}
         rows, total = await search_index.search(conn, api, sq, total, index=index)
@@ -100,9 +98,11 @@ async def search(request: web.Request) -> web.Response:
     async def compute():
         total = await browse_total(api, sq)
         with api.metrics.search_seconds.time():
-            # (before the connection: the wait holds none; a count already known needs no index)
-            index = None if sq.limit == 0 and total is not None else await search_index.settled(api)
-            rows, total, extras = await api.db.run(query, total, index)
+            if sq.limit == 0 and total is not None:  # only the count is wanted, and it is known
+                rows, extras = [], {}
+            else:
+                index = await search_index.settled(api)  # (before the connection: the wait holds none)
+                rows, total, extras = await api.db.run(query, total, index)
         hits = [build.hit(here, r, extras[r["slug"]]) for r in rows if r["slug"] in extras]
         return 200, SearchResults(hits=hits, offset=sq.offset, limit=sq.limit, total_hits=total)
 
