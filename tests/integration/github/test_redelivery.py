@@ -56,7 +56,12 @@ async def test_failed_deliveries_are_redelivered_and_indexed(gh, stack, db, even
         repo.id))
     assert await eventually(lambda: db.fetchval(
         "SELECT backfill_state = 'done' FROM github_repositories WHERE github_repo_id = $1", repo.id))
-    assert await db.fetchval("SELECT count(*) FROM mod_versions") == 2  # lumen v1.0.0 and glow v2, once each
+    # Every release delivery handled (they run concurrently: glow's, sent first, may end last) ...
+    assert await eventually(lambda: db.fetchval(
+        "SELECT count(*) = 3 FROM webhook_deliveries WHERE delivery_id IN ('d-fixed', 'd-release', 'd-stored')"
+        " AND outcome IS NOT NULL"))
+    # ... and lumen v1.0.0 and glow v2 are there once each.
+    assert await db.fetchval("SELECT count(*) FROM mod_versions") == 2
 
     # A second pass finds nothing left to ask for.
     again = await redeliverer.run_once()
