@@ -352,8 +352,9 @@ class LiveIndex:
 async def settled(api) -> SearchIndex | None:
     """The index for a search about to run: once the events heard before it have landed
     (LiveIndex.landed, at most LANDED_WAIT_S), else None: catalog's SQL. Awaited before the
-    search's connection is taken (``search``, ``count``): a wait holding a pooled connection made
-    every search in a burst of re-reads hold one for up to 0.5 s (the API's pool up to all 20)."""
+    search's connection is taken (``search``; v2's count, ``indexed.count``): a wait holding a
+    pooled connection made every search in a burst of re-reads hold one for up to 0.5 s (the
+    API's pool up to all 20)."""
     live = api.search_index
     return await live.landed() if live is not None else None
 
@@ -363,10 +364,6 @@ async def search(conn, api, sq: sqlpath.SearchQuery, total: int | None = None, *
     live = api.search_index
     return await indexed.search(conn, sq, index=index, lexicon=live.lexicon if live is not None else None,
                                 total=total, corrections=api.corrections)
-
-
-async def count(conn, api, sq: sqlpath.SearchQuery, *, index: SearchIndex | None) -> int:
-    return await indexed.count(conn, sq, index=index)
 
 
 def indexed_now(api) -> bool:

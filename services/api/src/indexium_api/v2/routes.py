@@ -12,7 +12,7 @@ from aiohttp import web
 
 from indexium_content import categories as vocabulary
 from indexium_db.queries import modrinth as modrinth_q
-from indexium_search import sqlpath
+from indexium_search import indexed, sqlpath
 from indexium_jar import formats
 from indexium_platform.web import error_response
 
@@ -91,7 +91,7 @@ async def search(request: web.Request) -> web.Response:
 
     async def query(conn, total, index):
         if sq.limit == 0:
-            return [], await search_index.count(conn, api, sq, index=index), {}
+            return [], await indexed.count(conn, sq, index=index), {}
         rows, total = await search_index.search(conn, api, sq, total, index=index)
         return rows, total, await modrinth_q.hit_extras(conn, [r["slug"] for r in rows])
 
