@@ -229,6 +229,7 @@ V2_QUERIES = [
     {"query": "iron", "facets": '[["project_type:mod"]]', "index": "downloads"}, {"limit": "0"},
     {"query": "iron", "facets": '[["project_type:resourcepack"]]'}, {"query": "iron", "facets": '[["project_type:plugin"]]'},
     {"facets": '[["project_type:shader"]]'}, {"facets": '[["project_type:mod","project_type:resourcepack"]]'},
+    {"query": "iron", "limit": "0"}, {"query": "zzzznotthere", "limit": "0"},  # a text's count, not the filters'
 ]
 
 

@@ -244,6 +244,11 @@ async def test_search_parameters(client, seed):
     assert status == 200 and body["limit"] == 10 and body["total_hits"] == 3 and body["offset"] == 0
     status, body, _ = await get(client, "/v2/search", limit="0")
     assert status == 200 and body["hits"] == [] and body["total_hits"] == 3
+    # With a query, only the count: the text's matches, not every mod the filters pass.
+    status, body, _ = await get(client, "/v2/search", query="mod1", limit="0")
+    assert status == 200 and body["hits"] == [] and body["total_hits"] == 1
+    status, body, _ = await get(client, "/v2/search", query="zzzznotthere", limit="0")
+    assert status == 200 and body["hits"] == [] and body["total_hits"] == 0
     status, body, _ = await get(client, "/v2/search", index="newest", limit="2", offset="1")
     assert [h["slug"] for h in body["hits"]] == ["mod1", "mod0"] and body["total_hits"] == 3
     status, body, _ = await get(client, "/v2/search", query="", filter="")  # what @xmcl/modrinth sends

@@ -854,8 +854,9 @@ async def _fuzzy_sql(conn, sq: sqlpath.SearchQuery) -> tuple[list, int]:
 
 
 async def count(conn: asyncpg.Connection, sq: sqlpath.SearchQuery, *, index: SearchIndex | None) -> int:
-    """sqlpath.count, from the index where it holds the filters."""
-    filters = filters_of(sq) if index is not None else None
+    """sqlpath.count, from the index where it holds the filters and there is no text (the index's
+    count is of the filters alone: a text's matches are sqlpath.count's)."""
+    filters = filters_of(sq) if index is not None and sq.q is None else None
     if filters is None:
         return await sqlpath.count(conn, sq)
     return len(index.filtered(filters))
